@@ -1,0 +1,37 @@
+# vibe: see README.md. `make demo` builds the demo theme; `make test` runs every test.
+GO      ?= go
+BIN     := bin/vibe
+DEMO    := demo
+PKGS    := ./...
+
+.PHONY: all build test test-deps vet fmt-check demo clean bench
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/vibe
+
+# Installs and starts what the tests need (poppler-utils, pandoc, PostgreSQL
+# with pgvector) when it can, and writes the connection to .vibe/test.env.
+test-deps:
+	bash scripts/test-deps.sh
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+test: test-deps vet fmt-check
+	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
+	$(GO) test -race -timeout 40m $(PKGS)
+
+demo: build
+	bash scripts/demo.sh $(BIN) $(DEMO)
+
+bench:
+	bash bench/run.sh
+
+clean:
+	rm -rf bin $(DEMO)

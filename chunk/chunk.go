@@ -1,0 +1,28 @@
+package chunk
+
+// Chunk is a span of a converted document, the unit of retrieval and citation.
+type Chunk struct {
+	// ID is derived from the document, the chunk's position and its content;
+	// the same input always yields the same id.
+	ID string `json:"id" yaml:"id"`
+	// Doc is the converted file, relative to the workspace with forward
+	// slashes (knowledge/<theme>/converted/<name>.md).
+	Doc string `json:"doc" yaml:"doc"`
+	// Source is the original the converted file came from, relative to the
+	// workspace (knowledge/<theme>/source/<name>.<ext>).
+	Source string `json:"source" yaml:"source"`
+	// Title is the document title.
+	Title string `json:"title,omitempty" yaml:"title,omitempty"`
+	// HeadingPath lists the headings above the chunk, outermost first.
+	HeadingPath []string `json:"heading_path" yaml:"heading_path"`
+	// Start and End are character (Unicode code point) offsets into the whole
+	// converted file, front matter included: []rune(file)[Start:End] == Text.
+	Start int `json:"start" yaml:"start"`
+	End   int `json:"end" yaml:"end"`
+	// Ordinal is the chunk's position in its document, from 0.
+	Ordinal int `json:"ordinal" yaml:"ordinal"`
+	// Text is the chunk's content.
+	Text string `json:"text" yaml:"text"`
+	// Tokens is the token count of Text in the configured encoding.
+	Tokens int `json:"tokens" yaml:"tokens"`
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// app is what every command gets: streams, the environment, the global flags,
+// and lazily the workspace and its configuration. It is the only place that
+// wires implementations together (see the per-command files).
+type app struct {
+	io     *iostreams.IOStreams
+	getenv func(string) string
+	now    func() time.Time
+
+	// global flags
+	workspaceDir string
+	logLevel     string
+	quiet        bool
+
+	ws  *workspace.Workspace
+	cfg *workspace.Config
+	log *slog.Logger
+}
+
+// workspace opens the workspace named by --workspace, VIBE_WORKSPACE or the
+// current directory.
+func (a *app) workspace() (*workspace.Workspace, error) {
+	if a.ws != nil {
+		return a.ws, nil
+	}
+	dir := a.workspaceDir
+	if dir == "" {
+		dir = a.getenv("VIBE_WORKSPACE")
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	a.ws = ws
+	return ws, nil
+}
+
+// config loads vibe.yaml and the environment once. Commands apply their own
+// flags on top of the returned value.
+func (a *app) config() (*workspace.Config, error) {
+	if a.cfg != nil {
+		return a.cfg, nil
+	}
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := workspace.LoadConfig(ws.ConfigPath(), a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	a.cfg = &cfg
+	return a.cfg, nil
+}
+
+// theme validates args[0] as a theme name and opens the workspace.
+func (a *app) theme(args []string) (*workspace.Workspace, string, error) {
+	if len(args) == 0 {
+		return nil, "", flagErrorf("a theme name is required, e.g. `vibe build bazi`")
+	}
+	if err := workspace.ValidateTheme(args[0]); err != nil {
+		return nil, "", flagErrorf("%v", err)
+	}
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	return ws, args[0], nil
+}
+
+func (a *app) setupLogger() error {
+	var lvl slog.Level
+	switch strings.ToLower(a.logLevel) {
+	case "debug":
+		lvl = slog.LevelDebug
+	case "", "info":
+		lvl = slog.LevelInfo
+	case "warn", "warning":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	default:
+		return flagErrorf("--log-level %q: use debug, info, warn or error", a.logLevel)
+	}
+	if a.quiet && lvl < slog.LevelWarn {
+		lvl = slog.LevelWarn
+	}
+	var w io.Writer = a.io.ErrOut
+	a.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+	return nil
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "vibe",
+		Short: "Turn a pile of books on a theme into an expert skill an agent can use",
+		Long: `vibe builds expert skills from books and serves an agent that uses them.
+
+The knowledge build runs in stages, each also a command of its own:
+
+  curate     gather the theme's sources into knowledge/<theme>/source/
+  convert    PDF, EPUB, DOCX, HTML, TXT -> clean Markdown in knowledge/<theme>/converted/
+  ingest     chunk, embed and store the Markdown for hybrid search
+  extract    distil sop.yaml, patterns.yaml and rules.yaml, every item cited
+  integrate  write SKILL.md, tools.yaml and meta.json, and check them
+
+'vibe build <theme>' runs them all; unchanged input costs nothing on a rebuild.
+Without an LLM endpoint configured every stage runs offline with deterministic
+local providers, and says so.`,
+		Example: `  # Build the demo theme shipped in examples/
+  vibe --workspace demo build demo
+
+  # Gather sources, then build
+  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
+  vibe build bazi
+
+  # Search the built knowledge
+  vibe search bazi "用神" -k 5`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.setupLogger()
+		},
+	}
+	root.SetOut(a.io.Out)
+	root.SetErr(a.io.ErrOut)
+	root.SetIn(a.io.In)
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.workspaceDir, "workspace", "w", "", "workspace directory (default: $VIBE_WORKSPACE or the current directory)")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "only warnings and errors; no progress")
+
+	for _, c := range commands(a) {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// run executes the command line and returns the process exit status.
+func run(ctx context.Context, ios *iostreams.IOStreams, args []string, getenv func(string) string) int {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	a := &app{io: ios, getenv: getenv, now: time.Now}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	return reportError(ios.ErrOut, root, err)
+}
+
+// printJSON is shared by the commands' --json output.
+func printJSON(w io.Writer, v any) error {
+	enc := jsonEncoder(w)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}

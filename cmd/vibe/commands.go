@@ -1,0 +1,11 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// commands lists every subcommand. Each lives in its own file as
+// new<Verb>Cmd(a *app).
+func commands(a *app) []*cobra.Command {
+	return []*cobra.Command{
+		newConfigCmd(a),
+	}
+}

@@ -1,0 +1,115 @@
+package knowledge
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/vibelife/vibe/chunk"
+)
+
+// Sentinel errors of the store contract, checked with errors.Is.
+var (
+	// ErrNotFound is returned when a chunk or document does not exist.
+	ErrNotFound = errors.New("knowledge: not found")
+	// ErrDimensionMismatch is returned when vectors of another dimension (or
+	// another embedding model) are written to a store that already holds
+	// vectors.
+	ErrDimensionMismatch = errors.New("knowledge: embedding dimension mismatch")
+)
+
+// Document is a converted file as the store knows it.
+type Document struct {
+	// ID is the converted file's path relative to the workspace
+	// (chunk.Chunk.Doc).
+	ID    string `json:"id"`
+	Theme string `json:"theme"`
+	// Source is the original under knowledge/<theme>/source/.
+	Source string `json:"source"`
+	Title  string `json:"title"`
+	// ContentHash is the sha256 of the converted file; ingest compares it to
+	// decide whether a document changed.
+	ContentHash string    `json:"content_hash"`
+	Chunks      int       `json:"chunks"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// EmbeddingInfo names the embedding space of a store's vectors.
+type EmbeddingInfo struct {
+	Model      string `json:"model"`
+	Dimensions int    `json:"dimensions"`
+}
+
+// SearchMode selects the retrieval method.
+type SearchMode string
+
+// Search modes.
+const (
+	SearchHybrid  SearchMode = "hybrid"
+	SearchVector  SearchMode = "vector"
+	SearchLexical SearchMode = "lexical"
+)
+
+// Query is a search request.
+type Query struct {
+	// Theme restricts the search to one theme; required.
+	Theme string
+	// Text is the query text, used by the lexical side.
+	Text string
+	// Vector is the embedded query, used by the vector side.
+	Vector []float32
+	// K is the number of hits wanted (default 10).
+	K int
+	// Mode defaults to SearchHybrid.
+	Mode SearchMode
+}
+
+// Hit is one search result.
+type Hit struct {
+	Chunk chunk.Chunk `json:"chunk"`
+	// Score is the fused score used for ranking (higher is better).
+	Score float64 `json:"score"`
+	// VectorScore is the cosine similarity, when the vector side found it.
+	VectorScore float64 `json:"vector_score,omitempty"`
+	// LexicalScore is the lexical side's score, when it found it.
+	LexicalScore float64 `json:"lexical_score,omitempty"`
+	// VectorRank and LexicalRank are 1-based ranks on each side (0: absent).
+	VectorRank  int `json:"vector_rank,omitempty"`
+	LexicalRank int `json:"lexical_rank,omitempty"`
+}
+
+// Store holds documents, their chunks and chunk embeddings, and searches
+// them. Implementations are safe for concurrent use. Every method honours
+// ctx cancellation.
+type Store interface {
+	// EmbeddingInfo returns the embedding space recorded in the store; ok is
+	// false while the store holds no vectors.
+	EmbeddingInfo(ctx context.Context) (info EmbeddingInfo, ok bool, err error)
+
+	// Documents lists the documents of a theme, ordered by ID.
+	Documents(ctx context.Context, theme string) ([]Document, error)
+
+	// ReplaceDocument stores doc with its chunks and their vectors
+	// (vectors[i] embeds chunks[i]) in one transaction, replacing whatever
+	// the store held for doc.ID: either all of it is visible afterwards or
+	// none. It returns ErrDimensionMismatch when info differs from the
+	// store's recorded embedding space. Retrying after a failure never
+	// duplicates anything.
+	ReplaceDocument(ctx context.Context, doc Document, chunks []chunk.Chunk, vectors [][]float32, info EmbeddingInfo) error
+
+	// DeleteDocument removes a document and its chunks. Deleting a missing
+	// document is not an error.
+	DeleteDocument(ctx context.Context, theme, id string) error
+
+	// Chunk returns one chunk by id, or ErrNotFound.
+	Chunk(ctx context.Context, id string) (chunk.Chunk, error)
+
+	// Chunks returns every chunk of a theme, ordered by document and ordinal.
+	Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error)
+
+	// Search returns up to q.K hits of q.Theme, best first.
+	Search(ctx context.Context, q Query) ([]Hit, error)
+
+	// Close releases the store.
+	Close() error
+}

@@ -1,0 +1,314 @@
+package workspace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the content of vibe.yaml. Every field has a default (see
+// [DefaultConfig]); a missing vibe.yaml is the same as an empty one.
+//
+// Each section belongs to one stage; the stage's package turns it into its own
+// Options, so pipeline packages never import workspace.
+type Config struct {
+	Store     StoreConfig     `yaml:"store"`
+	Embedding EmbeddingConfig `yaml:"embedding"`
+	LLM       LLMConfig       `yaml:"llm"`
+	Curate    CurateConfig    `yaml:"curate"`
+	Convert   ConvertConfig   `yaml:"convert"`
+	Chunk     ChunkConfig     `yaml:"chunk"`
+	Extract   ExtractConfig   `yaml:"extract"`
+	Check     CheckConfig     `yaml:"check"`
+	Serve     ServeConfig     `yaml:"serve"`
+}
+
+// StoreConfig selects the knowledge store.
+type StoreConfig struct {
+	// Driver is "sqlite" (embedded, default) or "postgres".
+	Driver string `yaml:"driver"`
+	// Path is the embedded database file, relative to the workspace.
+	Path string `yaml:"path"`
+	// DatabaseURL is the PostgreSQL connection string (DATABASE_URL).
+	DatabaseURL string `yaml:"database_url"`
+}
+
+// EmbeddingConfig selects the embedder.
+type EmbeddingConfig struct {
+	// Provider is "local" (deterministic, offline) or "openai".
+	Provider    string `yaml:"provider"`
+	Model       string `yaml:"model"`
+	Dimensions  int    `yaml:"dimensions"`
+	BatchSize   int    `yaml:"batch_size"`
+	Concurrency int    `yaml:"concurrency"`
+}
+
+// LLMConfig configures the OpenAI-compatible endpoint used by extract, check
+// --judge, integrate and serve.
+type LLMConfig struct {
+	// Provider is "offline" (no model: heuristic extraction, retrieval-only
+	// chat) or "openai" (any OpenAI-compatible endpoint). Empty means openai
+	// when an API key or base URL is configured, offline otherwise.
+	Provider string `yaml:"provider"`
+	BaseURL  string `yaml:"base_url"`
+	// APIKey is best left to OPENAI_API_KEY rather than written in vibe.yaml.
+	APIKey         string        `yaml:"api_key"`
+	Model          string        `yaml:"model"`
+	ChatModel      string        `yaml:"chat_model"`
+	JudgeModel     string        `yaml:"judge_model"`
+	MaxConcurrency int           `yaml:"max_concurrency"`
+	Timeout        time.Duration `yaml:"timeout"`
+	MaxRetries     int           `yaml:"max_retries"`
+	// Budget is the most a build may spend, in the currency of Prices; 0 means
+	// no limit.
+	Budget float64 `yaml:"budget"`
+	// Prices per model, per million tokens.
+	Prices map[string]Price `yaml:"prices"`
+}
+
+// Price is what a model costs per million tokens.
+type Price struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok"`
+}
+
+// CurateConfig bounds what curate gathers.
+type CurateConfig struct {
+	MaxDownloadBytes int64         `yaml:"max_download_bytes"`
+	DownloadTimeout  time.Duration `yaml:"download_timeout"`
+	MaxRedirects     int           `yaml:"max_redirects"`
+	MinChars         int           `yaml:"min_chars"`
+	MaxGarbledRatio  float64       `yaml:"max_garbled_ratio"`
+}
+
+// ConvertConfig bounds conversion.
+type ConvertConfig struct {
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// PDFEngine is "auto", "pdfium" or "ledongthuc".
+	PDFEngine string `yaml:"pdf_engine"`
+	Workers   int    `yaml:"workers"`
+}
+
+// ChunkConfig sets the chunk token budget.
+type ChunkConfig struct {
+	MaxTokens int `yaml:"max_tokens"`
+	Overlap   int `yaml:"overlap"`
+	// Encoding is "cl100k_base" or "o200k_base".
+	Encoding string `yaml:"encoding"`
+}
+
+// ExtractConfig tunes knowledge extraction.
+type ExtractConfig struct {
+	// Extractor is "auto", "llm" or "offline".
+	Extractor string `yaml:"extractor"`
+}
+
+// CheckConfig holds the thresholds of vibe check.
+type CheckConfig struct {
+	MinLexicalSupport   float64 `yaml:"min_lexical_support"`
+	MinEmbeddingSupport float64 `yaml:"min_embedding_support"`
+	DuplicateThreshold  float64 `yaml:"duplicate_threshold"`
+	MaxSkillTokens      int     `yaml:"max_skill_tokens"`
+	MaxMetadataTokens   int     `yaml:"max_metadata_tokens"`
+}
+
+// ServeConfig configures vibe serve.
+type ServeConfig struct {
+	Addr            string        `yaml:"addr"`
+	MaxSteps        int           `yaml:"max_steps"`
+	MaxInputChars   int           `yaml:"max_input_chars"`
+	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
+	RequestsPerMin  int           `yaml:"requests_per_minute"`
+	TurnTimeout     time.Duration `yaml:"turn_timeout"`
+	SummaryEvery    int           `yaml:"summary_every"`
+	ToolTimeout     time.Duration `yaml:"tool_timeout"`
+	HistoryMessages int           `yaml:"history_messages"`
+}
+
+// DefaultConfig returns the configuration used when vibe.yaml says nothing.
+func DefaultConfig() Config {
+	return Config{
+		Store:     StoreConfig{Driver: "sqlite", Path: ".vibe/vibe.db"},
+		Embedding: EmbeddingConfig{Provider: "local", Model: "local-ngram-v1", Dimensions: 512, BatchSize: 64, Concurrency: 4},
+		LLM: LLMConfig{
+			Model:          "gpt-4o-mini",
+			ChatModel:      "gpt-4o-mini",
+			JudgeModel:     "gpt-4o-mini",
+			MaxConcurrency: 4,
+			Timeout:        120 * time.Second,
+			MaxRetries:     4,
+		},
+		Curate: CurateConfig{
+			MaxDownloadBytes: 100 << 20,
+			DownloadTimeout:  60 * time.Second,
+			MaxRedirects:     5,
+			MinChars:         200,
+			MaxGarbledRatio:  0.2,
+		},
+		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2},
+		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
+		Extract: ExtractConfig{Extractor: "auto"},
+		Check: CheckConfig{
+			MinLexicalSupport:   0.3,
+			MinEmbeddingSupport: 0.25,
+			DuplicateThreshold:  0.9,
+			MaxSkillTokens:      3000,
+			MaxMetadataTokens:   80,
+		},
+		Serve: ServeConfig{
+			Addr:            "127.0.0.1:8080",
+			MaxSteps:        8,
+			MaxInputChars:   8000,
+			MaxBodyBytes:    1 << 20,
+			RequestsPerMin:  60,
+			TurnTimeout:     120 * time.Second,
+			SummaryEvery:    10,
+			ToolTimeout:     20 * time.Second,
+			HistoryMessages: 10,
+		},
+	}
+}
+
+// LLMEnabled reports whether an LLM endpoint is configured and not switched
+// off with provider "offline".
+func (c *Config) LLMEnabled() bool {
+	switch c.LLM.Provider {
+	case "offline":
+		return false
+	case "openai":
+		return true
+	}
+	return c.LLM.APIKey != "" || c.LLM.BaseURL != ""
+}
+
+// LoadConfig reads path (a missing file yields the defaults), then applies the
+// environment through getenv (os.Getenv in production). Unknown keys in the
+// file are errors that name the line, so a typo never silently does nothing.
+func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("read %s: %w", path, err)
+	default:
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return cfg, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+		}
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// EnvName returns the environment variable that overrides the config key at
+// the given yaml path, e.g. EnvName("llm", "model") == "VIBE_LLM_MODEL".
+func EnvName(path ...string) string {
+	return "VIBE_" + strings.ToUpper(strings.Join(path, "_"))
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	// Standard variables first, so VIBE_* can still override them.
+	if v := getenv("OPENAI_API_KEY"); v != "" {
+		cfg.LLM.APIKey = v
+	}
+	if v := getenv("OPENAI_BASE_URL"); v != "" {
+		cfg.LLM.BaseURL = v
+	}
+	if v := getenv("DATABASE_URL"); v != "" {
+		cfg.Store.DatabaseURL = v
+		if getenv(EnvName("store", "driver")) == "" {
+			cfg.Store.Driver = "postgres"
+		}
+	}
+	return walkEnv(reflect.ValueOf(cfg).Elem(), nil, getenv)
+}
+
+func walkEnv(v reflect.Value, path []string, getenv func(string) string) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		p := append(append([]string(nil), path...), tag)
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Struct {
+			if err := walkEnv(fv, p, getenv); err != nil {
+				return err
+			}
+			continue
+		}
+		name := EnvName(p...)
+		raw := getenv(name)
+		if raw == "" {
+			continue
+		}
+		if err := setFromString(fv, raw); err != nil {
+			return fmt.Errorf("environment variable %s=%q: %w", name, raw, err)
+		}
+	}
+	return nil
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func setFromString(fv reflect.Value, raw string) error {
+	if fv.Type() == durationType {
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 30s or 2m")
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(raw)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want a whole number")
+		}
+		fv.SetInt(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return fmt.Errorf("want a number")
+		}
+		fv.SetFloat(x)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		fv.SetBool(b)
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("cannot be set from the environment")
+		}
+		parts := strings.Split(raw, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		fv.Set(reflect.ValueOf(parts))
+	default:
+		return fmt.Errorf("cannot be set from the environment")
+	}
+	return nil
+}

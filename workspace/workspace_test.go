@@ -1,0 +1,98 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateTheme(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"bazi", true},
+		{"feng-shui", true},
+		{"tarot2", true},
+		{"", false},
+		{"Bazi", false},
+		{"-bazi", false},
+		{"bazi-", false},
+		{"ba--zi", false},
+		{"ba zi", false},
+		{"八字", false},
+		{strings.Repeat("a", 32), true},
+		{strings.Repeat("a", 33), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateTheme(tt.name)
+			if (err == nil) != tt.ok {
+				t.Fatalf("ValidateTheme(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidTheme) {
+				t.Fatalf("error %v does not wrap ErrInvalidTheme", err)
+			}
+		})
+	}
+}
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadConfigLayers(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "vibe.yaml")
+	if err := os.WriteFile(p, []byte("llm:\n  model: file-model\n  timeout: 5s\nchunk:\n  max_tokens: 300\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(p, env(map[string]string{
+		"VIBE_LLM_MODEL":     "env-model",
+		"OPENAI_API_KEY":     "sk-test",
+		"DATABASE_URL":       "postgres://x",
+		"VIBE_CHUNK_OVERLAP": "10",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLM.Model != "env-model" {
+		t.Errorf("model = %q, env should override the file", cfg.LLM.Model)
+	}
+	if cfg.LLM.Timeout != 5*time.Second {
+		t.Errorf("timeout = %v, want 5s from the file", cfg.LLM.Timeout)
+	}
+	if cfg.Chunk.MaxTokens != 300 || cfg.Chunk.Overlap != 10 {
+		t.Errorf("chunk = %+v", cfg.Chunk)
+	}
+	if cfg.Store.Driver != "postgres" || cfg.Store.DatabaseURL != "postgres://x" {
+		t.Errorf("DATABASE_URL should select postgres: %+v", cfg.Store)
+	}
+	if !cfg.LLMEnabled() {
+		t.Error("an API key should enable the LLM")
+	}
+	if cfg.Embedding.Dimensions != 512 {
+		t.Errorf("defaults lost: %+v", cfg.Embedding)
+	}
+}
+
+func TestLoadConfigErrorsNameTheProblem(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "vibe.yaml")
+	os.WriteFile(p, []byte("llm:\n  modle: x\n"), 0o644)
+	_, err := LoadConfig(p, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "modle") {
+		t.Fatalf("want an error naming line 2 and the key, got %v", err)
+	}
+	_, err = LoadConfig(filepath.Join(dir, "none.yaml"), env(map[string]string{"VIBE_CHUNK_MAX_TOKENS": "lots"}))
+	if err == nil || !strings.Contains(err.Error(), "VIBE_CHUNK_MAX_TOKENS") {
+		t.Fatalf("want an error naming the variable, got %v", err)
+	}
+	os.WriteFile(p, nil, 0o644)
+	if _, err := LoadConfig(p, env(nil)); err != nil {
+		t.Fatalf("empty vibe.yaml: %v", err)
+	}
+}
