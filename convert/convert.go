@@ -1,0 +1,28 @@
+package convert
+
+// Options control conversion. The zero value is usable: [Options.withDefaults]
+// fills what is unset.
+type Options struct {
+	// MaxFileBytes refuses inputs larger than this (default 512 MiB).
+	MaxFileBytes int64
+	// MaxUnpackedBytes bounds what a zip container (EPUB, DOCX) may inflate
+	// to, against zip bombs (default 1 GiB).
+	MaxUnpackedBytes int64
+	// PDFEngine is "auto" (default), "pdfium" or "ledongthuc".
+	PDFEngine string
+	// SourceName is the path recorded as Document.Source.
+	SourceName string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 512 << 20
+	}
+	if o.MaxUnpackedBytes <= 0 {
+		o.MaxUnpackedBytes = 1 << 30
+	}
+	if o.PDFEngine == "" {
+		o.PDFEngine = "auto"
+	}
+	return o
+}
