@@ -1,0 +1,199 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/vibelife/vibe/internal/textmetric"
+)
+
+// corpusDir returns ../shared/corpus relative to the repository root.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("repository root not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(c); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus missing under CI: %v", err)
+		}
+		t.Skipf("no corpus at %s", c)
+	}
+	return c
+}
+
+// reference runs a reference converter; missing tools fail under CI.
+func reference(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed (scripts/test-deps.sh installs it)", name)
+		}
+		t.Skipf("%s not installed; run make test-deps", name)
+	}
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return string(out)
+}
+
+var reMarkdownSyntax = regexp.MustCompile(`(?m)^#{1,6} |\*\*|__|\[|\]\([^)]*\)|^\s*[-*] |^\s*\d+\. |\|`)
+
+func TestFidelityAgainstReferenceTools(t *testing.T) {
+	corpus := corpusDir(t)
+	type tc struct {
+		file    string
+		ref     func(path string) string
+		minF1   float64
+		garbled bool
+	}
+	pdftotext := func(p string) string { return reference(t, "pdftotext", "-enc", "UTF-8", p, "-") }
+	pandoc := func(p string) string { return reference(t, "pandoc", "-t", "plain", "--wrap=none", p) }
+	var cases []tc
+	for _, f := range []string{
+		"pdf/tracemonkey-2col-en.pdf", "pdf/federal-register-2020-17221-3col-en.pdf",
+		"pdf/nics-background-checks-2015-11-table-en.pdf", "pdf/pdfjs-issue12823-zh.pdf",
+		"pdf/mineru-2list_1table-zh.pdf", "pdf/pdfminer-issue_566_test_2-zh.pdf",
+	} {
+		cases = append(cases, tc{file: f, ref: pdftotext, minF1: 0.97})
+	}
+	cases = append(cases, tc{file: "pdf/pdfjs-XiaoBiaoSong-zh-gbk-no-tounicode.pdf", garbled: true})
+	for _, f := range []string{
+		"docx/docling-word_tables-en.docx", "docx/docling-word_sample-en.docx",
+		"docx/docling-unit_test_headers_numbered-en.docx", "docx/doj-chapter13-trustee-handbook-en.docx",
+		"epub/wasteland.epub", "epub/childrens-literature.epub", "epub/moby-dick.epub",
+		"epub/kusamakura-japanese-vertical-writing.epub", "epub/tao-yuanming-poems-zh.epub",
+	} {
+		cases = append(cases, tc{file: f, ref: pandoc, minF1: 0.97})
+	}
+	for _, page := range []string{"wikipedia", "wikipedia-3", "ietf-1", "gmw", "qq"} {
+		page := page
+		cases = append(cases, tc{
+			file:  "html/readability-" + page + ".html",
+			ref:   func(string) string { return htmlText(t, filepath.Join(corpus, "html-expected", "readability-"+page+".expected.html")) },
+			minF1: 0.90,
+		})
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(corpus, c.file)
+			doc, err := Convert(context.Background(), path, Options{})
+			if err != nil {
+				t.Fatalf("convert: %v", err)
+			}
+			if c.garbled {
+				if !doc.Quality.Garbled {
+					t.Fatalf("mojibake passed as readable: quality %+v", doc.Quality)
+				}
+				return
+			}
+			if doc.Quality.Garbled {
+				t.Errorf("readable text flagged garbled: %+v", doc.Quality)
+			}
+			want := c.ref(path)
+			got := reMarkdownSyntax.ReplaceAllString(doc.Markdown, " ")
+			f1, p, r := textmetric.F1(got, want)
+			t.Logf("F1 %.4f (precision %.4f, recall %.4f), %d headings", f1, p, r, doc.Quality.Headings)
+			if f1 < c.minF1 {
+				t.Errorf("token F1 %.4f < %.2f against the reference", f1, c.minF1)
+			}
+		})
+	}
+}
+
+// htmlText is the text content of an HTML file.
+func htmlText(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := html.Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return textOf(root)
+}
+
+func TestBrokenCorpusFilesGetOneClearError(t *testing.T) {
+	corpus := corpusDir(t)
+	tests := []struct {
+		file string
+		want error
+	}{
+		{"pdf/libreoffice-writer-password-encrypted.pdf", ErrEncrypted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := Convert(context.Background(), filepath.Join(corpus, tt.file), Options{})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if strings.Count(err.Error(), "\n") > 0 || !strings.Contains(err.Error(), filepath.Base(tt.file)) {
+				t.Fatalf("error should be one line naming the file: %q", err)
+			}
+		})
+	}
+	// The damaged PDF must not panic: it yields partial text or a clear error.
+	doc, err := Convert(context.Background(), filepath.Join(corpus, "pdf/zen_of_python_corrupted-damaged.pdf"), Options{})
+	if err == nil && strings.TrimSpace(doc.Markdown) == "" {
+		t.Fatal("no error and no text for the damaged PDF")
+	}
+	if err != nil && !errors.Is(err, ErrDamaged) && !errors.Is(err, ErrNoText) {
+		t.Fatalf("damaged PDF: unexpected error %v", err)
+	}
+}
+
+func TestEncodingsAndChapterHeadings(t *testing.T) {
+	corpus := corpusDir(t)
+	tests := []struct {
+		file, encoding, heading string
+	}{
+		{"txt/sanguoyanyi.gbk.txt", "gb18030", "第一回"},
+		{"txt/hongloumeng.gb18030.txt", "gb18030", "第一回"},
+		{"txt/xiyouji.utf8-bom.txt", "utf-8-bom", "第一回"},
+		{"bazi/子平真诠.md", "utf-8", "论用神"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			doc, err := Convert(context.Background(), filepath.Join(corpus, tt.file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.Quality.Encoding != tt.encoding {
+				t.Errorf("encoding = %s, want %s", doc.Quality.Encoding, tt.encoding)
+			}
+			if doc.Quality.Garbled {
+				t.Errorf("decoded text judged garbled: %+v", doc.Quality)
+			}
+			found := false
+			for _, l := range strings.Split(doc.Markdown, "\n") {
+				if isMarkdownHeading(l) && strings.Contains(l, tt.heading) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("no heading containing %q; %d headings", tt.heading, doc.Quality.Headings)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// Formats vibe converts.
+const (
+	FormatPDF  = "pdf"
+	FormatEPUB = "epub"
+	FormatDOCX = "docx"
+	FormatHTML = "html"
+	FormatText = "txt"
+	FormatMD   = "md"
+)
+
+// Convert reads the file at path and converts it. The format is sniffed from
+// the bytes, not trusted from the extension. A panic inside a parser becomes
+// an error naming the file. Errors wrap the sentinels of this package
+// (ErrUnsupportedFormat, ErrEmpty, ErrTooLarge, ErrZipBomb, ErrDamaged,
+// ErrEncrypted, ErrNoText).
+func Convert(ctx context.Context, path string, opts Options) (Document, error) {
+	opts = opts.withDefaults()
+	st, err := os.Stat(path)
+	if err != nil {
+		return Document{}, err
+	}
+	if st.Size() > opts.MaxFileBytes {
+		return Document{}, fmt.Errorf("%s: %w: %d bytes (limit %d; raise convert.max_file_bytes in vibe.yaml)", path, ErrTooLarge, st.Size(), opts.MaxFileBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Document{}, err
+	}
+	if opts.SourceName == "" {
+		opts.SourceName = filepath.ToSlash(path)
+	}
+	doc, err := ConvertBytes(ctx, data, filepath.Base(path), opts)
+	if err != nil {
+		return doc, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// ConvertBytes converts data; name (the file name) is only a hint for text
+// files (.md keeps its Markdown) and the fallback title.
+func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (doc Document, err error) {
+	opts = opts.withDefaults()
+	if int64(len(data)) > opts.MaxFileBytes {
+		return doc, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(data), opts.MaxFileBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return doc, ErrEmpty
+	}
+	format, err := Sniff(data, name)
+	if err != nil {
+		return doc, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the %s parser failed (%v); the file is probably damaged", ErrDamaged, format, r)
+		}
+	}()
+	switch format {
+	case FormatPDF:
+		doc, err = convertPDF(ctx, data, opts)
+	case FormatEPUB:
+		doc, err = convertEPUB(data, opts)
+	case FormatDOCX:
+		doc, err = convertDOCX(data, opts)
+	case FormatHTML:
+		doc, err = convertHTML(data)
+	default:
+		doc, err = convertText(data, format)
+	}
+	if err != nil {
+		return doc, err
+	}
+	sum := sha256.Sum256(data)
+	doc.SHA256 = hex.EncodeToString(sum[:])
+	doc.Source = opts.SourceName
+	if doc.Source == "" {
+		doc.Source = name
+	}
+	doc.Converter = Version
+	if doc.Title == "" {
+		doc.Title = firstHeading(doc.Markdown)
+	}
+	if doc.Title == "" {
+		doc.Title = strings.TrimSuffix(name, filepath.Ext(name))
+	}
+	q := assessQuality(doc.Markdown)
+	q.Encoding = doc.Quality.Encoding
+	q.Pages = doc.Quality.Pages
+	q.PagesWithoutText = doc.Quality.PagesWithoutText
+	q.NeedsOCR = doc.Quality.NeedsOCR
+	q.Warnings = doc.Quality.Warnings
+	if q.Garbled {
+		q.Warnings = append(q.Warnings, fmt.Sprintf("garbled text: %.0f%% of the characters look like mojibake, %.0f%% are replacement characters; the text layer or encoding is broken", q.GarbledRatio*100, q.ReplacementRatio*100))
+	}
+	doc.Quality = q
+	if strings.TrimSpace(doc.Markdown) == "" {
+		return doc, fmt.Errorf("%w: conversion produced no text", ErrNoText)
+	}
+	return doc, nil
+}
+
+// Sniff returns the format of data: pdf, epub, docx, html, md or txt.
+func Sniff(data []byte, name string) (string, error) {
+	head := data
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	switch {
+	case bytes.HasPrefix(bytes.TrimLeft(head, "\x00\t\r\n "), []byte("%PDF-")):
+		return FormatPDF, nil
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		return sniffZip(data)
+	}
+	if looksBinary(head) {
+		return "", fmt.Errorf("%w: binary data that is not PDF, EPUB or DOCX (convert it to one of PDF, EPUB, DOCX, HTML, TXT or Markdown)", ErrUnsupportedFormat)
+	}
+	lower := strings.ToLower(string(bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})))
+	trimmed := strings.TrimSpace(lower)
+	if strings.HasPrefix(trimmed, "<!doctype html") || strings.HasPrefix(trimmed, "<html") ||
+		strings.HasPrefix(trimmed, "<?xml") && strings.Contains(lower, "<html") ||
+		strings.Contains(lower, "<body") && strings.Contains(lower, "</") {
+		return FormatHTML, nil
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".markdown":
+		return FormatMD, nil
+	}
+	return FormatText, nil
+}
+
+func sniffZip(data []byte) (string, error) {
+	z, err := openZip(data, 1<<40)
+	if err != nil {
+		return "", err
+	}
+	if b, err := z.read("mimetype"); err == nil && strings.TrimSpace(string(b)) == "application/epub+zip" {
+		return FormatEPUB, nil
+	}
+	if z.has("word/document.xml") {
+		return FormatDOCX, nil
+	}
+	if len(z.find(func(n string) bool { return strings.EqualFold(filepath.Ext(n), ".opf") })) > 0 {
+		return FormatEPUB, nil
+	}
+	return "", fmt.Errorf("%w: a zip archive that is neither EPUB nor DOCX", ErrUnsupportedFormat)
+}
+
+// looksBinary reports NUL bytes or many control bytes, except for UTF-16
+// text with a BOM.
+func looksBinary(head []byte) bool {
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
+		return false
+	}
+	ctl := 0
+	for _, b := range head {
+		if b == 0 {
+			return true
+		}
+		if b < 0x09 || b > 0x0D && b < 0x20 {
+			ctl++
+		}
+	}
+	return len(head) > 0 && ctl*10 > len(head)
+}
+
+// convertText decodes text in any common encoding; plain text is
+// structured, Markdown keeps its headings (and gets chapter detection when it
+// has none).
+func convertText(data []byte, format string) (Document, error) {
+	text, enc := decodeText(data)
+	doc := Document{Format: format}
+	doc.Quality.Encoding = enc
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	if format == FormatMD {
+		clean := cleanControl(text)
+		if hasMarkdownHeadings(clean) {
+			doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(clean, "\n\n")) + "\n"
+			return doc, nil
+		}
+		doc.Markdown = structureText([]string{clean})
+		return doc, nil
+	}
+	doc.Markdown = structureText([]string{text})
+	return doc, nil
+}
+
+func hasMarkdownHeadings(s string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if isMarkdownHeading(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstHeading(md string) string {
+	for _, l := range strings.Split(md, "\n") {
+		if isMarkdownHeading(l) {
+			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,336 @@
+package convert
+
+import (
+	"encoding/xml"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+type docxStyle struct {
+	name    string
+	basedOn string
+	outline int // 0-based outline level, -1 when none
+}
+
+// convertDOCX reads word/document.xml with its styles and numbering:
+// heading styles (including localised names and outline levels) become
+// headings, numbered and bulleted paragraphs become lists, tables become
+// Markdown tables. Field instructions and deleted text are dropped.
+func convertDOCX(data []byte, opts Options) (Document, error) {
+	doc := Document{Format: "docx"}
+	z, err := openZip(data, opts.MaxUnpackedBytes)
+	if err != nil {
+		return doc, err
+	}
+	body, err := z.read("word/document.xml")
+	if err != nil {
+		return doc, fmt.Errorf("%w: no word/document.xml: not a Word document", ErrDamaged)
+	}
+	styles := map[string]docxStyle{}
+	if b, err := z.read("word/styles.xml"); err == nil {
+		styles = parseDocxStyles(b)
+	}
+	bullets := map[string]bool{} // numId/ilvl -> bullet
+	if b, err := z.read("word/numbering.xml"); err == nil {
+		bullets = parseDocxNumbering(b)
+	}
+	if b, err := z.read("docProps/core.xml"); err == nil {
+		var core struct {
+			Title string `xml:"title"`
+		}
+		if xml.Unmarshal(b, &core) == nil {
+			doc.Title = strings.TrimSpace(core.Title)
+		}
+	}
+	md, err := docxBodyToMarkdown(body, styles, bullets)
+	if err != nil {
+		return doc, err
+	}
+	doc.Markdown = md
+	return doc, nil
+}
+
+func parseDocxStyles(b []byte) map[string]docxStyle {
+	var s struct {
+		Styles []struct {
+			ID      string `xml:"styleId,attr"`
+			Name    struct{ Val string `xml:"val,attr"` } `xml:"name"`
+			BasedOn struct{ Val string `xml:"val,attr"` } `xml:"basedOn"`
+			Outline *struct {
+				Val string `xml:"val,attr"`
+			} `xml:"pPr>outlineLvl"`
+		} `xml:"style"`
+	}
+	out := map[string]docxStyle{}
+	if xml.Unmarshal(b, &s) != nil {
+		return out
+	}
+	for _, st := range s.Styles {
+		ds := docxStyle{name: strings.ToLower(st.Name.Val), basedOn: st.BasedOn.Val, outline: -1}
+		if st.Outline != nil {
+			if n, err := strconv.Atoi(st.Outline.Val); err == nil && n < 9 {
+				ds.outline = n
+			}
+		}
+		out[st.ID] = ds
+	}
+	return out
+}
+
+func parseDocxNumbering(b []byte) map[string]bool {
+	var n struct {
+		Abstract []struct {
+			ID   string `xml:"abstractNumId,attr"`
+			Lvls []struct {
+				Ilvl   string `xml:"ilvl,attr"`
+				NumFmt struct{ Val string `xml:"val,attr"` } `xml:"numFmt"`
+			} `xml:"lvl"`
+		} `xml:"abstractNum"`
+		Nums []struct {
+			ID       string `xml:"numId,attr"`
+			Abstract struct{ Val string `xml:"val,attr"` } `xml:"abstractNumId"`
+		} `xml:"num"`
+	}
+	out := map[string]bool{}
+	if xml.Unmarshal(b, &n) != nil {
+		return out
+	}
+	abs := map[string]map[string]bool{}
+	for _, a := range n.Abstract {
+		m := map[string]bool{}
+		for _, l := range a.Lvls {
+			m[l.Ilvl] = l.NumFmt.Val == "bullet"
+		}
+		abs[a.ID] = m
+	}
+	for _, num := range n.Nums {
+		for ilvl, bullet := range abs[num.Abstract.Val] {
+			out[num.ID+"/"+ilvl] = bullet
+		}
+	}
+	return out
+}
+
+// headingLevel returns the heading level (1-6) of a paragraph style, or 0.
+func headingLevel(styleID string, styles map[string]docxStyle) int {
+	for i := 0; i < 5 && styleID != ""; i++ {
+		st, ok := styles[styleID]
+		name := strings.ToLower(styleID)
+		if ok {
+			name = st.name
+			if st.outline >= 0 {
+				return min(st.outline+1, 6)
+			}
+		}
+		switch {
+		case name == "title":
+			return 1
+		case strings.HasPrefix(name, "heading"):
+			if n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(name, "heading"))); err == nil && n >= 1 {
+				return min(n, 6)
+			}
+		}
+		if !ok {
+			return 0
+		}
+		styleID = st.basedOn
+	}
+	return 0
+}
+
+type docxPara struct {
+	text    strings.Builder
+	style   string
+	numID   string
+	ilvl    string
+	outline int
+}
+
+func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[string]bool) (string, error) {
+	dec := xml.NewDecoder(strings.NewReader(string(body)))
+	var out strings.Builder
+	var para *docxPara
+	type table struct {
+		rows [][]string
+		row  []string
+		cell []string
+	}
+	var tables []*table
+	emit := func(s string) {
+		out.WriteString(s)
+		out.WriteString("\n\n")
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			return "", fmt.Errorf("%w: word/document.xml: %v", ErrDamaged, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "p":
+				para = &docxPara{outline: -1}
+			case "pStyle":
+				if para != nil {
+					para.style = attrVal(t)
+				}
+			case "numId":
+				if para != nil {
+					para.numID = attrVal(t)
+				}
+			case "ilvl":
+				if para != nil {
+					para.ilvl = attrVal(t)
+				}
+			case "outlineLvl":
+				if para != nil {
+					if n, err := strconv.Atoi(attrVal(t)); err == nil && n < 9 {
+						para.outline = n
+					}
+				}
+			case "t":
+				var s string
+				if err := dec.DecodeElement(&s, &t); err == nil && para != nil {
+					para.text.WriteString(s)
+				}
+			case "tab":
+				if para != nil {
+					para.text.WriteString(" ")
+				}
+			case "br", "cr":
+				if para != nil {
+					para.text.WriteString(" ")
+				}
+			case "instrText", "delText", "fldData":
+				_ = dec.Skip()
+			case "tbl":
+				tables = append(tables, &table{})
+			case "tr":
+				if len(tables) > 0 {
+					tables[len(tables)-1].row = nil
+				}
+			case "tc":
+				if len(tables) > 0 {
+					tables[len(tables)-1].cell = nil
+				}
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "p":
+				if para == nil {
+					continue
+				}
+				text := strings.TrimSpace(para.text.String())
+				if len(tables) > 0 {
+					if text != "" {
+						tb := tables[len(tables)-1]
+						tb.cell = append(tb.cell, text)
+					}
+					para = nil
+					continue
+				}
+				if text == "" {
+					para = nil
+					continue
+				}
+				level := headingLevel(para.style, styles)
+				if level == 0 && para.outline >= 0 {
+					level = min(para.outline+1, 6)
+				}
+				switch {
+				case level > 0:
+					emit(strings.Repeat("#", level) + " " + text)
+				case para.numID != "" && para.numID != "0":
+					depth, _ := strconv.Atoi(para.ilvl)
+					marker := "1."
+					if bullets[para.numID+"/"+para.ilvl] {
+						marker = "-"
+					}
+					out.WriteString(strings.Repeat("  ", depth) + marker + " " + text + "\n")
+				default:
+					emit(text)
+				}
+				para = nil
+			case "tc":
+				if len(tables) > 0 {
+					tb := tables[len(tables)-1]
+					tb.row = append(tb.row, strings.Join(tb.cell, " "))
+				}
+			case "tr":
+				if len(tables) > 0 {
+					tb := tables[len(tables)-1]
+					tb.rows = append(tb.rows, tb.row)
+				}
+			case "tbl":
+				if len(tables) == 0 {
+					continue
+				}
+				tb := tables[len(tables)-1]
+				tables = tables[:len(tables)-1]
+				md := markdownTable(tb.rows)
+				if len(tables) > 0 {
+					// A nested table is flattened into its enclosing cell.
+					outer := tables[len(tables)-1]
+					outer.cell = append(outer.cell, strings.Join(flatten(tb.rows), " "))
+					continue
+				}
+				if md != "" {
+					emit(md)
+				}
+			}
+		}
+	}
+	s := reBlankRuns.ReplaceAllString(out.String(), "\n\n")
+	return strings.TrimSpace(s) + "\n", nil
+}
+
+func attrVal(t xml.StartElement) string {
+	for _, a := range t.Attr {
+		if a.Name.Local == "val" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func flatten(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// markdownTable renders rows as a pipe table, the first row as header.
+func markdownTable(rows [][]string) string {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	if width == 0 {
+		return ""
+	}
+	cell := func(s string) string {
+		return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+	}
+	var sb strings.Builder
+	for i, r := range rows {
+		sb.WriteString("|")
+		for j := 0; j < width; j++ {
+			v := ""
+			if j < len(r) {
+				v = cell(r[j])
+			}
+			sb.WriteString(" " + v + " |")
+		}
+		sb.WriteString("\n")
+		if i == 0 {
+			sb.WriteString("|" + strings.Repeat(" --- |", width) + "\n")
+		}
+	}
+	return strings.TrimRight(sb.String(), "\n")
+}

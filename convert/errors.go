@@ -1,0 +1,16 @@
+package convert
+
+import "errors"
+
+// Sentinel errors, wrapped with the file name; check them with errors.Is.
+var (
+	ErrUnsupportedFormat = errors.New("unsupported format")
+	ErrEmpty             = errors.New("empty file")
+	ErrTooLarge          = errors.New("file too large")
+	ErrZipBomb           = errors.New("container inflates too much (zip bomb?)")
+	ErrDamaged           = errors.New("damaged file")
+	ErrEncrypted         = errors.New("encrypted document")
+	ErrNoText            = errors.New("no text layer")
+
+	errMissingEntry = errors.New("missing from the container")
+)

@@ -1,0 +1,76 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	readability "github.com/go-shiori/go-readability"
+	"golang.org/x/net/html/charset"
+)
+
+// newMarkdownConverter returns an HTML to Markdown converter with tables.
+func newMarkdownConverter() *converter.Converter {
+	return converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(),
+		table.NewTablePlugin(),
+	))
+}
+
+var reBlankRuns = regexp.MustCompile(`\n{3,}`)
+
+// htmlFragmentToMarkdown converts an HTML fragment, keeping headings,
+// lists and tables.
+func htmlFragmentToMarkdown(fragment string) (string, error) {
+	md, err := newMarkdownConverter().ConvertString(fragment)
+	if err != nil {
+		return "", err
+	}
+	md = cleanControl(md)
+	md = reBlankRuns.ReplaceAllString(md, "\n\n")
+	return strings.TrimSpace(md) + "\n", nil
+}
+
+// decodeHTML returns the page as UTF-8. Bytes that are valid UTF-8 are taken
+// as UTF-8 even when the page declares another charset: saved pages are often
+// re-encoded without fixing their <meta>.
+func decodeHTML(data []byte) string {
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	if utf8.Valid(data) {
+		return string(data)
+	}
+	enc, _, _ := charset.DetermineEncoding(data, "text/html")
+	return decodeWith(enc, data)
+}
+
+// convertHTML extracts the main content of a page (not its navigation
+// chrome) and converts it to Markdown.
+func convertHTML(data []byte) (Document, error) {
+	text := decodeHTML(data)
+	var doc Document
+	doc.Format = "html"
+	article, err := readability.FromReader(strings.NewReader(text), nil)
+	content := ""
+	if err == nil && article.Node != nil && utf8.RuneCountInString(article.TextContent) > 100 {
+		content = article.Content
+		doc.Title = strings.TrimSpace(article.Title)
+	} else {
+		content = text
+	}
+	md, err := htmlFragmentToMarkdown(content)
+	if err != nil {
+		return doc, fmt.Errorf("html to markdown: %w", err)
+	}
+	if doc.Title != "" && !strings.HasPrefix(md, "# ") {
+		md = "# " + doc.Title + "\n\n" + md
+	}
+	doc.Markdown = md
+	return doc, nil
+}

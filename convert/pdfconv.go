@@ -1,0 +1,300 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/ledongthuc/pdf"
+
+	"github.com/vibelife/vibe/internal/textmetric"
+)
+
+// convertPDF extracts the text layer page by page from positioned glyphs,
+// putting back the spaces between words that the PDF only encodes as gaps,
+// then structures it: running headers, footers and page numbers removed,
+// paragraphs joined, headings from the outline when the PDF has one and from
+// numbering otherwise. Pages without a text layer are listed and the document
+// is flagged as needing OCR.
+func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
+	doc.Format = "pdf"
+	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		msg := strings.ToLower(err.Error())
+		if strings.Contains(msg, "password") || strings.Contains(msg, "encrypt") {
+			return doc, fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf)", ErrEncrypted)
+		}
+		return doc, fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	if r.Trailer().Key("Encrypt").Kind() != pdf.Null {
+		return doc, fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf)", ErrEncrypted)
+	}
+	n := r.NumPage()
+	doc.Quality.Pages = n
+	if info := r.Trailer().Key("Info"); info.Kind() == pdf.Dict {
+		doc.Title = strings.TrimSpace(info.Key("Title").Text())
+	}
+	var pages []string
+	var failed []int
+	for i := 1; i <= n; i++ {
+		if err := ctx.Err(); err != nil {
+			return doc, err
+		}
+		text, perr := pageText(r.Page(i))
+		if perr != nil {
+			failed = append(failed, i)
+		}
+		if strings.TrimSpace(text) == "" {
+			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i)
+		}
+		pages = append(pages, text)
+	}
+	if len(failed) > 0 {
+		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf("pages %s could not be read completely (damaged content stream)", intList(failed)))
+	}
+	if len(doc.Quality.PagesWithoutText) > 0 {
+		doc.Quality.NeedsOCR = true
+		doc.Quality.Warnings = append(doc.Quality.Warnings,
+			fmt.Sprintf("needs OCR: pages %s have no text layer", intList(doc.Quality.PagesWithoutText)))
+	}
+	if len(doc.Quality.PagesWithoutText) == n {
+		if len(failed) > 0 {
+			return doc, fmt.Errorf("%w: no page could be read", ErrDamaged)
+		}
+		return doc, fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
+	}
+	outline := map[string]int{}
+	collectOutline(r.Outline(), 0, outline)
+	for i := range pages {
+		pages[i] = cleanControl(pages[i])
+	}
+	if len(pages) > 1 {
+		pages = stripRunningLines(pages)
+	}
+	var lines []string
+	for _, p := range pages {
+		lines = append(lines, strings.Split(p, "\n")...)
+		lines = append(lines, "")
+	}
+	doc.Markdown = linesToMarkdownWith(lines, outline)
+	return doc, nil
+}
+
+func collectOutline(o pdf.Outline, depth int, out map[string]int) {
+	if depth > 0 && o.Title != "" {
+		k := normHeading(o.Title)
+		if _, ok := out[k]; !ok && k != "" {
+			out[k] = depth
+		}
+	}
+	for _, c := range o.Child {
+		collectOutline(c, depth+1, out)
+	}
+}
+
+func normHeading(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+func intList(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(xs[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// pageText rebuilds the lines of a page from its glyphs. Glyphs are grouped
+// into lines by baseline, ordered left to right, and a space is inserted
+// where the gap between two glyphs is wider than a fraction of the font size.
+func pageText(p pdf.Page) (text string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrDamaged, r)
+		}
+	}()
+	if p.V.IsNull() {
+		return "", nil
+	}
+	glyphs := p.Content().Text
+	if len(glyphs) == 0 {
+		return "", nil
+	}
+	type line struct {
+		y      float64
+		size   float64
+		glyphs []pdf.Text
+	}
+	sort.SliceStable(glyphs, func(i, j int) bool {
+		if math.Abs(glyphs[i].Y-glyphs[j].Y) > 0.5 {
+			return glyphs[i].Y > glyphs[j].Y
+		}
+		return glyphs[i].X < glyphs[j].X
+	})
+	var lines []*line
+	for _, g := range glyphs {
+		g.S = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' {
+				return -1
+			}
+			return r
+		}, g.S)
+		if g.S == "" {
+			continue
+		}
+		size := g.FontSize
+		if size <= 0 {
+			size = 10
+		}
+		var cur *line
+		if len(lines) > 0 {
+			last := lines[len(lines)-1]
+			if math.Abs(last.y-g.Y) < 0.4*math.Max(size, last.size) {
+				cur = last
+			}
+		}
+		if cur == nil {
+			cur = &line{y: g.Y, size: size}
+			lines = append(lines, cur)
+		}
+		cur.glyphs = append(cur.glyphs, g)
+	}
+	cols := findGutters(glyphs, len(lines))
+	column := func(g pdf.Text) int {
+		c := 0
+		for _, b := range cols {
+			if g.X+g.W/2 > b {
+				c++
+			}
+		}
+		return c
+	}
+	var sb strings.Builder
+	for c := 0; c <= len(cols); c++ {
+		for _, l := range lines {
+			var segment []pdf.Text
+			for _, g := range l.glyphs {
+				if len(cols) == 0 || column(g) == c {
+					segment = append(segment, g)
+				}
+			}
+			if len(segment) == 0 {
+				continue
+			}
+			writeLine(&sb, segment)
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String(), nil
+}
+
+// writeLine writes the glyphs of one line left to right, with a space where
+// the gap between two glyphs is wider than a fraction of the font size.
+func writeLine(sb *strings.Builder, glyphs []pdf.Text) {
+	sort.SliceStable(glyphs, func(i, j int) bool { return glyphs[i].X < glyphs[j].X })
+	var prev *pdf.Text
+	for i := range glyphs {
+		g := &glyphs[i]
+		if prev != nil {
+			gap := g.X - (prev.X + prev.W)
+			size := math.Max(g.FontSize, 1)
+			pr := lastRune(prev.S)
+			nr := firstRune(g.S)
+			threshold := 0.18 * size
+			if textmetric.IsCJK(pr) && textmetric.IsCJK(nr) {
+				threshold = 0.6 * size
+			}
+			if gap > threshold && !unicode.IsSpace(pr) && !unicode.IsSpace(nr) {
+				sb.WriteString(" ")
+			}
+		}
+		sb.WriteString(g.S)
+		prev = g
+	}
+	sb.WriteString("\n")
+}
+
+// findGutters returns the x positions of the vertical white gaps that
+// separate text columns on a page: strips, away from the page edges, that
+// almost no line crosses, leaving columns at least a fifth of the text width
+// on both sides. Tables, whose columns are narrow, are not split.
+func findGutters(glyphs []pdf.Text, nLines int) []float64 {
+	if nLines < 8 {
+		return nil
+	}
+	minX, maxX := math.Inf(1), math.Inf(-1)
+	for _, g := range glyphs {
+		minX = math.Min(minX, g.X)
+		maxX = math.Max(maxX, g.X+g.W)
+	}
+	width := maxX - minX
+	if width < 100 {
+		return nil
+	}
+	const bin = 2.0
+	n := int(width/bin) + 1
+	cover := make([]int, n)
+	type key struct{ y int }
+	seen := map[key]map[int]bool{}
+	for _, g := range glyphs {
+		k := key{int(g.Y)}
+		if seen[k] == nil {
+			seen[k] = map[int]bool{}
+		}
+		for b := int((g.X - minX) / bin); b <= int((g.X+g.W-minX)/bin) && b < n; b++ {
+			if b >= 0 && !seen[k][b] {
+				seen[k][b] = true
+				cover[b]++
+			}
+		}
+	}
+	limit := max(1, nLines/30)
+	var gutters []float64
+	last := minX
+	for b := 0; b < n; {
+		if cover[b] > limit {
+			b++
+			continue
+		}
+		e := b
+		for e < n && cover[e] <= limit {
+			e++
+		}
+		x0, x1 := minX+float64(b)*bin, minX+float64(e)*bin
+		mid := (x0 + x1) / 2
+		if x1-x0 >= 6 && x0-last >= width/5 && maxX-x1 >= width/5 {
+			gutters = append(gutters, mid)
+			last = x1
+		}
+		b = e
+	}
+	return gutters
+}
+
+func lastRune(s string) rune {
+	r := []rune(s)
+	if len(r) == 0 {
+		return 0
+	}
+	return r[len(r)-1]
+}
+
+func firstRune(s string) rune {
+	for _, r := range s {
+		return r
+	}
+	return 0
+}

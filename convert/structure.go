@@ -1,0 +1,327 @@
+package convert
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vibelife/vibe/internal/textmetric"
+)
+
+// headingKind ranks the kinds of heading lines found in plain text, outermost
+// first. The Markdown level of a kind is its rank among the kinds a document
+// actually uses, so a book with 回 but no 卷 gets 回 at level 1.
+type headingKind int
+
+const (
+	kindNone    headingKind = iota
+	kindVolume              // 卷二, 第一部, 上篇, Part I, Book 2
+	kindChapter             // 第一章, 第三回, Chapter 4
+	kindSection             // 第一节, 1.1
+	kindSub                 // 1.1.1, (一)
+	kindSubSub              // 1.1.1.1
+	kindFront               // 序, 目录, 附录: at the level of the outermost kind used
+)
+
+var (
+	cjkNum      = `[一二三四五六七八九十百千零〇两\d]+`
+	reVolume    = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)`)
+	reChapter   = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter)\s+[\dIVXLC]+\b)`)
+	reSection   = regexp.MustCompile(`^第` + cjkNum + `[节條条]`)
+	reCNList    = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
+	reCNParen   = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
+	reNumbered  = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
+	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄)$`)
+	rePageNum   = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
+)
+
+// classifyHeading says whether a trimmed line is a heading line and of what
+// kind. Headings are short lines; sentences ending in punctuation are not.
+func classifyHeading(line string) headingKind {
+	n := utf8.RuneCountInString(line)
+	if n == 0 || n > 40 {
+		return kindNone
+	}
+	last, _ := utf8.DecodeLastRuneInString(line)
+	if strings.ContainsRune("。！？；，,;:：", last) || last == '.' && !reNumbered.MatchString(line) {
+		return kindNone
+	}
+	switch {
+	case reVolume.MatchString(line):
+		return kindVolume
+	case reChapter.MatchString(line):
+		return kindChapter
+	case reSection.MatchString(line), reCNList.MatchString(line) && n <= 20:
+		return kindSection
+	case reCNParen.MatchString(line) && n <= 20:
+		return kindSub
+	case reFrontPart.MatchString(line):
+		return kindFront
+	}
+	if m := reNumbered.FindStringSubmatch(line); m != nil && n <= 80 {
+		// A numbered line is a heading only when it reads like a title: it
+		// starts with an upper-case letter or CJK and has no sentence end.
+		rest := strings.TrimSpace(line[len(m[1]):])
+		rest = strings.TrimPrefix(rest, ".")
+		rest = strings.TrimSpace(rest)
+		r, _ := utf8.DecodeRuneInString(rest)
+		if unicode.IsUpper(r) || textmetric.IsCJK(r) {
+			switch strings.Count(m[1], ".") {
+			case 0:
+				return kindChapter
+			case 1:
+				return kindSection
+			case 2:
+				return kindSub
+			default:
+				return kindSubSub
+			}
+		}
+	}
+	if isAllCapsTitle(line) {
+		return kindChapter
+	}
+	return kindNone
+}
+
+func isAllCapsTitle(line string) bool {
+	letters := 0
+	for _, r := range line {
+		if unicode.IsLetter(r) {
+			if !unicode.IsUpper(r) || r > unicode.MaxLatin1 {
+				return false
+			}
+			letters++
+		}
+	}
+	return letters >= 4 && len(strings.Fields(line)) <= 10
+}
+
+// structureText turns plain text pages into Markdown. With more than one page
+// it removes repeated page headers and footers and page numbers. It rejoins
+// hyphenated line breaks, joins the lines of a paragraph (no space between CJK
+// characters), drops control characters, and turns chapter lines (第一章,
+// 卷二, 第三回, numbered and all-caps headings) into Markdown headings whose
+// levels keep the hierarchy of the kinds found.
+func structureText(pages []string) string {
+	for i := range pages {
+		pages[i] = cleanControl(pages[i])
+	}
+	if len(pages) > 1 {
+		pages = stripRunningLines(pages)
+	}
+	var lines []string
+	for _, p := range pages {
+		lines = append(lines, strings.Split(p, "\n")...)
+		lines = append(lines, "")
+	}
+	return linesToMarkdown(lines)
+}
+
+// linesToMarkdown is the core of structureText over already-cleaned lines.
+func linesToMarkdown(lines []string) string { return linesToMarkdownWith(lines, nil) }
+
+// linesToMarkdownWith is linesToMarkdown with known headings (normalised
+// text -> level, e.g. from a PDF outline) that take precedence over the
+// heading patterns.
+func linesToMarkdownWith(lines []string, known map[string]int) string {
+	type block struct {
+		kind  headingKind
+		level int
+		text  string
+	}
+	var blocks []block
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			blocks = append(blocks, block{kind: kindNone, text: joinParagraph(para)})
+			para = nil
+		}
+	}
+	for _, raw := range lines {
+		indented := strings.HasPrefix(raw, "　") || strings.HasPrefix(raw, "  ") || strings.HasPrefix(raw, "\t")
+		line := strings.TrimSpace(strings.Trim(raw, "　"))
+		if line == "" {
+			flush()
+			continue
+		}
+		if lv := known[normHeading(line)]; lv > 0 {
+			flush()
+			blocks = append(blocks, block{kind: kindNone, level: lv, text: strings.Join(strings.Fields(line), " ")})
+			continue
+		}
+		if len(known) == 0 {
+			if k := classifyHeading(line); k != kindNone {
+				flush()
+				blocks = append(blocks, block{kind: k, text: strings.Join(strings.Fields(line), " ")})
+				continue
+			}
+		}
+		if indented {
+			flush()
+		}
+		para = append(para, line)
+	}
+	flush()
+
+	used := map[headingKind]bool{}
+	for _, b := range blocks {
+		if b.kind != kindNone {
+			used[b.kind] = true
+		}
+	}
+	var kinds []int
+	for k := range used {
+		if k != kindFront {
+			kinds = append(kinds, int(k))
+		}
+	}
+	sort.Ints(kinds)
+	level := map[headingKind]int{}
+	for i, k := range kinds {
+		level[headingKind(k)] = min(i+1, 6)
+	}
+	level[kindFront] = 1
+	var sb strings.Builder
+	for _, b := range blocks {
+		switch {
+		case b.level > 0:
+			sb.WriteString(strings.Repeat("#", min(b.level, 6)) + " ")
+		case b.kind != kindNone:
+			sb.WriteString(strings.Repeat("#", level[b.kind]) + " ")
+		}
+		sb.WriteString(b.text)
+		sb.WriteString("\n\n")
+	}
+	return strings.TrimRight(sb.String(), "\n") + "\n"
+}
+
+// joinParagraph joins hard-wrapped lines: a hyphen at a line end before a
+// lower-case letter is removed, CJK characters are joined without a space,
+// everything else with one space.
+func joinParagraph(lines []string) string {
+	var sb strings.Builder
+	for i, l := range lines {
+		if i == 0 {
+			sb.WriteString(l)
+			continue
+		}
+		prev := sb.String()
+		pl, _ := utf8.DecodeLastRuneInString(prev)
+		nf, _ := utf8.DecodeRuneInString(l)
+		switch {
+		case (pl == '-' || pl == '\u2010') && len(prev) > 1 && unicode.IsLetter(lastBefore(prev)) && unicode.IsLower(nf):
+			_, size := utf8.DecodeLastRuneInString(prev)
+			sb.Reset()
+			sb.WriteString(prev[:len(prev)-size])
+			sb.WriteString(l)
+		case textmetric.IsCJK(pl) || textmetric.IsCJK(nf) || isCJKPunct(pl) || isCJKPunct(nf):
+			sb.WriteString(l)
+		default:
+			sb.WriteString(" ")
+			sb.WriteString(l)
+		}
+	}
+	return sb.String()
+}
+
+func lastBefore(s string) rune {
+	_, size := utf8.DecodeLastRuneInString(s)
+	s = s[:len(s)-size]
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+func isCJKPunct(r rune) bool {
+	return r >= 0x3000 && r <= 0x303F || r >= 0xFF00 && r <= 0xFFEF
+}
+
+// cleanControl drops control characters other than newline and tab, and
+// normalises line ends.
+func cleanControl(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	// A soft hyphen at a line end marks a word broken across lines.
+	s = strings.ReplaceAll(s, "\u00AD\n", "-\n")
+	s = ligatures.Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) || r == '\uFEFF' || r == '\u00AD' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// ligatures expands the typographic ligatures of PDF fonts into letters.
+var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl", "\uFB05", "st", "\uFB06", "st")
+
+// stripRunningLines removes page numbers and lines that repeat at the top or
+// bottom of many pages (running headers and footers).
+func stripRunningLines(pages []string) []string {
+	const edge = 3
+	norm := func(s string) string {
+		s = strings.TrimSpace(s)
+		return strings.Map(func(r rune) rune {
+			if unicode.IsDigit(r) {
+				return '#'
+			}
+			return r
+		}, s)
+	}
+	counts := map[string]int{}
+	split := make([][]string, len(pages))
+	for i, p := range pages {
+		lines := strings.Split(p, "\n")
+		split[i] = lines
+		seen := map[string]bool{}
+		for _, idx := range edgeIndexes(lines, edge) {
+			k := norm(lines[idx])
+			if k != "" && !seen[k] {
+				seen[k] = true
+				counts[k]++
+			}
+		}
+	}
+	minRepeat := max(3, len(pages)/2)
+	out := make([]string, len(pages))
+	for i, lines := range split {
+		drop := map[int]bool{}
+		for _, idx := range edgeIndexes(lines, edge) {
+			t := strings.TrimSpace(lines[idx])
+			if rePageNum.MatchString(strings.ToLower(t)) || counts[norm(t)] >= minRepeat {
+				drop[idx] = true
+			}
+		}
+		var kept []string
+		for j, l := range lines {
+			if !drop[j] {
+				kept = append(kept, l)
+			}
+		}
+		out[i] = strings.Join(kept, "\n")
+	}
+	return out
+}
+
+// edgeIndexes returns the indexes of the first and last n non-empty lines.
+func edgeIndexes(lines []string, n int) []int {
+	var idx []int
+	for i, c := 0, 0; i < len(lines) && c < n; i++ {
+		if strings.TrimSpace(lines[i]) != "" {
+			idx = append(idx, i)
+			c++
+		}
+	}
+	for i, c := len(lines)-1, 0; i >= 0 && c < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			idx = append(idx, i)
+			c++
+		}
+	}
+	return idx
+}
