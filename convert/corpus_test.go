@@ -88,8 +88,10 @@ func TestFidelityAgainstReferenceTools(t *testing.T) {
 	for _, page := range []string{"wikipedia", "wikipedia-3", "ietf-1", "gmw", "qq"} {
 		page := page
 		cases = append(cases, tc{
-			file:  "html/readability-" + page + ".html",
-			ref:   func(string) string { return htmlText(t, filepath.Join(corpus, "html-expected", "readability-"+page+".expected.html")) },
+			file: "html/readability-" + page + ".html",
+			ref: func(string) string {
+				return htmlText(t, filepath.Join(corpus, "html-expected", "readability-"+page+".expected.html"))
+			},
 			minF1: 0.90,
 		})
 	}

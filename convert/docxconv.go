@@ -54,9 +54,13 @@ func convertDOCX(data []byte, opts Options) (Document, error) {
 func parseDocxStyles(b []byte) map[string]docxStyle {
 	var s struct {
 		Styles []struct {
-			ID      string `xml:"styleId,attr"`
-			Name    struct{ Val string `xml:"val,attr"` } `xml:"name"`
-			BasedOn struct{ Val string `xml:"val,attr"` } `xml:"basedOn"`
+			ID   string `xml:"styleId,attr"`
+			Name struct {
+				Val string `xml:"val,attr"`
+			} `xml:"name"`
+			BasedOn struct {
+				Val string `xml:"val,attr"`
+			} `xml:"basedOn"`
 			Outline *struct {
 				Val string `xml:"val,attr"`
 			} `xml:"pPr>outlineLvl"`
@@ -84,12 +88,16 @@ func parseDocxNumbering(b []byte) map[string]bool {
 			ID   string `xml:"abstractNumId,attr"`
 			Lvls []struct {
 				Ilvl   string `xml:"ilvl,attr"`
-				NumFmt struct{ Val string `xml:"val,attr"` } `xml:"numFmt"`
+				NumFmt struct {
+					Val string `xml:"val,attr"`
+				} `xml:"numFmt"`
 			} `xml:"lvl"`
 		} `xml:"abstractNum"`
 		Nums []struct {
 			ID       string `xml:"numId,attr"`
-			Abstract struct{ Val string `xml:"val,attr"` } `xml:"abstractNumId"`
+			Abstract struct {
+				Val string `xml:"val,attr"`
+			} `xml:"abstractNumId"`
 		} `xml:"num"`
 	}
 	out := map[string]bool{}
