@@ -1,0 +1,529 @@
+package integrate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// Severity of a finding.
+type Severity string
+
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+	SevNote    Severity = "note"
+)
+
+// Finding is one problem found by Check.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	RuleID   string   `json:"rule_id"` // e.g. VIBE010
+	Check    string   `json:"check"`   // e.g. grounding.quote-not-found
+	Item     string   `json:"item,omitempty"`
+	File     string   `json:"file"` // relative to the skill directory's parent's parent (the workspace)
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	Message  string   `json:"message"`
+}
+
+// Report is the outcome of Check.
+type Report struct {
+	Theme    string    `json:"theme"`
+	Findings []Finding `json:"findings"`
+	Summary  Summary   `json:"summary"`
+}
+
+// Summary counts the findings and carries the coverage figure.
+type Summary struct {
+	Errors   int     `json:"errors"`
+	Warnings int     `json:"warnings"`
+	Notes    int     `json:"notes"`
+	Rules    int     `json:"rules"`
+	Coverage float64 `json:"coverage_percent"`
+	// RuleLike is the number of rule-like passages found in the sources.
+	RuleLike int `json:"rule_like_passages"`
+}
+
+// Failed reports whether the report fails: any error, or any warning when strict.
+func (r Report) Failed(strict bool) bool {
+	return r.Summary.Errors > 0 || (strict && r.Summary.Warnings > 0)
+}
+
+// ChunkSource is what Check needs from the knowledge store.
+type ChunkSource interface {
+	Chunk(ctx context.Context, id string) (chunk.Chunk, error)
+	Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error)
+}
+
+// Embedder turns texts into vectors; the local lexical embedder works offline.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Judge returns an entailment verdict: does source support claim?
+type Judge func(ctx context.Context, claim, source string) (supported bool, reason string, err error)
+
+// Options configure Check.
+type Options struct {
+	Theme string
+	// SkillDir is skills/<theme>.
+	SkillDir string
+	// RelTo makes finding file names relative to it (the workspace root); empty keeps them relative to SkillDir.
+	RelTo string
+	// Chunks resolves evidence; nil skips reference and grounding checks against the store.
+	Chunks   ChunkSource
+	Embedder Embedder // optional
+	Judge    Judge    // optional (--judge)
+	Config   workspace.CheckConfig
+	// CountTokens counts tokens; nil uses the tiktoken cl100k_base encoding.
+	CountTokens func(string) int
+}
+
+// CoreTools are the tools every skill may call without declaring them.
+var coreTools = []string{"use_skill", "search_knowledge", "get_rules", "read_skill_resource", "get_user_profile", "save_skill_data", "collect_info", "show_report", "show_insight"}
+
+// Required SKILL.md sections, per skill-spec-v5.
+var requiredSections = []string{"能力范围", "分析原则", "表达方式", "可用工具"}
+
+// ErrNoKnowledge means the skill has no extracted knowledge to check.
+var ErrNoKnowledge = errors.New("no extracted knowledge")
+
+type checker struct {
+	ctx  context.Context
+	opt  Options
+	out  []Finding
+	rel  func(string) string
+	pass map[string]bool
+}
+
+func (c *checker) add(sev Severity, id, check, item, file string, p pos, format string, args ...any) {
+	c.out = append(c.out, Finding{Severity: sev, RuleID: id, Check: check, Item: item, File: c.rel(file), Line: p.Line, Column: p.Column, Message: fmt.Sprintf(format, args...)})
+}
+
+type loaded struct {
+	path string
+	ix   itemIndex
+}
+
+// loadYAML reads and decodes one knowledge file, recording positions.
+// A missing or undecodable file is a finding, not an error.
+func (c *checker) loadYAML(path string, into any, required bool) (*loaded, bool) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if required {
+			c.add(SevError, "VIBE001", "schema.missing-file", "", path, pos{1, 1}, "%s is missing: run `vibe extract %s`", filepath.Base(path), c.opt.Theme)
+		}
+		return nil, false
+	}
+	if err != nil {
+		c.add(SevError, "VIBE001", "schema.unreadable", "", path, pos{1, 1}, "cannot read: %v", err)
+		return nil, false
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		c.add(SevError, "VIBE001", "schema.yaml-syntax", "", path, yamlErrPos(err), "invalid YAML: %v", err)
+		return nil, false
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(into); err != nil {
+		c.add(SevError, "VIBE001", "schema.invalid", "", path, yamlErrPos(err), "does not match the schema: %v", err)
+		return nil, false
+	}
+	ix, dups := itemIndex{}, map[string][]pos{}
+	indexNode(&doc, ix, dups)
+	for id, ps := range dups {
+		for _, p := range ps {
+			c.add(SevError, "VIBE002", "ids.duplicate", id, path, p, "id %s is used more than once (first at line %d): give each item its own id", id, ix[id].at.Line)
+		}
+	}
+	return &loaded{path: path, ix: ix}, true
+}
+
+var lineRe = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrPos(err error) pos {
+	if m := lineRe.FindStringSubmatch(err.Error()); m != nil {
+		var n int
+		fmt.Sscanf(m[1], "%d", &n)
+		return pos{n, 1}
+	}
+	return pos{1, 1}
+}
+
+// Check runs every offline check of a built skill. It returns an error only
+// when the check itself cannot run (context cancelled, store failure).
+func Check(ctx context.Context, opt Options) (Report, error) {
+	c := &checker{ctx: ctx, opt: opt, pass: map[string]bool{}}
+	base := opt.RelTo
+	if base == "" {
+		base = opt.SkillDir
+	}
+	c.rel = func(p string) string {
+		if r, err := filepath.Rel(base, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	kdir := filepath.Join(opt.SkillDir, "knowledge")
+	var sopF knowledge.SOPFile
+	var patF knowledge.PatternsFile
+	var ruleF knowledge.RulesFile
+	var tools ToolsFile
+	sopL, sopOK := c.loadYAML(filepath.Join(kdir, "sop.yaml"), &sopF, true)
+	patL, patOK := c.loadYAML(filepath.Join(kdir, "patterns.yaml"), &patF, true)
+	ruleL, ruleOK := c.loadYAML(filepath.Join(kdir, "rules.yaml"), &ruleF, true)
+	toolsL, toolsOK := c.loadYAML(filepath.Join(opt.SkillDir, "tools", "tools.yaml"), &tools, false)
+	_ = toolsL
+
+	// Unique ids across files.
+	seen := map[string]string{}
+	for _, l := range []*loaded{sopL, patL, ruleL} {
+		if l == nil {
+			continue
+		}
+		ids := make([]string, 0, len(l.ix))
+		for id := range l.ix {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if prev, ok := seen[id]; ok {
+				c.add(SevError, "VIBE002", "ids.duplicate", id, l.path, l.ix.item(id), "id %s is also used in %s: ids must be unique across sop, patterns and rules", id, c.rel(prev))
+			} else {
+				seen[id] = l.path
+			}
+		}
+	}
+
+	type cited struct {
+		id, file string
+		ix       itemIndex
+		ev       []knowledge.Evidence
+		claims   map[string]string // field -> text that must be supported
+	}
+	var items []cited
+	if sopOK {
+		c.checkSOP(sopF.SOP, sopL, tools, toolsOK)
+		for _, ph := range sopF.SOP.Phases {
+			if len(ph.Evidence) > 0 {
+				items = append(items, cited{ph.ID, sopL.path, sopL.ix, ph.Evidence, nil})
+			}
+			for _, st := range ph.Steps {
+				items = append(items, cited{st.ID, sopL.path, sopL.ix, st.Evidence, nil})
+			}
+		}
+	}
+	if patOK {
+		for _, p := range patF.Patterns.QuickPatterns {
+			items = append(items, cited{p.ID, patL.path, patL.ix, p.Evidence, nil})
+		}
+		for _, r := range patF.Patterns.RedFlags {
+			items = append(items, cited{r.ID, patL.path, patL.ix, r.Evidence, nil})
+		}
+	}
+	var rules []knowledge.TieredRule
+	if ruleOK {
+		rules = ruleF.Rules.All()
+		for _, r := range rules {
+			cl := map[string]string{"condition": r.Condition}
+			if r.Conclusion != "" {
+				cl["conclusion"] = r.Conclusion
+			}
+			if r.Action != "" {
+				cl["action"] = r.Action
+			}
+			items = append(items, cited{r.ID, ruleL.path, ruleL.ix, r.Evidence, cl})
+		}
+	}
+
+	// References and grounding.
+	citedChunks := map[string]bool{}
+	for _, it := range items {
+		if len(it.ev) == 0 {
+			c.add(SevError, "VIBE001", "schema.no-evidence", it.id, it.file, it.ix.item(it.id), "%s cites no evidence: every item must cite a chunk and quote it", it.id)
+			continue
+		}
+		var support strings.Builder
+		for i, ev := range it.ev {
+			citedChunks[ev.Chunk] = true
+			if opt.Chunks == nil {
+				continue
+			}
+			ch, err := opt.Chunks.Chunk(ctx, ev.Chunk)
+			if errors.Is(err, knowledge.ErrNotFound) {
+				c.add(SevError, "VIBE003", "ref.chunk-missing", it.id, it.file, it.ix.evidence(it.id, i, false), "%s cites chunk %s, which is not in the store: re-run `vibe ingest %s` or fix the citation", it.id, ev.Chunk, opt.Theme)
+				continue
+			}
+			if err != nil {
+				return Report{}, fmt.Errorf("check %s: chunk %s: %w", opt.Theme, ev.Chunk, err)
+			}
+			support.WriteString(ch.Text)
+			support.WriteString("\n")
+			if !quoteOccurs(ev.Quote, ch.Text) {
+				c.add(SevError, "VIBE010", "grounding.quote-not-found", it.id, it.file, it.ix.evidence(it.id, i, true), "%s quotes %q, which does not occur in chunk %s: quote the source verbatim", it.id, short(ev.Quote), ev.Chunk)
+			}
+		}
+		if support.Len() == 0 {
+			continue
+		}
+		fields := make([]string, 0, len(it.claims))
+		for f := range it.claims {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			claim := it.claims[f]
+			lex := containment(claim, support.String())
+			if lex >= opt.Config.MinLexicalSupport {
+				continue
+			}
+			if opt.Embedder != nil {
+				if sim, err := c.embedSim(claim, support.String()); err != nil {
+					return Report{}, fmt.Errorf("check %s: embed: %w", opt.Theme, err)
+				} else if sim >= opt.Config.MinEmbeddingSupport {
+					continue
+				}
+			}
+			if opt.Judge != nil {
+				ok, reason, err := opt.Judge(ctx, claim, support.String())
+				if err != nil {
+					return Report{}, fmt.Errorf("check %s: judge: %w", opt.Theme, err)
+				}
+				if ok {
+					continue
+				}
+				c.add(SevError, "VIBE012", "grounding.not-entailed", it.id, it.file, it.ix.field(it.id, f), "%s %s is not entailed by its cited chunk: %s", it.id, f, reason)
+				continue
+			}
+			c.add(SevError, "VIBE011", "grounding.weak-support", it.id, it.file, it.ix.field(it.id, f), "%s %s %q is not supported by its cited chunk (lexical support %.2f < %.2f): reword it to what the source says or cite the right chunk", it.id, f, short(claim), lex, opt.Config.MinLexicalSupport)
+		}
+	}
+
+	if ruleOK {
+		c.checkDuplicates(rules, patF.Patterns.QuickPatterns, ruleL, patL)
+		c.checkSizes(ruleF.Rules, patF.Patterns, ruleL, patL)
+	}
+	rep := Report{Theme: opt.Theme}
+	if opt.Chunks != nil && ruleOK {
+		if err := c.checkCoverage(rules, ruleL, &rep.Summary); err != nil {
+			return Report{}, err
+		}
+	}
+	c.checkSkillMD(filepath.Join(opt.SkillDir, "SKILL.md"))
+
+	sort.SliceStable(c.out, func(i, j int) bool {
+		a, b := c.out[i], c.out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.RuleID < b.RuleID
+	})
+	rep.Findings = c.out
+	if rep.Findings == nil {
+		rep.Findings = []Finding{}
+	}
+	rep.Summary.Rules = len(rules)
+	for _, f := range rep.Findings {
+		switch f.Severity {
+		case SevError:
+			rep.Summary.Errors++
+		case SevWarning:
+			rep.Summary.Warnings++
+		default:
+			rep.Summary.Notes++
+		}
+	}
+	return rep, nil
+}
+
+func short(s string) string {
+	r := []rune(normalizeSpace(s))
+	if len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return string(r)
+}
+
+func (c *checker) embedSim(a, b string) (float64, error) {
+	vs, err := c.opt.Embedder.Embed(c.ctx, []string{a, b})
+	if err != nil {
+		return 0, err
+	}
+	if len(vs) != 2 || len(vs[0]) != len(vs[1]) {
+		return 0, fmt.Errorf("embedder returned %d vectors", len(vs))
+	}
+	var dot, na, nb float64
+	for i := range vs[0] {
+		x, y := float64(vs[0][i]), float64(vs[1][i])
+		dot, na, nb = dot+x*y, na+x*x, nb+y*y
+	}
+	if na == 0 || nb == 0 {
+		return 0, nil
+	}
+	return dot / (sqrt(na) * sqrt(nb)), nil
+}
+
+func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools ToolsFile, toolsOK bool) {
+	known := map[string]bool{}
+	for _, t := range coreTools {
+		known[t] = true
+	}
+	for _, t := range tools.Tools {
+		known[t.Name] = true
+	}
+	phases := map[string]string{}
+	for _, ph := range s.Phases {
+		phases[ph.ID] = ph.NextPhase
+	}
+	for _, ph := range s.Phases {
+		for _, st := range ph.Steps {
+			if st.Tool != "" && !known[st.Tool] {
+				hint := "declare it in tools/tools.yaml (run `vibe integrate " + c.opt.Theme + "`) or use a core tool"
+				c.add(SevError, "VIBE004", "ref.tool-missing", st.ID, l.path, l.ix.field(st.ID, "tool"), "step %s calls tool %q, which is neither in tools.yaml nor a core tool: %s", st.ID, st.Tool, hint)
+			}
+		}
+		if ph.NextPhase != "" {
+			if _, ok := phases[ph.NextPhase]; !ok {
+				c.add(SevError, "VIBE005", "ref.next-phase-missing", ph.ID, l.path, l.ix.field(ph.ID, "next_phase"), "phase %s has next_phase %q, which is not a phase of this SOP", ph.ID, ph.NextPhase)
+			}
+		}
+	}
+	// Cycle detection: next_phase is a function, so follow it from each phase.
+	reported := map[string]bool{}
+	for _, ph := range s.Phases {
+		visited := map[string]bool{}
+		cur := ph.ID
+		var path []string
+		for cur != "" && !visited[cur] {
+			visited[cur] = true
+			path = append(path, cur)
+			cur = phases[cur]
+		}
+		if cur != "" && cur == ph.ID && !reported[ph.ID] {
+			for _, p := range path {
+				reported[p] = true
+			}
+			c.add(SevError, "VIBE006", "ref.phase-cycle", ph.ID, l.path, l.ix.field(ph.ID, "next_phase"), "phases form a cycle: %s -> %s: the last phase must have no next_phase", strings.Join(path, " -> "), ph.ID)
+		}
+	}
+}
+
+func ruleText(r knowledge.Rule) string {
+	return r.Condition + " " + r.Conclusion + " " + r.Action
+}
+
+func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge.Pattern, rl, pl *loaded) {
+	th := c.opt.Config.DuplicateThreshold
+	for i := range rules {
+		for j := i + 1; j < len(rules); j++ {
+			a, b := rules[i], rules[j]
+			if s := dice(ruleText(a.Rule), ruleText(b.Rule)); s >= th {
+				c.add(SevWarning, "VIBE030", "duplicate.rule", b.ID, rl.path, rl.ix.item(b.ID), "rule %s (%s) nearly duplicates %s (%s), similarity %.2f: merge them", b.ID, b.Tier, a.ID, a.Tier, s)
+				continue
+			}
+			if dice(a.Condition, b.Condition) >= th {
+				ca, cb := a.Conclusion+a.Action, b.Conclusion+b.Action
+				if negated(ca) != negated(cb) && dice(stripNegation(ca), stripNegation(cb)) >= 0.5 {
+					c.add(SevError, "VIBE031", "contradiction.rule", b.ID, rl.path, rl.ix.field(b.ID, conclField(b.Rule)), "rule %s contradicts %s: same condition, opposite conclusions (%q vs %q)", b.ID, a.ID, short(cb), short(ca))
+				}
+			}
+		}
+	}
+	if pl == nil {
+		return
+	}
+	for i := range pats {
+		for j := i + 1; j < len(pats); j++ {
+			a, b := pats[i], pats[j]
+			if s := dice(a.Signature+a.Indication, b.Signature+b.Indication); s >= th {
+				c.add(SevWarning, "VIBE030", "duplicate.pattern", b.ID, pl.path, pl.ix.item(b.ID), "pattern %s nearly duplicates %s, similarity %.2f: merge them", b.ID, a.ID, s)
+			}
+		}
+	}
+}
+
+func conclField(r knowledge.Rule) string {
+	if r.Conclusion != "" {
+		return "conclusion"
+	}
+	return "action"
+}
+
+// Design targets (expert-system-2.0 §6.1): tier1 5-10, tier2 30-50, tier3 20-30,
+// quick patterns 10-20, red flags 5-10.
+func (c *checker) checkSizes(r knowledge.Rules, p knowledge.Patterns, rl, pl *loaded) {
+	type target struct {
+		name      string
+		n, lo, hi int
+		file      string
+	}
+	ts := []target{
+		{knowledge.Tier1, len(r.Tier1), 5, 10, rl.path},
+		{knowledge.Tier2, len(r.Tier2), 30, 50, rl.path},
+		{knowledge.Tier3, len(r.Tier3), 20, 30, rl.path},
+	}
+	if pl != nil {
+		ts = append(ts, target{"quick_patterns", len(p.QuickPatterns), 10, 20, pl.path}, target{"red_flags", len(p.RedFlags), 5, 10, pl.path})
+	}
+	for _, t := range ts {
+		if t.n < t.lo || t.n > t.hi {
+			c.add(SevNote, "VIBE040", "size.count", "", t.file, pos{1, 1}, "%s has %d items; the design targets %d-%d", t.name, t.n, t.lo, t.hi)
+		}
+	}
+}
+
+func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, sum *Summary) error {
+	chunks, err := c.opt.Chunks.Chunks(c.ctx, c.opt.Theme)
+	if err != nil {
+		return fmt.Errorf("check %s: list chunks: %w", c.opt.Theme, err)
+	}
+	var quotes []string
+	for _, r := range rules {
+		for _, e := range r.Evidence {
+			quotes = append(quotes, normalizeSpace(e.Quote))
+		}
+		quotes = append(quotes, ruleText(r.Rule))
+	}
+	total, covered := 0, 0
+	for _, ch := range chunks {
+		for _, p := range ruleLikePassages(ch.Text) {
+			total++
+			ok := false
+			for _, q := range quotes {
+				if q != "" && (strings.Contains(p, q) || strings.Contains(q, p) || containment(p, q) >= 0.6) {
+					ok = true
+					break
+				}
+			}
+			if ok {
+				covered++
+				continue
+			}
+			c.add(SevNote, "VIBE020", "coverage.missing-rule", ch.ID, rl.path, pos{1, 1}, "possible missing rule: chunk %s says %q and no rule cites it", ch.ID, short(p))
+		}
+	}
+	sum.RuleLike = total
+	if total > 0 {
+		sum.Coverage = float64(int(1000*float64(covered)/float64(total))) / 10
+	} else {
+		sum.Coverage = 100
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package integrate
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Formats lists the report formats Write accepts.
+var Formats = []string{"text", "json", "junit", "sarif", "github"}
+
+// Write renders the report in format.
+func Write(w io.Writer, rep Report, format string) error {
+	switch format {
+	case "", "text":
+		return writeText(w, rep)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	case "junit":
+		return writeJUnit(w, rep)
+	case "sarif":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(SARIF(rep))
+	case "github":
+		return writeGitHub(w, rep)
+	}
+	return fmt.Errorf("unknown format %q: use %s", format, strings.Join(Formats, ", "))
+}
+
+// SummaryLine is a one-line summary of the report.
+func SummaryLine(rep Report) string {
+	s := rep.Summary
+	return fmt.Sprintf("check %s: %d errors, %d warnings, %d notes; %d rules, coverage %.1f%% of %d rule-like passages",
+		rep.Theme, s.Errors, s.Warnings, s.Notes, s.Rules, s.Coverage, s.RuleLike)
+}
+
+func writeText(w io.Writer, rep Report) error {
+	for _, f := range rep.Findings {
+		item := ""
+		if f.Item != "" {
+			item = " [" + f.Item + "]"
+		}
+		if _, err := fmt.Fprintf(w, "%s:%d:%d: %s %s %s%s: %s\n", f.File, f.Line, f.Column, f.Severity, f.RuleID, f.Check, item, f.Message); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, SummaryLine(rep))
+	return err
+}
+
+func ghEscape(s string) string {
+	r := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	return r.Replace(s)
+}
+
+func ghProp(s string) string {
+	r := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+	return r.Replace(s)
+}
+
+func writeGitHub(w io.Writer, rep Report) error {
+	for _, f := range rep.Findings {
+		kind := map[Severity]string{SevError: "error", SevWarning: "warning", SevNote: "notice"}[f.Severity]
+		title := f.RuleID + " " + f.Check
+		if _, err := fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", kind, ghProp(f.File), f.Line, f.Column, ghProp(title), ghEscape(f.Message)); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, SummaryLine(rep))
+	return err
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+func writeJUnit(w io.Writer, rep Report) error {
+	s := junitSuite{Name: "vibe check " + rep.Theme}
+	for _, f := range rep.Findings {
+		if f.Severity == SevNote {
+			continue
+		}
+		s.Cases = append(s.Cases, junitCase{
+			Name: fmt.Sprintf("%s %s %s", f.RuleID, f.Check, f.Item), ClassName: f.File, File: f.File, Line: f.Line,
+			Failure: &junitFailure{Message: f.Message, Type: string(f.Severity), Body: fmt.Sprintf("%s:%d:%d: %s", f.File, f.Line, f.Column, f.Message)},
+		})
+		s.Failures++
+	}
+	if len(s.Cases) == 0 {
+		s.Cases = append(s.Cases, junitCase{Name: "vibe check", ClassName: rep.Theme})
+	}
+	s.Tests = len(s.Cases)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(junitSuites{Suites: []junitSuite{s}}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// SARIF builds a SARIF 2.1.0 log of the report.
+func SARIF(rep Report) map[string]any {
+	rules := []any{}
+	idx := map[string]int{}
+	results := []any{}
+	for _, f := range rep.Findings {
+		key := f.RuleID + "/" + f.Check
+		i, ok := idx[key]
+		if !ok {
+			i = len(rules)
+			idx[key] = i
+			rules = append(rules, map[string]any{
+				"id":               f.RuleID,
+				"name":             f.Check,
+				"shortDescription": map[string]any{"text": f.Check},
+			})
+		}
+		level := string(f.Severity)
+		line, col := max(f.Line, 1), max(f.Column, 1)
+		res := map[string]any{
+			"ruleId":    f.RuleID,
+			"ruleIndex": i,
+			"level":     level,
+			"message":   map[string]any{"text": f.Message},
+			"locations": []any{map[string]any{
+				"physicalLocation": map[string]any{
+					"artifactLocation": map[string]any{"uri": f.File},
+					"region":           map[string]any{"startLine": line, "startColumn": col},
+				},
+			}},
+		}
+		if f.Item != "" {
+			res["properties"] = map[string]any{"item": f.Item, "check": f.Check}
+		}
+		results = append(results, res)
+	}
+	return map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+		"version": "2.1.0",
+		"runs": []any{map[string]any{
+			"tool": map[string]any{"driver": map[string]any{
+				"name":           "vibe check",
+				"informationUri": "https://github.com/vibelife/vibe",
+				"rules":          rules,
+			}},
+			"results": results,
+		}},
+	}
+}

@@ -1,0 +1,132 @@
+package integrate
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// normalizeSpace collapses every run of white space to one space.
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// quoteOccurs reports whether quote occurs in text, white space normalised.
+// Between CJK characters line breaks carry no meaning, so a second comparison
+// ignores white space altogether.
+func quoteOccurs(quote, text string) bool {
+	q := normalizeSpace(quote)
+	if q == "" {
+		return false
+	}
+	if strings.Contains(normalizeSpace(text), q) {
+		return true
+	}
+	strip := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return strings.Contains(strip(text), strip(quote))
+}
+
+// grams returns the character bigrams of s's letters and digits, lower-cased;
+// punctuation and spaces are dropped, so the measure works for CJK and Latin.
+func grams(s string) map[string]int {
+	var rs []rune
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			rs = append(rs, r)
+		}
+	}
+	out := map[string]int{}
+	if len(rs) == 1 {
+		out[string(rs)]++
+	}
+	for i := 0; i+1 < len(rs); i++ {
+		out[string(rs[i:i+2])]++
+	}
+	return out
+}
+
+// containment is the share of claim's bigrams that occur in source.
+func containment(claim, source string) float64 {
+	c, s := grams(claim), grams(source)
+	if len(c) == 0 {
+		return 0
+	}
+	hit, total := 0, 0
+	for g, n := range c {
+		total += n
+		if m := s[g]; m > 0 {
+			hit += min(n, m)
+		}
+	}
+	return float64(hit) / float64(total)
+}
+
+// dice is the Sørensen–Dice similarity of two texts' bigram multisets.
+func dice(a, b string) float64 {
+	ga, gb := grams(a), grams(b)
+	na, nb, inter := 0, 0, 0
+	for g, n := range ga {
+		na += n
+		inter += min(n, gb[g])
+	}
+	for _, n := range gb {
+		nb += n
+	}
+	if na+nb == 0 {
+		return 0
+	}
+	return 2 * float64(inter) / float64(na+nb)
+}
+
+var (
+	negZH = []string{"不", "非", "无", "忌", "勿", "莫", "未"}
+	negEN = regexp.MustCompile(`(?i)\b(not|never|no|avoid|don't|cannot|mustn't|shouldn't)\b`)
+)
+
+// negated reports whether s carries a negation cue.
+func negated(s string) bool {
+	for _, c := range negZH {
+		if strings.Contains(s, c) {
+			return true
+		}
+	}
+	return negEN.MatchString(s)
+}
+
+// stripNegation removes negation cues, so "宜用火" and "忌用火" compare equal.
+func stripNegation(s string) string {
+	for _, c := range append(negZH, "宜", "必", "则") {
+		s = strings.ReplaceAll(s, c, "")
+	}
+	s = negEN.ReplaceAllString(s, "")
+	return regexp.MustCompile(`(?i)\b(must|should|always|then)\b`).ReplaceAllString(s, "")
+}
+
+// Rule-like cue patterns, the same families the offline extractor uses.
+var ruleCues = []*regexp.Regexp{
+	regexp.MustCompile(`[凡若如苟][^。！？；\n]{1,60}?[则必宜忌][^。！？；\n]{0,60}[。！？；]?`),
+	regexp.MustCompile(`[^。！？；\n]{1,40}者[^。！？；\n]{1,40}也`),
+	regexp.MustCompile(`(?i)\b(if|when|unless)\b[^.!?\n]{3,160}?\b(then|must|should)\b[^.!?\n]*[.!?]?`),
+}
+
+// ruleLikePassages returns the rule-like sentences of text.
+func ruleLikePassages(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, re := range ruleCues {
+		for _, m := range re.FindAllString(text, -1) {
+			m = normalizeSpace(m)
+			if len([]rune(m)) < 6 || seen[m] {
+				continue
+			}
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
