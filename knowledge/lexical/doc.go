@@ -1,0 +1,6 @@
+// Package lexical tokenises text for the lexical side of search, shared by
+// every store so that indexing and querying agree: CJK runs become
+// character unigrams and bigrams, Latin and digit runs become lower-cased
+// words. Stores index the space-joined tokens (FTS5 with a whitespace-like
+// tokenizer, or a 'simple' tsvector in PostgreSQL).
+package lexical
