@@ -1,0 +1,559 @@
+package curate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vibelife/vibe/internal/atomicfile"
+)
+
+// Sentinel errors.
+var (
+	// ErrNoCurateFile: the theme has no curate.yaml.
+	ErrNoCurateFile = errors.New("curate: no curate.yaml")
+	// ErrNothingToGather: no sources listed and none in source/.
+	ErrNothingToGather = errors.New("curate: nothing to gather")
+	// ErrDownload: a URL could not be fetched.
+	ErrDownload = errors.New("download error")
+	// ErrTooLarge: a download exceeded curate.max_download_bytes.
+	ErrTooLarge = errors.New("too large")
+)
+
+// LockName is the lock file's name inside source/.
+const LockName = "sources.lock.json"
+
+// DefaultNearDuplicate is the estimated Jaccard similarity of 5-rune shingles
+// at or above which two texts are the same work (see [Options.NearDuplicate]).
+const DefaultNearDuplicate = 0.8
+
+// ExtractFunc returns the plain text of the document at path.
+type ExtractFunc func(ctx context.Context, path string) (string, error)
+
+// Options configure [Run].
+type Options struct {
+	// Root is the workspace root; relative sources are resolved against it.
+	Root string
+	// SourceDir is knowledge/<theme>/source/.
+	SourceDir string
+	// Sources are the entries to gather, in order. When empty, the files
+	// already in SourceDir are the sources.
+	Sources []Spec
+	// Language is the wanted language (see [File.Language]).
+	Language string
+
+	MinChars         int
+	MaxGarbledRatio  float64
+	NearDuplicate    float64
+	MaxDownloadBytes int64
+	DownloadTimeout  time.Duration
+	MaxRedirects     int
+
+	// Extract returns a document's text for the quality checks and the
+	// near-duplicate test. When nil, text files are read as UTF-8 and other
+	// formats skip those checks.
+	Extract ExtractFunc
+	// HTTPClient fetches URLs; nil means a default client.
+	HTTPClient *http.Client
+	// Now gives gathered_at; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) applyDefaults() {
+	if o.MinChars == 0 {
+		o.MinChars = 200
+	}
+	if o.MaxGarbledRatio == 0 {
+		o.MaxGarbledRatio = 0.2
+	}
+	if o.NearDuplicate == 0 {
+		o.NearDuplicate = DefaultNearDuplicate
+	}
+	if o.MaxDownloadBytes == 0 {
+		o.MaxDownloadBytes = 100 << 20
+	}
+	if o.DownloadTimeout == 0 {
+		o.DownloadTimeout = 60 * time.Second
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 5
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Result is what [Run] did.
+type Result struct {
+	// Lock is the new lock, one entry per candidate source, in gathering order.
+	Lock Lock
+	// Changed is false when nothing was written or removed.
+	Changed bool
+	// Removed lists files deleted from source/ because no source names them
+	// any more.
+	Removed []string
+}
+
+// Kept counts kept entries.
+func (r Result) Kept() int { return r.count(func(e Entry) bool { return e.Status == StatusKept }) }
+
+// Dropped counts dropped entries.
+func (r Result) Dropped() int {
+	return r.count(func(e Entry) bool { return e.Status == StatusDropped })
+}
+
+// Failed counts entries dropped because of an error.
+func (r Result) Failed() int { return r.count(func(e Entry) bool { return e.Failed }) }
+
+func (r Result) count(f func(Entry) bool) int {
+	n := 0
+	for _, e := range r.Lock.Sources {
+		if f(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// candidate is one file to judge.
+type candidate struct {
+	origin string
+	notes  string
+	name   string // preferred stored name
+	path   string // local file, or "" for downloaded data
+	data   []byte
+	err    error
+}
+
+// Run gathers opts.Sources into opts.SourceDir, writes sources.lock.json and
+// removes files no source names any more. Per-source problems (missing file,
+// download error, unreadable document) are recorded as dropped entries with
+// Failed set, never returned; the returned error is for the stage as a whole
+// (unwritable source/, bad lock file, cancelled context). A re-run with
+// nothing changed writes nothing and returns Changed false.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	opts.applyDefaults()
+	var res Result
+	lockPath := filepath.Join(opts.SourceDir, LockName)
+	old, err := ReadLock(lockPath)
+	if err != nil {
+		return res, err
+	}
+	specs := opts.Sources
+	if len(specs) == 0 {
+		specs, err = handPlaced(opts.Root, opts.SourceDir)
+		if err != nil {
+			return res, err
+		}
+		if len(specs) == 0 {
+			return res, ErrNothingToGather
+		}
+	}
+	if err := os.MkdirAll(opts.SourceDir, 0o755); err != nil {
+		return res, fmt.Errorf("curate: %w", err)
+	}
+	prev := map[string]Entry{}
+	for _, e := range old.Sources {
+		prev[e.Origin] = e
+	}
+
+	var cands []candidate
+	seenOrigin := map[string]bool{}
+	for _, s := range specs {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		for _, c := range expand(ctx, &opts, s) {
+			if seenOrigin[c.origin] {
+				continue
+			}
+			seenOrigin[c.origin] = true
+			cands = append(cands, c)
+		}
+	}
+
+	now := opts.Now().UTC().Truncate(time.Second)
+	type keptDoc struct {
+		origin string
+		sig    signature
+		hasSig bool
+	}
+	var kept []keptDoc
+	bySHA := map[string]string{}
+	usedNames := map[string]bool{LockName: true}
+	// Reserve the names unchanged kept entries already have, so names are
+	// stable across runs.
+	for _, c := range cands {
+		if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" {
+			usedNames[p.File] = true
+		}
+	}
+	var entries []Entry
+	keepFiles := map[string]bool{}
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		e := Entry{Origin: c.origin, Notes: c.notes, GatheredAt: now}
+		drop := func(failed bool, format string, args ...any) {
+			e.Status, e.Reason, e.Failed, e.File = StatusDropped, fmt.Sprintf(format, args...), failed, ""
+		}
+		data := c.data
+		if c.err == nil && data == nil {
+			data, c.err = os.ReadFile(c.path)
+		}
+		switch {
+		case errors.Is(c.err, ErrTooLarge):
+			drop(true, "too large: %v", c.err)
+		case errors.Is(c.err, ErrDownload):
+			drop(true, "%v", c.err)
+		case c.err != nil:
+			drop(true, "unreadable: %v", c.err)
+		}
+		if e.Status == "" {
+			sum := sha256.Sum256(data)
+			e.SHA256 = hex.EncodeToString(sum[:])
+			e.Size = int64(len(data))
+			ext := sniff(data, c.name)
+			e.MediaType = mediaTypes[ext]
+			switch {
+			case len(data) == 0:
+				drop(false, "empty file")
+			case ext == "":
+				drop(false, "unsupported type (not PDF, EPUB, DOCX, HTML, TXT or Markdown)")
+			case bySHA[e.SHA256] != "":
+				drop(false, "duplicate of %s", bySHA[e.SHA256])
+			}
+			if e.Status == "" {
+				bySHA[e.SHA256] = c.origin
+				e.File = storedName(c.name, ext)
+				if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" && strings.EqualFold(path.Ext(p.File), ext) {
+					e.File = p.File
+				} else {
+					e.File = uniqueName(e.File, usedNames)
+				}
+				text, hasText, terr := extractText(ctx, &opts, c, data, ext)
+				if terr != nil {
+					drop(true, "unreadable: %v", terr)
+				}
+				var sig signature
+				hasSig := false
+				if e.Status == "" && hasText {
+					st := measure(text)
+					switch {
+					case st.chars < opts.MinChars:
+						drop(false, "too little text (%d characters, curate.min_chars is %d)", st.chars, opts.MinChars)
+					case st.garbled > opts.MaxGarbledRatio:
+						drop(false, "garbled (%.0f%% replacement or control characters, curate.max_garbled_ratio is %.0f%%)", 100*st.garbled, 100*opts.MaxGarbledRatio)
+					case !languageOK(opts.Language, st.script):
+						drop(false, "wrong language (detected %s, wanted %s)", st.script, opts.Language)
+					}
+					if e.Status == "" {
+						sig, hasSig = sketch(text)
+						for _, k := range kept {
+							if hasSig && k.hasSig && similarity(sig, k.sig) >= opts.NearDuplicate {
+								drop(false, "near-duplicate of %s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
+								break
+							}
+						}
+					}
+				}
+				if e.Status == "" {
+					e.Status = StatusKept
+					usedNames[e.File] = true
+					keepFiles[e.File] = true
+					kept = append(kept, keptDoc{origin: c.origin, sig: sig, hasSig: hasSig})
+					wrote, err := store(filepath.Join(opts.SourceDir, e.File), data, e.SHA256)
+					if err != nil {
+						return res, fmt.Errorf("curate %s: %w", c.origin, err)
+					}
+					res.Changed = res.Changed || wrote
+				}
+			}
+		}
+		if p, ok := prev[c.origin]; ok && sameEntry(p, e) {
+			e.GatheredAt = p.GatheredAt
+		}
+		entries = append(entries, e)
+	}
+
+	// Remove what no source names any more.
+	dirents, err := os.ReadDir(opts.SourceDir)
+	if err != nil {
+		return res, fmt.Errorf("curate: %w", err)
+	}
+	for _, d := range dirents {
+		name := d.Name()
+		if d.IsDir() || name == LockName || strings.HasPrefix(name, ".") || keepFiles[name] {
+			continue
+		}
+		if err := os.Remove(filepath.Join(opts.SourceDir, name)); err != nil {
+			return res, fmt.Errorf("curate: %w", err)
+		}
+		res.Removed = append(res.Removed, name)
+		res.Changed = true
+	}
+
+	res.Lock = Lock{Version: 1, Sources: entries}
+	wrote, err := WriteLock(lockPath, res.Lock)
+	if err != nil {
+		return res, err
+	}
+	res.Changed = res.Changed || wrote
+	return res, nil
+}
+
+// sameEntry compares two entries ignoring gathered_at.
+func sameEntry(a, b Entry) bool {
+	a.GatheredAt, b.GatheredAt = time.Time{}, time.Time{}
+	return a == b
+}
+
+// store writes data to dst unless it already holds the same bytes.
+func store(dst string, data []byte, sum string) (bool, error) {
+	if old, err := os.ReadFile(dst); err == nil {
+		h := sha256.Sum256(old)
+		if hex.EncodeToString(h[:]) == sum {
+			return false, nil
+		}
+	}
+	return true, atomicfile.WriteFile(dst, data, 0o644)
+}
+
+func extractText(ctx context.Context, opts *Options, c candidate, data []byte, ext string) (string, bool, error) {
+	if opts.Extract == nil {
+		if (ext == ".txt" || ext == ".md") && utf8Valid(data) {
+			return string(data), true, nil
+		}
+		return "", false, nil
+	}
+	p := c.path
+	if p == "" {
+		f, err := os.CreateTemp("", "vibe-curate-*"+ext)
+		if err != nil {
+			return "", false, err
+		}
+		defer os.Remove(f.Name())
+		_, werr := f.Write(data)
+		cerr := f.Close()
+		if werr != nil || cerr != nil {
+			return "", false, errors.Join(werr, cerr)
+		}
+		p = f.Name()
+	}
+	text, err := opts.Extract(ctx, p)
+	if err != nil {
+		return "", false, err
+	}
+	return text, true, nil
+}
+
+func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) }
+
+// storedName is the base name without its extension, plus the canonical
+// extension of the sniffed type.
+func storedName(name, ext string) string {
+	base := filepath.Base(name)
+	if e := filepath.Ext(base); e != "" {
+		base = strings.TrimSuffix(base, e)
+	}
+	if base == "" || base == "." || strings.HasPrefix(base, ".") {
+		base = "source" + base
+	}
+	return base + ext
+}
+
+// uniqueName disambiguates name against used: book.pdf, book-2.pdf, ...
+func uniqueName(name string, used map[string]bool) string {
+	if !used[name] {
+		return name
+	}
+	ext := filepath.Ext(name)
+	base := strings.TrimSuffix(name, ext)
+	for i := 2; ; i++ {
+		n := fmt.Sprintf("%s-%d%s", base, i, ext)
+		if !used[n] {
+			return n
+		}
+	}
+}
+
+// handPlaced lists the files a user put into source/ by hand, as specs.
+func handPlaced(root, sourceDir string) ([]Spec, error) {
+	dirents, err := os.ReadDir(sourceDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("curate: %w", err)
+	}
+	var specs []Spec
+	for _, d := range dirents {
+		if d.IsDir() || d.Name() == LockName || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		specs = append(specs, Spec{Source: relTo(root, filepath.Join(sourceDir, d.Name()))})
+	}
+	return specs, nil
+}
+
+func relTo(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return filepath.ToSlash(p)
+}
+
+// expand turns one spec into candidates: a URL is downloaded, a file is
+// itself, a directory or glob yields its convertible, non-hidden files in
+// lexical order.
+func expand(ctx context.Context, opts *Options, s Spec) []candidate {
+	src := strings.TrimSpace(s.Source)
+	if isURL(src) {
+		data, err := download(ctx, opts, src)
+		name := urlBaseName(src)
+		if err == nil {
+			name += sniff(data, name)
+		}
+		return []candidate{{origin: src, notes: s.Notes, name: name, data: data, err: err}}
+	}
+	p := src
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(opts.Root, p)
+	}
+	if strings.ContainsAny(src, "*?[") {
+		files, err := glob(p)
+		if err != nil {
+			return []candidate{{origin: src, notes: s.Notes, err: err}}
+		}
+		if len(files) == 0 {
+			return []candidate{{origin: src, notes: s.Notes, err: errors.New("the glob matches no convertible file")}}
+		}
+		return fileCands(opts.Root, files, s.Notes)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%s does not exist (fix or remove it in curate.yaml)", src)
+		}
+		return []candidate{{origin: src, notes: s.Notes, err: err}}
+	}
+	if !st.IsDir() {
+		return []candidate{{origin: src, notes: s.Notes, name: filepath.Base(p), path: p}}
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(fp string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if fp != p && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && convertibleExt[strings.ToLower(filepath.Ext(fp))] != "" {
+			files = append(files, fp)
+		}
+		return nil
+	})
+	if err != nil {
+		return []candidate{{origin: src, notes: s.Notes, err: err}}
+	}
+	return fileCands(opts.Root, files, s.Notes)
+}
+
+func fileCands(root string, files []string, notes string) []candidate {
+	sort.Strings(files)
+	out := make([]candidate, 0, len(files))
+	for _, f := range files {
+		out = append(out, candidate{origin: relTo(root, f), notes: notes, name: filepath.Base(f), path: f})
+	}
+	return out
+}
+
+// glob matches pattern (absolute, with / or the OS separator) where a `**`
+// segment matches any number of directories. Hidden files and directories
+// and non-convertible files are skipped.
+func glob(pattern string) ([]string, error) {
+	pattern = filepath.ToSlash(pattern)
+	segs := strings.Split(pattern, "/")
+	i := 0
+	for i < len(segs) && !strings.ContainsAny(segs[i], "*?[") {
+		i++
+	}
+	base := strings.Join(segs[:i], "/")
+	if base == "" {
+		base = "/"
+	}
+	rest := segs[i:]
+	for _, r := range rest {
+		if _, err := path.Match(r, ""); err != nil {
+			return nil, fmt.Errorf("bad glob %q: %w", pattern, err)
+		}
+	}
+	var out []string
+	err := filepath.WalkDir(filepath.FromSlash(base), func(fp string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.FromSlash(base), fp)
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if convertibleExt[strings.ToLower(filepath.Ext(fp))] == "" {
+			return nil
+		}
+		if matchSegs(rest, strings.Split(filepath.ToSlash(rel), "/")) {
+			out = append(out, fp)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func matchSegs(pat, name []string) bool {
+	if len(pat) == 0 {
+		return len(name) == 0
+	}
+	if pat[0] == "**" {
+		for k := 0; k <= len(name); k++ {
+			if matchSegs(pat[1:], name[k:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(name) == 0 {
+		return false
+	}
+	ok, _ := path.Match(pat[0], name[0])
+	return ok && matchSegs(pat[1:], name[1:])
+}

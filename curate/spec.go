@@ -1,0 +1,145 @@
+package curate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/internal/atomicfile"
+)
+
+// File is the content of knowledge/<theme>/curate.yaml.
+type File struct {
+	// Language is the wanted language (zh, en, ja, ko, ru); empty accepts any.
+	Language string `yaml:"language,omitempty"`
+	// Sources are gathered in order; the first of duplicates is kept.
+	Sources []Spec `yaml:"sources"`
+	// Quality overrides the thresholds of vibe.yaml for this theme.
+	Quality Thresholds `yaml:"quality,omitempty"`
+}
+
+// Thresholds are the optional per-theme quality thresholds. Zero means "use
+// the configured default".
+type Thresholds struct {
+	MinChars        int     `yaml:"min_chars,omitempty"`
+	MaxGarbledRatio float64 `yaml:"max_garbled_ratio,omitempty"`
+	NearDuplicate   float64 `yaml:"near_duplicate,omitempty"`
+}
+
+// Spec is one sources: entry. In YAML it is either a plain string or a
+// mapping {source: ..., notes: ...}.
+type Spec struct {
+	Source string `yaml:"source"`
+	Notes  string `yaml:"notes,omitempty"`
+}
+
+// UnmarshalYAML accepts the scalar and the mapping forms.
+func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		s.Source = n.Value
+		return nil
+	}
+	type plain Spec
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.Source) == "" {
+		return fmt.Errorf("line %d: a sources entry needs `source:` (a path, glob or URL)", n.Line)
+	}
+	*s = Spec(p)
+	return nil
+}
+
+// LoadFile reads curate.yaml. A missing file returns [ErrNoCurateFile]; an
+// unknown key or malformed entry is an error naming the file and line.
+func LoadFile(path string) (File, error) {
+	var f File
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return f, ErrNoCurateFile
+	}
+	if err != nil {
+		return f, fmt.Errorf("read %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return f, fmt.Errorf("%s: %w (see `vibe curate --help` for the format)", path, err)
+	}
+	return f, nil
+}
+
+// AppendSources adds the given sources to the sources: list of the curate.yaml
+// at path (creating it when missing), skipping those already listed. The
+// user's other entries and comments are kept (the file is edited as a YAML
+// node tree). It reports whether the file changed; the write is atomic.
+func AppendSources(path string, sources []string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	var doc yaml.Node
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if doc.Kind == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return false, fmt.Errorf("%s: the top level must be a mapping with a sources: list", path)
+	}
+	var list *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "sources" {
+			list = root.Content[i+1]
+		}
+	}
+	if list == nil {
+		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "sources"}, list)
+	}
+	if list.Kind == yaml.ScalarNode && list.Tag == "!!null" {
+		*list = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	}
+	if list.Kind != yaml.SequenceNode {
+		return false, fmt.Errorf("%s: line %d: sources: must be a list", path, list.Line)
+	}
+	have := map[string]bool{}
+	for _, it := range list.Content {
+		var s Spec
+		if err := it.Decode(&s); err == nil {
+			have[s.Source] = true
+		}
+	}
+	changed := false
+	for _, src := range sources {
+		if have[src] {
+			continue
+		}
+		have[src] = true
+		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: src})
+		changed = true
+	}
+	if !changed {
+		return false, nil
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return false, fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return false, err
+	}
+	return true, nil
+}
