@@ -1,0 +1,360 @@
+package skills
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed core/*.md
+var coreFS embed.FS
+
+// CoreName is the name of the always-loaded core skill.
+const CoreName = "core"
+
+// ErrNotFound is returned for an unknown skill or resource.
+var ErrNotFound = errors.New("skills: not found")
+
+// Header is the tier-1 front matter of a SKILL.md.
+type Header struct {
+	Name        string   `yaml:"name" json:"name"`
+	Description string   `yaml:"description" json:"description"`
+	Triggers    []string `yaml:"triggers" json:"triggers,omitempty"`
+	// Theme is the knowledge theme searched for this skill (default: Name).
+	Theme string `yaml:"theme,omitempty" json:"theme,omitempty"`
+}
+
+// Field is one parameter or card prop declared in tools.yaml.
+type Field struct {
+	Name        string `yaml:"name" json:"name"`
+	Type        string `yaml:"type" json:"type"`
+	Required    bool   `yaml:"required,omitempty" json:"required,omitempty"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+}
+
+// Plugin says how a compute tool is run: an HTTP endpoint (POST JSON) or a
+// local command (JSON on stdin, JSON on stdout). Timeout is a Go duration
+// ("10s"), default 30s.
+type Plugin struct {
+	URL     string   `yaml:"url,omitempty" json:"url,omitempty"`
+	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
+	Timeout string   `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+}
+
+// Tool is one skill-level tool from tools/tools.yaml.
+type Tool struct {
+	Name        string  `yaml:"name" json:"name"`
+	Type        string  `yaml:"type" json:"type"` // compute|collect|display|retrieve|flow
+	Description string  `yaml:"description" json:"description"`
+	CardType    string  `yaml:"card_type,omitempty" json:"card_type,omitempty"`
+	CardProps   []Field `yaml:"card_props,omitempty" json:"card_props,omitempty"`
+	WhenToCall  string  `yaml:"when_to_call,omitempty" json:"when_to_call,omitempty"`
+	Parameters  []Field `yaml:"parameters,omitempty" json:"parameters,omitempty"`
+	Returns     []Field `yaml:"returns,omitempty" json:"returns,omitempty"`
+	Plugin      *Plugin `yaml:"plugin,omitempty" json:"plugin,omitempty"`
+}
+
+// Protocol is a rules/*.md protocol file: pulled into the prompt when the
+// conversation matches one of its triggers.
+type Protocol struct {
+	Name     string   `yaml:"name" json:"name"`
+	Triggers []string `yaml:"triggers" json:"triggers"`
+	// Steps, when given, are markers whose presence in the history tells
+	// how far the protocol has progressed.
+	Steps []string `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Path  string   `yaml:"-" json:"path"`
+	Body  string   `yaml:"-" json:"-"`
+}
+
+// Skill is one loaded skill.
+type Skill struct {
+	Header
+	// Body is the SKILL.md body without front matter (tier 2).
+	Body      string
+	Tools     []Tool
+	Protocols []Protocol
+	// Embedded is true for the built-in core skill.
+	Embedded bool
+	fsys     fs.FS
+}
+
+// ReadResource returns a file of the skill by relative path (tier 3).
+func (s *Skill) ReadResource(rel string) ([]byte, error) {
+	clean := path.Clean(filepath.ToSlash(rel))
+	if clean == "." || strings.HasPrefix(clean, "../") || clean == ".." || path.IsAbs(clean) {
+		return nil, fmt.Errorf("skill %s resource %q: %w (use a path inside the skill)", s.Name, rel, ErrNotFound)
+	}
+	b, err := fs.ReadFile(s.fsys, clean)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s resource %q: %w", s.Name, rel, ErrNotFound)
+	}
+	return b, nil
+}
+
+// Resources lists the skill's files (tier 3 index).
+func (s *Skill) Resources() []string {
+	var out []string
+	_ = fs.WalkDir(s.fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// Tool returns the skill tool with that name.
+func (s *Skill) Tool(name string) (Tool, bool) {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// SplitFrontMatter splits "---\nYAML\n---\nbody" into its two parts.
+func SplitFrontMatter(b []byte) (front, body []byte, ok bool) {
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	s := strings.ReplaceAll(string(b), "\r\n", "\n")
+	if !strings.HasPrefix(s, "---\n") {
+		return nil, []byte(s), false
+	}
+	rest := s[4:]
+	i := strings.Index(rest, "\n---")
+	if i < 0 {
+		return nil, []byte(s), false
+	}
+	body0 := rest[i+4:]
+	body0 = strings.TrimPrefix(body0, "\n")
+	return []byte(rest[:i]), []byte(body0), true
+}
+
+// LoadFS loads one skill from a file system rooted at the skill directory.
+// name is used when SKILL.md does not give one.
+func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
+	raw, err := fs.ReadFile(fsys, "SKILL.md")
+	if err != nil {
+		return nil, fmt.Errorf("load skill %s: %w (every skill needs a SKILL.md)", where, err)
+	}
+	front, body, ok := SplitFrontMatter(raw)
+	sk := &Skill{fsys: fsys, Body: strings.TrimSpace(string(body))}
+	if ok {
+		if err := yaml.Unmarshal(front, &sk.Header); err != nil {
+			return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
+		}
+	}
+	if sk.Name == "" {
+		sk.Name = name
+	}
+	if sk.Theme == "" {
+		sk.Theme = sk.Name
+	}
+	if b, err := fs.ReadFile(fsys, "tools/tools.yaml"); err == nil {
+		var tf struct {
+			Tools []Tool `yaml:"tools"`
+		}
+		if err := yaml.Unmarshal(b, &tf); err != nil {
+			return nil, fmt.Errorf("load skill %s: tools/tools.yaml: %w", where, err)
+		}
+		for i, t := range tf.Tools {
+			if t.Name == "" || t.Type == "" {
+				return nil, fmt.Errorf("load skill %s: tools/tools.yaml: tools[%d]: name and type are required", where, i)
+			}
+		}
+		sk.Tools = tf.Tools
+	}
+	entries, _ := fs.ReadDir(fsys, "rules")
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		p := "rules/" + e.Name()
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("load skill %s: %s: %w", where, p, err)
+		}
+		front, body, ok := SplitFrontMatter(b)
+		pr := Protocol{Path: p, Body: strings.TrimSpace(string(body))}
+		if ok {
+			if err := yaml.Unmarshal(front, &pr); err != nil {
+				return nil, fmt.Errorf("load skill %s: %s front matter: %w", where, p, err)
+			}
+		}
+		if pr.Name == "" {
+			pr.Name = strings.TrimSuffix(e.Name(), ".md")
+		}
+		sk.Protocols = append(sk.Protocols, pr)
+	}
+	return sk, nil
+}
+
+// Core returns the embedded core skill.
+func Core() *Skill {
+	sub, _ := fs.Sub(coreFS, "core")
+	sk, err := LoadFS(sub, CoreName, "core (embedded)")
+	if err != nil {
+		panic(err) // the embedded files are part of the binary
+	}
+	sk.Embedded = true
+	return sk
+}
+
+// Set is the loaded skills of a workspace, reloaded when files change.
+type Set struct {
+	root     string
+	interval time.Duration
+	now      func() time.Time
+
+	mu      sync.RWMutex
+	skills  map[string]*Skill
+	stamp   string
+	checked time.Time
+	// OnError, when set, receives a skill that failed to load; the other
+	// skills still load. Without it the first error fails Load.
+	onError func(dir string, err error)
+}
+
+// Options configure a Set.
+type Options struct {
+	// Interval between stat checks for changes (default 2s; negative: every call).
+	Interval time.Duration
+	// OnError receives per-skill load errors; the skill is skipped.
+	OnError func(dir string, err error)
+	Now     func() time.Time
+}
+
+// Open loads every skill under root (root/<name>/SKILL.md) plus the core
+// skill. A missing root gives only the core skill.
+func Open(root string, opts Options) (*Set, error) {
+	s := &Set{root: root, interval: opts.Interval, now: opts.Now, onError: opts.OnError}
+	if s.interval == 0 {
+		s.interval = 2 * time.Second
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.reload(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// stampOf summarises the modification times and sizes of every file.
+func (s *Set) stampOf() string {
+	var sb strings.Builder
+	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && !d.IsDir() {
+			fmt.Fprintf(&sb, "%s|%d|%d\n", p, info.ModTime().UnixNano(), info.Size())
+		}
+		return nil
+	})
+	return sb.String()
+}
+
+func (s *Set) reload() error {
+	stamp := s.stampOf()
+	m := map[string]*Skill{CoreName: Core()}
+	entries, err := os.ReadDir(s.root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("load skills %s: %w", s.root, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(s.root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); err != nil {
+			continue
+		}
+		sk, err := LoadFS(os.DirFS(dir), e.Name(), dir)
+		if err != nil {
+			if s.onError != nil {
+				s.onError(dir, err)
+				continue
+			}
+			return err
+		}
+		m[sk.Name] = sk
+	}
+	s.mu.Lock()
+	s.skills, s.stamp, s.checked = m, stamp, s.now()
+	s.mu.Unlock()
+	return nil
+}
+
+// Refresh reloads the skills if any file changed since the last check and the
+// check interval has passed. It is cheap to call on every request.
+func (s *Set) Refresh() error {
+	s.mu.RLock()
+	due := s.interval < 0 || s.now().Sub(s.checked) >= s.interval
+	stamp := s.stamp
+	s.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	if s.stampOf() == stamp {
+		s.mu.Lock()
+		s.checked = s.now()
+		s.mu.Unlock()
+		return nil
+	}
+	return s.reload()
+}
+
+// Get returns a skill by name.
+func (s *Set) Get(name string) (*Skill, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sk, ok := s.skills[name]
+	if !ok {
+		return nil, fmt.Errorf("skill %q: %w (see `vibe serve` GET /api/skills for the list)", name, ErrNotFound)
+	}
+	return sk, nil
+}
+
+// Headers returns the tier-1 headers of every skill except core, by name.
+func (s *Set) Headers() []Header {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Header, 0, len(s.skills))
+	for _, sk := range s.skills {
+		if sk.Name != CoreName {
+			out = append(out, sk.Header)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Match returns the skill whose triggers best match text ("" when none).
+func (s *Set) Match(text string) string {
+	low := strings.ToLower(text)
+	best, bestN := "", 0
+	for _, h := range s.Headers() {
+		n := 0
+		for _, t := range h.Triggers {
+			if t != "" && strings.Contains(low, strings.ToLower(t)) {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = h.Name, n
+		}
+	}
+	return best
+}

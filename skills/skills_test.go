@@ -1,0 +1,115 @@
+package skills
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenFixture(t *testing.T) {
+	s, err := Open(filepath.Join("..", "runtime", "testdata", "skills"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := s.Headers()
+	if len(hs) != 1 || hs[0].Name != "bazi" || hs[0].Theme != "bazi" {
+		t.Fatalf("headers = %+v", hs)
+	}
+	sk, err := s.Get("bazi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sk.Tools) != 2 || sk.Tools[0].Plugin == nil || sk.Tools[1].CardType != "bazi_chart" {
+		t.Fatalf("tools = %+v", sk.Tools)
+	}
+	if len(sk.Protocols) != 1 || sk.Protocols[0].Name != "reading" || len(sk.Protocols[0].Steps) != 3 {
+		t.Fatalf("protocols = %+v", sk.Protocols)
+	}
+	if !strings.Contains(sk.Body, "collect_info") || strings.Contains(sk.Body, "triggers:") {
+		t.Fatalf("body = %q", sk.Body)
+	}
+	core, err := s.Get(CoreName)
+	if err != nil || !core.Embedded || !strings.Contains(core.Body, "use_skill") {
+		t.Fatalf("core = %+v, %v", core, err)
+	}
+	tests := []struct {
+		rel     string
+		wantErr bool
+	}{
+		{"knowledge/rules.yaml", false},
+		{"rules/reading.md", false},
+		{"../bazi/SKILL.md", true},
+		{"/etc/passwd", true},
+		{"missing.md", true},
+	}
+	for _, tt := range tests {
+		_, err := sk.ReadResource(tt.rel)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("ReadResource(%q) err = %v", tt.rel, err)
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			t.Errorf("ReadResource(%q) err not ErrNotFound: %v", tt.rel, err)
+		}
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"帮我看看八字", "bazi"},
+		{"what is my bazi", "bazi"},
+		{"今天天气", ""},
+	} {
+		if got := s.Match(tt.text); got != tt.want {
+			t.Errorf("Match(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestReloadAndCoreOverride(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/SKILL.md", "---\nname: a\ndescription: first\n---\nbody")
+	now := time.Unix(1000, 0)
+	s, err := Open(root, Options{Interval: time.Second, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("a/SKILL.md", "---\nname: a\ndescription: second version\n---\nbody")
+	write("core/SKILL.md", "---\nname: core\ndescription: mine\n---\nmy persona")
+	if err := s.Refresh(); err != nil { // interval not passed: no reload
+		t.Fatal(err)
+	}
+	if sk, _ := s.Get("a"); sk.Description != "first" {
+		t.Fatalf("reloaded before the interval: %q", sk.Description)
+	}
+	now = now.Add(2 * time.Second)
+	if err := s.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if sk, _ := s.Get("a"); sk.Description != "second version" {
+		t.Fatalf("not reloaded: %q", sk.Description)
+	}
+	if c, _ := s.Get(CoreName); c.Body != "my persona" || c.Embedded {
+		t.Fatalf("core not overridden: %+v", c)
+	}
+	write("b/tools/tools.yaml", "tools: [{name: x}]")
+	write("b/SKILL.md", "---\nname: b\n---\n")
+	var bad []string
+	if _, err := Open(root, Options{OnError: func(dir string, err error) { bad = append(bad, err.Error()) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || !strings.Contains(bad[0], "tools[0]") {
+		t.Fatalf("bad = %v", bad)
+	}
+	if _, err := Open(root, Options{}); err == nil || !strings.Contains(err.Error(), "tools.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+}
