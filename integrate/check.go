@@ -1,7 +1,6 @@
 package integrate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -120,7 +120,7 @@ type loaded struct {
 
 // loadYAML reads and decodes one knowledge file, recording positions.
 // A missing or undecodable file is a finding, not an error.
-func (c *checker) loadYAML(path string, into any, required bool) (*loaded, bool) {
+func (c *checker) loadYAML(path, kind string, into any, required bool) (*loaded, bool) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if required {
@@ -132,15 +132,26 @@ func (c *checker) loadYAML(path string, into any, required bool) (*loaded, bool)
 		c.add(SevError, "VIBE001", "schema.unreadable", "", path, pos{1, 1}, "cannot read: %v", err)
 		return nil, false
 	}
+	problems, err := schema.ValidateYAML(kind, data)
+	if err != nil {
+		return nil, false
+	}
+	for _, p := range problems {
+		at := p.Path
+		if at == "" {
+			at = "/"
+		}
+		c.add(SevError, "VIBE001", "schema.invalid", "", path, pos{p.Line, p.Column}, "%s: %s", at, p.Message)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		c.add(SevError, "VIBE001", "schema.yaml-syntax", "", path, yamlErrPos(err), "invalid YAML: %v", err)
 		return nil, false
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(into); err != nil {
-		c.add(SevError, "VIBE001", "schema.invalid", "", path, yamlErrPos(err), "does not match the schema: %v", err)
+	if err := yaml.Unmarshal(data, into); err != nil {
+		if len(problems) == 0 {
+			c.add(SevError, "VIBE001", "schema.invalid", "", path, yamlErrPos(err), "does not match the schema: %v", err)
+		}
 		return nil, false
 	}
 	ix, dups := itemIndex{}, map[string][]pos{}
@@ -183,10 +194,10 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	var patF knowledge.PatternsFile
 	var ruleF knowledge.RulesFile
 	var tools ToolsFile
-	sopL, sopOK := c.loadYAML(filepath.Join(kdir, "sop.yaml"), &sopF, true)
-	patL, patOK := c.loadYAML(filepath.Join(kdir, "patterns.yaml"), &patF, true)
-	ruleL, ruleOK := c.loadYAML(filepath.Join(kdir, "rules.yaml"), &ruleF, true)
-	toolsL, toolsOK := c.loadYAML(filepath.Join(opt.SkillDir, "tools", "tools.yaml"), &tools, false)
+	sopL, sopOK := c.loadYAML(filepath.Join(kdir, "sop.yaml"), schema.SOP, &sopF, true)
+	patL, patOK := c.loadYAML(filepath.Join(kdir, "patterns.yaml"), schema.Patterns, &patF, true)
+	ruleL, ruleOK := c.loadYAML(filepath.Join(kdir, "rules.yaml"), schema.Rules, &ruleF, true)
+	toolsL, toolsOK := c.loadYAML(filepath.Join(opt.SkillDir, "tools", "tools.yaml"), schema.Tools, &tools, false)
 	_ = toolsL
 
 	// Unique ids across files.
