@@ -255,6 +255,7 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 	defer cancel(nil)
 
 	results := make([]FileResult, len(jobs))
+	done := make([]bool, len(jobs))
 	idx := make(chan int)
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -263,8 +264,12 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 		go func() {
 			defer wg.Done()
 			for i := range idx {
+				if ctx.Err() != nil {
+					continue // aborted: leave the rest undone
+				}
 				r := convertOne(ctx, jobs[i], opts)
 				results[i] = r
+				done[i] = true
 				if r.Status == StatusFailed && opts.OnError != nil {
 					errMu.Lock()
 					abort := opts.OnError(jobs[i].src, r.err)
@@ -279,12 +284,10 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 			}
 		}()
 	}
-	sent := 0
 feed:
 	for i := range jobs {
 		select {
 		case idx <- i:
-			sent++
 		case <-ctx.Done():
 			break feed
 		}
@@ -293,7 +296,10 @@ feed:
 	wg.Wait()
 
 	var rep Report
-	for _, r := range results[:sent] {
+	for i, r := range results {
+		if !done[i] {
+			continue
+		}
 		switch r.Status {
 		case StatusConverted:
 			rep.Converted++
