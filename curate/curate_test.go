@@ -1,0 +1,365 @@
+package curate
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const enText = `Brewing green tea. If the water is boiling, then let it cool to eighty degrees before pouring.
+Every leaf must be rinsed once. Steep the leaves for two minutes, then pour out all the liquor so the leaves do not stew.
+A second infusion takes a little longer than the first. Keep the pot warm between infusions and never leave leaves soaking.`
+
+const zhBase = `绿茶冲泡之法。若水已沸，则应稍候，待其降至八十度再注水。凡投茶，必先温杯。投茶之后，浸泡两分钟即出汤，
+出汤务尽，勿使茶叶久浸。第二泡时间稍长于第一泡。两泡之间，壶宜保温，切勿令茶叶久泡于水中。此法适用于龙井、碧螺春等名茶。
+水质以山泉为上，江水次之，井水为下。器以白瓷为佳，便于观色。`
+
+var zhText = strings.Repeat(zhBase, 2)
+
+var tagRE = regexp.MustCompile(`<[^>]+>`)
+
+// fakeExtract strips tags, like a converter would, so an HTML page and a TXT
+// file with the same words are near-duplicates.
+func fakeExtract(ctx context.Context, p string) (string, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return tagRE.ReplaceAllString(string(b), " "), nil
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fixedNow() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+func mixedWorkspace(t *testing.T) (root string) {
+	root = t.TempDir()
+	in := filepath.Join(root, "in")
+	write(t, in, "a-green.txt", enText)
+	write(t, in, "b-copy.txt", enText) // exact duplicate
+	write(t, in, "c-page.html", "<!DOCTYPE html><html><body><h1>Brewing</h1><p>"+strings.ReplaceAll(enText, "\n", "</p><p>")+"</p></body></html>")
+	write(t, in, "d-junk.txt", "too short")
+	write(t, in, "e-zh.md", "# 绿茶\n\n"+zhText)
+	write(t, in, "f-garbled.txt", strings.Repeat("\uFFFD\uFFFD\uFFFDab", 100))
+	write(t, in, "g-binary.txt", "\x00\x01\x02binary")
+	write(t, in, ".hidden.txt", enText+" hidden")
+	write(t, in, "notes.csv", "a,b,c")
+	write(t, in, "sub/h-other.txt", strings.Repeat("Oolong is rolled and partly oxidised; rinse it with boiling water and pour at once. ", 5))
+	return root
+}
+
+func TestRunMixedDirectory(t *testing.T) {
+	root := mixedWorkspace(t)
+	src := filepath.Join(root, "knowledge/tea/source")
+	tests := []struct {
+		lang string
+		want map[string]string // origin -> "kept" or a substring of the reason
+	}{
+		{"", map[string]string{
+			"in/a-green.txt":     "kept",
+			"in/b-copy.txt":      "duplicate of in/a-green.txt",
+			"in/c-page.html":     "near-duplicate of in/a-green.txt",
+			"in/d-junk.txt":      "too little text",
+			"in/e-zh.md":         "kept",
+			"in/f-garbled.txt":   "garbled",
+			"in/g-binary.txt":    "unsupported type",
+			"in/sub/h-other.txt": "kept",
+		}},
+		{"en", map[string]string{
+			"in/a-green.txt": "kept",
+			"in/e-zh.md":     "wrong language (detected zh, wanted en)",
+		}},
+		{"zh", map[string]string{
+			"in/a-green.txt": "wrong language (detected en, wanted zh)",
+			"in/e-zh.md":     "kept",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run("lang="+tt.lang, func(t *testing.T) {
+			res, err := Run(context.Background(), Options{
+				Root: root, SourceDir: src, Sources: []Spec{{Source: "in"}},
+				Language: tt.lang, Extract: fakeExtract, Now: fixedNow,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]Entry{}
+			for _, e := range res.Lock.Sources {
+				got[e.Origin] = e
+			}
+			if _, ok := got["in/.hidden.txt"]; ok {
+				t.Errorf("hidden file gathered")
+			}
+			if _, ok := got["in/notes.csv"]; ok {
+				t.Errorf("csv gathered from a directory")
+			}
+			for origin, want := range tt.want {
+				e, ok := got[origin]
+				if !ok {
+					t.Errorf("%s: missing from lock", origin)
+					continue
+				}
+				if want == "kept" {
+					if e.Status != StatusKept {
+						t.Errorf("%s: dropped (%s), want kept", origin, e.Reason)
+					} else if _, err := os.Stat(filepath.Join(src, e.File)); err != nil {
+						t.Errorf("%s: kept but not stored: %v", origin, err)
+					}
+					continue
+				}
+				if e.Status != StatusDropped || !strings.Contains(e.Reason, want) {
+					t.Errorf("%s: status %s reason %q, want dropped with %q", origin, e.Status, e.Reason, want)
+				}
+				if e.File != "" {
+					t.Errorf("%s: dropped entry has file %q", origin, e.File)
+				}
+			}
+			// Only kept files are in source/.
+			ents, _ := os.ReadDir(src)
+			for _, d := range ents {
+				if d.Name() == LockName {
+					continue
+				}
+				found := false
+				for _, e := range res.Lock.Sources {
+					found = found || (e.Status == StatusKept && e.File == d.Name())
+				}
+				if !found {
+					t.Errorf("source/%s is not a kept entry", d.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestRunIdempotentAndRemoval(t *testing.T) {
+	root := mixedWorkspace(t)
+	src := filepath.Join(root, "knowledge/tea/source")
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "in/**/*.txt"}, {Source: "in/e-zh.md"}}, Extract: fakeExtract, Now: fixedNow}
+	first, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Changed || first.Kept() != 3 {
+		t.Fatalf("first run: changed %v kept %d, want true 3: %+v", first.Changed, first.Kept(), first.Lock.Sources)
+	}
+	lock1, _ := os.ReadFile(filepath.Join(src, LockName))
+	opts.Now = func() time.Time { return fixedNow().Add(time.Hour) }
+	second, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock2, _ := os.ReadFile(filepath.Join(src, LockName))
+	if second.Changed || string(lock1) != string(lock2) {
+		t.Errorf("re-run changed something:\n%s\n---\n%s", lock1, lock2)
+	}
+	// Round-trip: the lock on disk reads back to the result.
+	l, err := ReadLock(filepath.Join(src, LockName))
+	if err != nil || len(l.Sources) != len(second.Lock.Sources) {
+		t.Fatalf("ReadLock: %v, %d entries", err, len(l.Sources))
+	}
+	for i := range l.Sources {
+		if !l.Sources[i].GatheredAt.Equal(second.Lock.Sources[i].GatheredAt) || !sameEntry(l.Sources[i], second.Lock.Sources[i]) {
+			t.Errorf("entry %d round-trip: %+v vs %+v", i, l.Sources[i], second.Lock.Sources[i])
+		}
+	}
+	// Drop a source: its stored file goes.
+	opts.Sources = opts.Sources[1:]
+	third, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(third.Removed) != 2 || third.Kept() != 1 {
+		t.Errorf("removed %v kept %d, want 2 removed, 1 kept", third.Removed, third.Kept())
+	}
+}
+
+func TestRunCollisionsAndHandPlaced(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "x/book.txt", enText)
+	write(t, root, "y/book.txt", strings.Repeat("Bonsai wiring: if a branch bends too far, then remove the wire at once and wait a season. ", 4))
+	src := filepath.Join(root, "knowledge/b/source")
+	res, err := Run(context.Background(), Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "x/book.txt"}, {Source: "y/book.txt"}}, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lock.Sources[0].File != "book.txt" || res.Lock.Sources[1].File != "book-2.txt" {
+		t.Errorf("names %q %q, want book.txt book-2.txt", res.Lock.Sources[0].File, res.Lock.Sources[1].File)
+	}
+	// Files put into source/ by hand are the sources when none are listed.
+	hand := filepath.Join(root, "knowledge/h/source")
+	write(t, hand, "mine.txt", enText)
+	res, err = Run(context.Background(), Options{Root: root, SourceDir: hand, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept() != 1 || res.Lock.Sources[0].Origin != "knowledge/h/source/mine.txt" || res.Lock.Sources[0].File != "mine.txt" {
+		t.Errorf("hand-placed: %+v", res.Lock.Sources)
+	}
+	if _, err := Run(context.Background(), Options{Root: root, SourceDir: filepath.Join(root, "knowledge/none/source")}); err != ErrNothingToGather {
+		t.Errorf("empty theme: err %v, want ErrNothingToGather", err)
+	}
+}
+
+func TestRunURLs(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream") // wrong on purpose
+		w.Write([]byte("<html><body><p>" + enText + "</p></body></html>"))
+	})
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/zh.txt", http.StatusFound) })
+	mux.HandleFunc("/zh.txt", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(zhText)) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush() // no Content-Length: the cap must hold while reading
+		for i := 0; i < 100; i++ {
+			w.Write([]byte(strings.Repeat("x", 1000)))
+		}
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	mux.HandleFunc("/missing", http.NotFound)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	root := t.TempDir()
+	src := filepath.Join(root, "knowledge/u/source")
+	specs := []Spec{}
+	for _, p := range []string{"/page", "/loop", "/hop", "/big", "/slow", "/missing"} {
+		specs = append(specs, Spec{Source: srv.URL + p})
+	}
+	res, err := Run(context.Background(), Options{
+		Root: root, SourceDir: src, Sources: specs, Extract: fakeExtract, Now: fixedNow,
+		MaxDownloadBytes: 50_000, DownloadTimeout: 300 * time.Millisecond, MaxRedirects: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ status, file, mtype, reason string }{
+		{StatusKept, "page.html", "text/html", ""},
+		{StatusDropped, "", "", "more than 3 redirects"},
+		{StatusKept, "hop.txt", "text/plain", ""},
+		{StatusDropped, "", "", "curate.max_download_bytes"},
+		{StatusDropped, "", "", "curate.download_timeout"},
+		{StatusDropped, "", "", "404"},
+	}
+	for i, w := range want {
+		e := res.Lock.Sources[i]
+		if e.Status != w.status || e.File != w.file || e.MediaType != w.mtype || !strings.Contains(e.Reason, w.reason) {
+			t.Errorf("%s: got %s %q %q %q, want %s %q %q reason containing %q", e.Origin, e.Status, e.File, e.MediaType, e.Reason, w.status, w.file, w.mtype, w.reason)
+		}
+		if w.status == StatusDropped && !e.Failed {
+			t.Errorf("%s: download problem not marked failed", e.Origin)
+		}
+	}
+	if res.Failed() != 4 {
+		t.Errorf("Failed() = %d, want 4", res.Failed())
+	}
+}
+
+func TestAppendSources(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "curate.yaml")
+	orig := "# my tea books\nlanguage: en # English only\nsources:\n  - source: books/\n    notes: the shelf\n  - extra.txt\n"
+	write(t, dir, "curate.yaml", orig)
+	changed, err := AppendSources(p, []string{"extra.txt", "https://example.org/x.html", "books/", "new/*.md"})
+	if err != nil || !changed {
+		t.Fatalf("changed %v err %v", changed, err)
+	}
+	f, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range f.Sources {
+		got = append(got, s.Source)
+	}
+	if strings.Join(got, "|") != "books/|extra.txt|https://example.org/x.html|new/*.md" || f.Language != "en" || f.Sources[0].Notes != "the shelf" {
+		t.Errorf("after append: %+v", f)
+	}
+	data, _ := os.ReadFile(p)
+	if !strings.Contains(string(data), "# my tea books") || !strings.Contains(string(data), "# English only") {
+		t.Errorf("comments lost:\n%s", data)
+	}
+	changed, err = AppendSources(p, []string{"extra.txt"})
+	if err != nil || changed {
+		t.Errorf("second append: changed %v err %v, want false nil", changed, err)
+	}
+	// A missing file is created.
+	q := filepath.Join(dir, "new.yaml")
+	if _, err := AppendSources(q, []string{"a.pdf"}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := LoadFile(q); err != nil || len(f.Sources) != 1 || f.Sources[0].Source != "a.pdf" {
+		t.Errorf("created file: %+v %v", f, err)
+	}
+	// Unknown keys name the line.
+	write(t, dir, "bad.yaml", "sources: []\nlangauge: en\n")
+	if _, err := LoadFile(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("typo: err %v, want one naming line 2", err)
+	}
+}
+
+func TestMeasureAndSniff(t *testing.T) {
+	tests := []struct {
+		text, script string
+	}{
+		{enText, "en"},
+		{zhText, "zh"},
+		{"これは日本語の文章です。お茶を淹れる。", "ja"},
+		{"차를 우리는 방법입니다", "ko"},
+		{"Чай заваривают горячей водой", "ru"},
+		{"绿茶 green tea 龙井 Longjing 的冲泡方法", "zh"},
+	}
+	for _, tt := range tests {
+		if got := measure(tt.text).script; got != tt.script {
+			t.Errorf("measure(%.20q).script = %s, want %s", tt.text, got, tt.script)
+		}
+	}
+	sniffs := []struct {
+		data, name, ext string
+	}{
+		{"%PDF-1.7 ...", "x.txt", ".pdf"},
+		{"PK\x03\x04....mimetypeapplication/epub+zip", "x.zip", ".epub"},
+		{"PK\x03\x04....word/document.xml", "x", ".docx"},
+		{"PK\x03\x04....other", "x.docx", ""},
+		{"\xff\xfeh\x00i\x00", "x.bin", ".txt"},
+		{"  <!DOCTYPE HTML><html>", "x.txt", ".html"},
+		{"# Title\n\ntext", "x.md", ".md"},
+		{"plain", "x.pdf", ".txt"},
+		{"\x00\x00\x00", "x.txt", ""},
+	}
+	for _, s := range sniffs {
+		if got := sniff([]byte(s.data), s.name); got != s.ext {
+			t.Errorf("sniff(%q, %s) = %q, want %q", s.data, s.name, got, s.ext)
+		}
+	}
+	a, _ := sketch(enText)
+	b, _ := sketch(strings.ToUpper(strings.ReplaceAll(enText, " ", "  ")))
+	c, _ := sketch(zhText)
+	if s := similarity(a, b); s < 0.99 {
+		t.Errorf("same text, different spacing: similarity %.2f", s)
+	}
+	if s := similarity(a, c); s > 0.1 {
+		t.Errorf("different texts: similarity %.2f", s)
+	}
+}
