@@ -1,0 +1,146 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vibelife/vibe/knowledge"
+)
+
+// MemStore is an in-memory knowledge.MemoryStore, for tests and for
+// `vibe serve` without a database. It is safe for concurrent use.
+type MemStore struct {
+	Now func() time.Time
+
+	mu        sync.Mutex
+	profiles  map[string]json.RawMessage
+	convs     map[string]knowledge.Conversation
+	messages  map[string][]knowledge.StoredMessage
+	summaries map[string]knowledge.Summary
+}
+
+// NewMemStore returns an empty MemStore.
+func NewMemStore() *MemStore {
+	return &MemStore{
+		Now:       time.Now,
+		profiles:  map[string]json.RawMessage{},
+		convs:     map[string]knowledge.Conversation{},
+		messages:  map[string][]knowledge.StoredMessage{},
+		summaries: map[string]knowledge.Summary{},
+	}
+}
+
+var _ knowledge.MemoryStore = (*MemStore)(nil)
+
+// EnsureUser implements knowledge.MemoryStore.
+func (m *MemStore) EnsureUser(ctx context.Context, userID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.profiles[userID]; !ok {
+		m.profiles[userID] = json.RawMessage(`{}`)
+	}
+	return nil
+}
+
+// Profile implements knowledge.MemoryStore.
+func (m *MemStore) Profile(ctx context.Context, userID string) (json.RawMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.profiles[userID]
+	if !ok {
+		return json.RawMessage(`{}`), nil
+	}
+	return append(json.RawMessage(nil), p...), nil
+}
+
+// SaveProfile implements knowledge.MemoryStore.
+func (m *MemStore) SaveProfile(ctx context.Context, userID string, p json.RawMessage) error {
+	if !json.Valid(p) {
+		return fmt.Errorf("save profile of %s: invalid JSON", userID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.profiles[userID] = append(json.RawMessage(nil), p...)
+	return nil
+}
+
+func (m *MemStore) conv(userID, id string) (knowledge.Conversation, error) {
+	c, ok := m.convs[id]
+	if ok && c.UserID != userID {
+		return c, fmt.Errorf("conversation %s: %w", id, knowledge.ErrNotFound)
+	}
+	if !ok {
+		now := m.Now()
+		c = knowledge.Conversation{ID: id, UserID: userID, CreatedAt: now, UpdatedAt: now}
+		m.convs[id] = c
+	}
+	return c, nil
+}
+
+// Conversation implements knowledge.MemoryStore.
+func (m *MemStore) Conversation(ctx context.Context, userID, id string) (knowledge.Conversation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conv(userID, id)
+}
+
+// AppendMessages implements knowledge.MemoryStore.
+func (m *MemStore) AppendMessages(ctx context.Context, userID, convID string, msgs []knowledge.StoredMessage) ([]knowledge.StoredMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, err := m.conv(userID, convID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]knowledge.StoredMessage, len(msgs))
+	for i, msg := range msgs {
+		msg.ConversationID = convID
+		msg.Seq = len(m.messages[convID]) + 1
+		if msg.CreatedAt.IsZero() {
+			msg.CreatedAt = m.Now()
+		}
+		m.messages[convID] = append(m.messages[convID], msg)
+		out[i] = msg
+	}
+	c.UpdatedAt = m.Now()
+	m.convs[convID] = c
+	return out, nil
+}
+
+// Messages implements knowledge.MemoryStore.
+func (m *MemStore) Messages(ctx context.Context, userID, convID string, n int) ([]knowledge.StoredMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.conv(userID, convID); err != nil {
+		return nil, err
+	}
+	all := m.messages[convID]
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return append([]knowledge.StoredMessage(nil), all...), nil
+}
+
+// Summary implements knowledge.MemoryStore.
+func (m *MemStore) Summary(ctx context.Context, userID, convID string) (knowledge.Summary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.conv(userID, convID); err != nil {
+		return knowledge.Summary{}, err
+	}
+	return m.summaries[convID], nil
+}
+
+// SaveSummary implements knowledge.MemoryStore.
+func (m *MemStore) SaveSummary(ctx context.Context, userID string, s knowledge.Summary) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.conv(userID, s.ConversationID); err != nil {
+		return err
+	}
+	m.summaries[s.ConversationID] = s
+	return nil
+}
