@@ -7,5 +7,6 @@ import "github.com/spf13/cobra"
 func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newConfigCmd(a),
+		newCurateCmd(a),
 	}
 }

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/curate"
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// curateOptions are the inputs of `vibe curate`.
+type curateOptions struct {
+	IO        *iostreams.IOStreams
+	Workspace func() (*workspace.Workspace, error)
+	Config    func() (*workspace.Config, error)
+	Extract   curate.ExtractFunc
+
+	Theme string
+	From  []string
+	JSON  bool
+	Quiet bool
+}
+
+func newCurateCmd(a *app) *cobra.Command {
+	return newCurateCmdWith(a, nil)
+}
+
+func newCurateCmdWith(a *app, runF func(context.Context, *curateOptions) error) *cobra.Command {
+	opts := &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: convertText}
+	cmd := &cobra.Command{
+		Use:   "curate <theme>",
+		Short: "Gather a theme's sources into knowledge/<theme>/source/, deduplicated and quality-checked",
+		Long: `Gather the sources listed in knowledge/<theme>/curate.yaml (and any given with
+--from) into knowledge/<theme>/source/, and record every decision in
+knowledge/<theme>/source/sources.lock.json.
+
+A source is a file, a directory (searched recursively for PDF, EPUB, DOCX,
+HTML, TXT and Markdown files; hidden files are skipped), a glob such as
+'books/**/*.pdf', or an http(s) URL (downloaded within curate.max_download_bytes,
+curate.download_timeout and curate.max_redirects; its type is sniffed from the
+bytes). Relative paths are relative to the workspace.
+
+Exact duplicates (same bytes) and near-duplicates (the same text in another
+format) are kept once; sources with too little text (curate.min_chars), mostly
+garbled characters (curate.max_garbled_ratio) or in the wrong language (when
+curate.yaml sets language:) are dropped with the reason recorded. Sources given
+with --from are added to curate.yaml so 'vibe build' gathers them again.
+Files no source names any more are removed from source/. A re-run with nothing
+changed writes nothing.
+
+curate.yaml:
+
+  language: zh              # optional: zh, en, ja, ko, ru
+  sources:
+    - books/                # a directory
+    - 'scans/**/*.pdf'      # a glob
+    - source: https://example.org/ziping.html
+      notes: the online edition
+  quality:                  # optional, overrides vibe.yaml curate.*
+    min_chars: 500
+    max_garbled_ratio: 0.1
+    near_duplicate: 0.8
+
+Without curate.yaml and --from, the files already in source/ are the sources.
+Exit status 1 when some source could not be read or downloaded.`,
+		Example: `  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
+  vibe curate bazi                       # gather what curate.yaml lists again
+  vibe curate tea --from 'notes/**/*.md' --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			opts.Theme = theme
+			opts.Quiet = a.quiet
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return curateRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob or URL) to curate.yaml and gather it; repeatable")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock (every source, kept or dropped and why) as JSON")
+	return cmd
+}
+
+// stageCurate is the curate stage of `vibe build`.
+func (a *app) stageCurate(ctx context.Context, theme string) error {
+	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: convertText, Theme: theme, Quiet: a.quiet})
+}
+
+// convertText extracts a document's text with the converter, for curate's
+// quality and near-duplicate checks.
+func convertText(ctx context.Context, path string) (string, error) {
+	doc, err := convert.Convert(ctx, path, convert.Options{})
+	if err != nil {
+		return "", err
+	}
+	return doc.Markdown, nil
+}
+
+func curateRun(ctx context.Context, opts *curateOptions) error {
+	ws, err := opts.Workspace()
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	curateFile := ws.CurateFile(opts.Theme)
+	if len(opts.From) > 0 {
+		from := make([]string, len(opts.From))
+		for i, f := range opts.From {
+			from[i] = workspaceRelative(ws.Root, f)
+		}
+		if err := os.MkdirAll(filepath.Dir(curateFile), 0o755); err != nil {
+			return fmt.Errorf("curate %s: %w", opts.Theme, err)
+		}
+		changed, err := curate.AppendSources(curateFile, from)
+		if err != nil {
+			return err
+		}
+		if changed && !opts.Quiet && !opts.JSON {
+			fmt.Fprintf(opts.IO.ErrOut, "added to %s: %s\n", ws.Rel(curateFile), strings.Join(from, ", "))
+		}
+	}
+	f, err := curate.LoadFile(curateFile)
+	if err != nil && !errors.Is(err, curate.ErrNoCurateFile) {
+		return err
+	}
+	q := f.Quality
+	ro := curate.Options{
+		Root:             ws.Root,
+		SourceDir:        ws.SourceDir(opts.Theme),
+		Sources:          f.Sources,
+		Language:         f.Language,
+		MinChars:         firstNonZero(q.MinChars, cfg.Curate.MinChars),
+		MaxGarbledRatio:  firstNonZeroF(q.MaxGarbledRatio, cfg.Curate.MaxGarbledRatio),
+		NearDuplicate:    q.NearDuplicate,
+		MaxDownloadBytes: cfg.Curate.MaxDownloadBytes,
+		DownloadTimeout:  cfg.Curate.DownloadTimeout,
+		MaxRedirects:     cfg.Curate.MaxRedirects,
+		Extract:          opts.Extract,
+	}
+	res, err := curate.Run(ctx, ro)
+	if errors.Is(err, curate.ErrNothingToGather) {
+		return withHint(fmt.Errorf("curate %s: no sources: %s lists none and %s is empty", opts.Theme, ws.Rel(curateFile), ws.Rel(ws.SourceDir(opts.Theme))),
+			fmt.Sprintf("vibe curate %s --from PATH|DIR|'GLOB'|URL (repeatable), or list sources: in %s", opts.Theme, ws.Rel(curateFile)))
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := printJSON(opts.IO.Out, res.Lock); err != nil {
+			return err
+		}
+	} else {
+		w := opts.IO.Out
+		for _, e := range res.Lock.Sources {
+			if e.Status == curate.StatusKept {
+				name := ""
+				if filepath.Base(e.Origin) != e.File {
+					name = " -> " + e.File
+				}
+				fmt.Fprintf(w, "kept     %s%s\n", e.Origin, name)
+			} else {
+				fmt.Fprintf(w, "dropped  %s: %s\n", e.Origin, e.Reason)
+			}
+		}
+		for _, r := range res.Removed {
+			fmt.Fprintf(w, "removed  %s (no source names it any more)\n", r)
+		}
+		state := "updated"
+		if !res.Changed {
+			state = "unchanged"
+		}
+		fmt.Fprintf(w, "curate %s: %d kept, %d dropped, %s (%s)\n", opts.Theme, res.Kept(), res.Dropped(), state, ws.Rel(filepath.Join(ws.SourceDir(opts.Theme), curate.LockName)))
+	}
+	if n := res.Failed(); n > 0 {
+		return withExit(exitFailure, fmt.Errorf("curate %s: %d source(s) could not be read or downloaded (see above)", opts.Theme, n))
+	}
+	return nil
+}
+
+// workspaceRelative records a --from path relative to the workspace when it
+// lies inside it, so curate.yaml stays portable; URLs and globs outside are
+// kept as given (made absolute).
+func workspaceRelative(root, src string) string {
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "~/") {
+		return src
+	}
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return src
+	}
+	if rel, err := filepath.Rel(root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(abs)
+}
+
+func firstNonZero(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func firstNonZeroF(a, b float64) float64 {
+	if a != 0 {
+		return a
+	}
+	return b
+}
