@@ -1,0 +1,160 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+)
+
+// OfflineExtractor names the offline heuristic in meta.extractor.
+const OfflineExtractor = "offline-heuristic/1"
+
+// ErrNoChunks means there is nothing to extract from.
+var ErrNoChunks = errors.New("no chunks to extract from")
+
+// Options configure a run.
+type Options struct {
+	// Theme names the skill.
+	Theme string
+	// Chunks are the theme's chunks, from the store.
+	Chunks []chunk.Chunk
+	// Previous are the existing files, for stable ids; nil for a first build.
+	Previous *knowledge.Files
+}
+
+// Counts says how many items of each kind were produced.
+type Counts struct {
+	Phases, Steps, Patterns, RedFlags, Tier1, Tier2, Tier3 int
+	// Dropped counts candidates whose quote was not found in their chunk.
+	Dropped int
+	// Kept counts items that kept their id from the previous files.
+	Kept int
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Files  knowledge.Files
+	Counts Counts
+}
+
+// Run extracts the knowledge files offline.
+func Run(ctx context.Context, opt Options) (Result, error) {
+	if len(opt.Chunks) == 0 {
+		return Result{}, fmt.Errorf("extract %s: %w: run `vibe ingest %s` first", opt.Theme, ErrNoChunks, opt.Theme)
+	}
+	files, err := Offline(ctx, opt.Theme, opt.Chunks)
+	if err != nil {
+		return Result{}, fmt.Errorf("extract %s: %w", opt.Theme, err)
+	}
+	var res Result
+	res.Counts.Dropped = Verify(&files, opt.Chunks)
+	res.Counts.Kept = StableIDs(&files, opt.Previous)
+	res.Files = files
+	res.Counts.count(files)
+	return res, nil
+}
+
+func (c *Counts) count(f knowledge.Files) {
+	c.Phases = len(f.SOP.SOP.Phases)
+	c.Steps = 0
+	for _, p := range f.SOP.SOP.Phases {
+		c.Steps += len(p.Steps)
+	}
+	c.Patterns = len(f.Patterns.Patterns.QuickPatterns)
+	c.RedFlags = len(f.Patterns.Patterns.RedFlags)
+	c.Tier1 = len(f.Rules.Rules.Tier1)
+	c.Tier2 = len(f.Rules.Rules.Tier2)
+	c.Tier3 = len(f.Rules.Rules.Tier3)
+}
+
+// sources lists the distinct documents of chunks, sorted.
+func sources(chunks []chunk.Chunk) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range chunks {
+		if !seen[c.Doc] {
+			seen[c.Doc] = true
+			out = append(out, c.Doc)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// quoteOK reports whether every evidence quote occurs in its cited chunk.
+func quoteOK(ev []knowledge.Evidence, byID map[string]string) bool {
+	if len(ev) == 0 {
+		return false
+	}
+	for _, e := range ev {
+		text, ok := byID[e.Chunk]
+		if !ok || e.Quote == "" || !strings.Contains(text, e.Quote) {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify drops every item whose evidence does not cite an existing chunk with
+// a quote found verbatim in it, and returns how many were dropped. SOP steps
+// with no evidence at all are kept (the generic phases may have none); steps
+// with bad evidence lose it.
+func Verify(f *knowledge.Files, chunks []chunk.Chunk) int {
+	byID := make(map[string]string, len(chunks))
+	for _, c := range chunks {
+		byID[c.ID] = c.Text
+	}
+	dropped := 0
+	keepRules := func(in []knowledge.Rule) []knowledge.Rule {
+		out := in[:0]
+		for _, r := range in {
+			if quoteOK(r.Evidence, byID) {
+				out = append(out, r)
+			} else {
+				dropped++
+			}
+		}
+		return out
+	}
+	r := &f.Rules.Rules
+	r.Tier1, r.Tier2, r.Tier3 = keepRules(r.Tier1), keepRules(r.Tier2), keepRules(r.Tier3)
+	p := &f.Patterns.Patterns
+	qp := p.QuickPatterns[:0]
+	for _, x := range p.QuickPatterns {
+		if quoteOK(x.Evidence, byID) {
+			qp = append(qp, x)
+		} else {
+			dropped++
+		}
+	}
+	p.QuickPatterns = qp
+	rf := p.RedFlags[:0]
+	for _, x := range p.RedFlags {
+		if quoteOK(x.Evidence, byID) {
+			rf = append(rf, x)
+		} else {
+			dropped++
+		}
+	}
+	p.RedFlags = rf
+	for i := range f.SOP.SOP.Phases {
+		ph := &f.SOP.SOP.Phases[i]
+		if len(ph.Evidence) > 0 && !quoteOK(ph.Evidence, byID) {
+			ph.Evidence = nil
+			dropped++
+		}
+		for j := range ph.Steps {
+			st := &ph.Steps[j]
+			if len(st.Evidence) > 0 && !quoteOK(st.Evidence, byID) {
+				st.Evidence = []knowledge.Evidence{}
+				dropped++
+			}
+		}
+	}
+	return dropped
+}
