@@ -437,7 +437,7 @@ func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools ToolsFile, toolsOK 
 }
 
 func ruleText(r knowledge.Rule) string {
-	return r.Condition + " " + r.Conclusion + " " + r.Action
+	return r.Condition + " " + nonEmpty(r.Conclusion, r.Action)
 }
 
 func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge.Pattern, rl, pl *loaded) {
@@ -450,7 +450,7 @@ func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge
 				continue
 			}
 			if dice(a.Condition, b.Condition) >= th {
-				ca, cb := a.Conclusion+a.Action, b.Conclusion+b.Action
+				ca, cb := nonEmpty(a.Conclusion, a.Action), nonEmpty(b.Conclusion, b.Action)
 				if negated(ca) != negated(cb) && dice(stripNegation(ca), stripNegation(cb)) >= 0.5 {
 					c.add(SevError, "VIBE031", "contradiction.rule", b.ID, rl.path, rl.ix.field(b.ID, conclField(b.Rule)), "rule %s contradicts %s: same condition, opposite conclusions (%q vs %q)", b.ID, a.ID, short(cb), short(ca))
 				}

@@ -31,22 +31,40 @@ func quoteOccurs(quote, text string) bool {
 	return strings.Contains(strip(text), strip(quote))
 }
 
-// grams returns the character bigrams of s's letters and digits, lower-cased;
-// punctuation and spaces are dropped, so the measure works for CJK and Latin.
+// grams returns the comparison units of s, lower-cased, punctuation and
+// spaces dropped: character bigrams inside runs of CJK (or other unspaced)
+// script, and whole words for Latin-like scripts, so the measure works for
+// both.
 func grams(s string) map[string]int {
-	var rs []rune
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			rs = append(rs, r)
-		}
-	}
 	out := map[string]int{}
-	if len(rs) == 1 {
-		out[string(rs)]++
+	var run []rune
+	latin := false
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		if latin || len(run) == 1 {
+			out[string(run)]++
+		} else {
+			for i := 0; i+1 < len(run); i++ {
+				out[string(run[i:i+2])]++
+			}
+		}
+		run = run[:0]
 	}
-	for i := 0; i+1 < len(rs); i++ {
-		out[string(rs[i:i+2])]++
+	for _, r := range strings.ToLower(s) {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		l := r < 0x2E80 // below the CJK blocks: a spaced script
+		if len(run) > 0 && l != latin {
+			flush()
+		}
+		latin = l
+		run = append(run, r)
 	}
+	flush()
 	return out
 }
 
