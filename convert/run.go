@@ -50,6 +50,9 @@ type RunOptions struct {
 	// files; returning an error stops the run and the runner returns it.
 	// Nil means: go on.
 	OnError func(path string, err error) error
+	// OnStart is called once with the number of inputs before any is
+	// converted.
+	OnStart func(total int)
 	// OnProgress is called, possibly concurrently, after each input is done.
 	OnProgress func(path string, status Status)
 }
@@ -250,6 +253,9 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2
+	}
+	if opts.OnStart != nil {
+		opts.OnStart(len(jobs))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

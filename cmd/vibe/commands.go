@@ -8,5 +8,6 @@ func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newConfigCmd(a),
 		newCurateCmd(a),
+		newConvertCmd(a),
 	}
 }

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// convertOptions are the inputs of `vibe convert`.
+type convertOptions struct {
+	IO    *iostreams.IOStreams
+	Quiet bool
+
+	// Theme is set in theme mode; Inputs and OutDir in standalone mode.
+	Theme  string
+	Inputs []string
+	OutDir string
+
+	JSON  bool
+	Force bool
+	// Flag overrides; zero/empty means "from vibe.yaml".
+	Workers      int
+	MaxFileBytes int64
+	PDFEngine    string
+}
+
+func newConvertCmd(a *app) *cobra.Command { return newConvertCmdWith(a, nil) }
+
+// newConvertCmdWith builds the command; runF replaces the run function in
+// tests of flag parsing.
+func newConvertCmdWith(a *app, runF func(context.Context, *convertOptions) error) *cobra.Command {
+	opts := &convertOptions{}
+	cmd := &cobra.Command{
+		Use:   "convert <theme> | convert FILE|DIR ... -o OUTDIR",
+		Short: "Convert PDF, EPUB, DOCX, HTML, TXT and Markdown sources to clean Markdown",
+		Long: `Convert sources to Markdown with real headings and a YAML front matter
+(source, sha256, format, title, converter version, quality report).
+
+With a theme, every file in knowledge/<theme>/source/ becomes
+knowledge/<theme>/converted/<name>.md; converted files whose source is gone
+are removed. With -o, the given files and directories are converted to
+OUTDIR/<name>.md instead (no workspace needed).
+
+The format is sniffed from the bytes, not the extension. Text files may be
+UTF-8, UTF-16 with a BOM, GB18030/GBK or Big5. A source that has not changed
+since it was converted (same sha256 and converter version) is skipped.
+
+A file that cannot be converted gets one error line naming it; the others are
+converted, an existing good converted file is never overwritten, and the exit
+status is 1. PDFs whose pages lack a text layer (need OCR) and garbled text
+are named in the summary.
+
+Settings come from the convert section of vibe.yaml (max_file_bytes,
+pdf_engine, workers) and VIBE_CONVERT_* variables; flags override them.`,
+		Example: `  vibe convert bazi
+  vibe convert bazi --force --json
+  vibe convert ~/books/manual.pdf ~/books/epubs/ -o /tmp/md
+  vibe convert scan.pdf -o out --max-file-bytes 1073741824`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IO = a.io
+			opts.Quiet = a.quiet
+			if opts.OutDir != "" {
+				if len(args) == 0 {
+					return flagErrorf("give the files or directories to convert, e.g. `vibe convert book.pdf -o %s`", opts.OutDir)
+				}
+				opts.Inputs = args
+			} else {
+				if len(args) != 1 {
+					return flagErrorf("give one theme (`vibe convert bazi`), or files with an output directory (`vibe convert FILE... -o OUTDIR`)")
+				}
+				if err := workspace.ValidateTheme(args[0]); err != nil {
+					if _, statErr := os.Stat(args[0]); statErr == nil {
+						return flagErrorf("%s is a file or directory: pass -o OUTDIR to convert it outside a theme", args[0])
+					}
+					return flagErrorf("%v", err)
+				}
+				opts.Theme = args[0]
+			}
+			if opts.Workers < 0 {
+				return flagErrorf("--workers must be at least 1")
+			}
+			if opts.MaxFileBytes < 0 {
+				return flagErrorf("--max-file-bytes must be positive")
+			}
+			switch opts.PDFEngine {
+			case "", "auto", "pdfium", "ledongthuc":
+			default:
+				return flagErrorf("--pdf-engine %q: use auto, pdfium or ledongthuc", opts.PDFEngine)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return a.runConvert(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.OutDir, "output", "o", "", "convert the given FILEs/DIRs into this directory instead of a theme")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON on stdout")
+	f.BoolVar(&opts.Force, "force", false, "convert even sources that are up to date")
+	f.IntVar(&opts.Workers, "workers", 0, "files converted at once (default: convert.workers in vibe.yaml)")
+	f.Int64Var(&opts.MaxFileBytes, "max-file-bytes", 0, "refuse sources larger than this (default: convert.max_file_bytes)")
+	f.StringVar(&opts.PDFEngine, "pdf-engine", "", "PDF engine: auto, pdfium or ledongthuc (default: convert.pdf_engine)")
+	return cmd
+}
+
+// stageConvert is the convert stage of `vibe build`: the same as
+// `vibe convert <theme>`.
+func (a *app) stageConvert(ctx context.Context, theme string) error {
+	return a.runConvert(ctx, &convertOptions{IO: a.io, Quiet: a.quiet, Theme: theme})
+}
+
+// runConvert converts and reports. Some files failing is exit status 1.
+func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	ropts := convert.RunOptions{
+		Convert: convert.Options{
+			MaxFileBytes: cfg.Convert.MaxFileBytes,
+			PDFEngine:    cfg.Convert.PDFEngine,
+		},
+		Workers: cfg.Convert.Workers,
+		Force:   opts.Force,
+	}
+	if opts.Workers > 0 {
+		ropts.Workers = opts.Workers
+	}
+	if opts.MaxFileBytes > 0 {
+		ropts.Convert.MaxFileBytes = opts.MaxFileBytes
+	}
+	if opts.PDFEngine != "" {
+		ropts.Convert.PDFEngine = opts.PDFEngine
+	}
+
+	var mu sync.Mutex
+	errOut := opts.IO.ErrOut
+	display := filepath.ToSlash
+	if opts.Theme != "" {
+		ws, err := a.workspace()
+		if err != nil {
+			return err
+		}
+		display = ws.Rel
+	}
+	var progress *iostreams.Progress
+	ropts.OnStart = func(total int) {
+		progress = opts.IO.NewProgress("convert", total, opts.Quiet || total == 0)
+	}
+	ropts.OnProgress = func(path string, _ convert.Status) { progress.Step(filepath.Base(path)) }
+	ropts.OnError = func(path string, err error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		msg := err.Error()
+		if strings.Contains(msg, path) {
+			msg = strings.ReplaceAll(msg, path, display(path))
+		} else {
+			msg = display(path) + ": " + msg
+		}
+		fmt.Fprintf(errOut, "convert: %s\n", msg)
+		if h := convertHint(err); h != "" {
+			fmt.Fprintf(errOut, "  hint: %s\n", h)
+		}
+		return nil
+	}
+
+	var rep convert.Report
+	var where string
+	if opts.Theme != "" {
+		ws, err := a.workspace()
+		if err != nil {
+			return err
+		}
+		src := ws.SourceDir(opts.Theme)
+		if _, err := os.Stat(src); errors.Is(err, fs.ErrNotExist) {
+			return withHint(fmt.Errorf("convert %s: no sources: %s does not exist", opts.Theme, ws.Rel(src)),
+				fmt.Sprintf("run `vibe curate %s --from PATH` first, or put files in %s", opts.Theme, ws.Rel(src)))
+		}
+		ropts.SourceName = ws.Rel
+		where = ws.Rel(ws.ConvertedDir(opts.Theme))
+		rep, err = convert.ConvertTheme(ctx, src, ws.ConvertedDir(opts.Theme), ropts)
+		if err != nil {
+			progress.Done()
+			return err
+		}
+	} else {
+		ropts.SourceName = filepath.ToSlash
+		where = opts.OutDir
+		rep, err = convert.ConvertFiles(ctx, opts.Inputs, opts.OutDir, ropts)
+		if err != nil {
+			progress.Done()
+			return err
+		}
+	}
+	progress.Done()
+
+	if opts.JSON {
+		if err := printJSON(opts.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if !opts.Quiet || rep.Failed > 0 {
+		printConvertSummary(opts.IO, rep, where)
+	}
+	if rep.Failed > 0 {
+		return withExit(exitFailure, fmt.Errorf("convert: %d of %d files failed (see the errors above); the others were converted", rep.Failed, rep.Failed+rep.Converted+rep.Unchanged))
+	}
+	return nil
+}
+
+func printConvertSummary(ios *iostreams.IOStreams, rep convert.Report, where string) {
+	w := ios.ErrOut
+	line := fmt.Sprintf("convert: %d converted, %d unchanged, %d failed", rep.Converted, rep.Unchanged, rep.Failed)
+	if rep.Removed > 0 {
+		line += fmt.Sprintf(", %d removed (source gone)", rep.Removed)
+	}
+	fmt.Fprintf(w, "%s -> %s\n", line, where)
+	if l := rep.NeedsOCR(); len(l) > 0 {
+		fmt.Fprintf(w, "convert: needs OCR (pages without a text layer): %s\n", strings.Join(l, ", "))
+	}
+	if l := rep.Garbled(); len(l) > 0 {
+		fmt.Fprintf(w, "convert: garbled text (broken text layer or encoding): %s\n", strings.Join(l, ", "))
+	}
+}
+
+// convertHint says what to do about a conversion error.
+func convertHint(err error) string {
+	switch {
+	case errors.Is(err, convert.ErrTooLarge):
+		return "raise convert.max_file_bytes in vibe.yaml or pass --max-file-bytes"
+	case errors.Is(err, convert.ErrZipBomb):
+		return "the container inflates past convert's limit; if the file is genuine, re-save it with your e-book or word processor"
+	case errors.Is(err, convert.ErrUnsupportedFormat):
+		return "save it as PDF, EPUB, DOCX, HTML, TXT or Markdown"
+	case errors.Is(err, convert.ErrEmpty):
+		return "the file has no content; gather it again or remove it"
+	case errors.Is(err, convert.ErrEncrypted):
+		return "supply a decrypted copy (e.g. qpdf --decrypt in.pdf out.pdf)"
+	case errors.Is(err, convert.ErrNoText):
+		return "run OCR first (e.g. ocrmypdf in.pdf out.pdf)"
+	case errors.Is(err, convert.ErrDamaged):
+		return "the file is truncated or damaged; download or export it again"
+	}
+	return ""
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/iostreams"
+)
+
+func TestConvertCmdFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    convertOptions
+		wantErr string
+	}{
+		{name: "theme", args: []string{"bazi"}, want: convertOptions{Theme: "bazi"}},
+		{name: "theme with overrides", args: []string{"bazi", "--force", "--json", "--workers", "4", "--max-file-bytes", "1000", "--pdf-engine", "pdfium"},
+			want: convertOptions{Theme: "bazi", Force: true, JSON: true, Workers: 4, MaxFileBytes: 1000, PDFEngine: "pdfium"}},
+		{name: "standalone", args: []string{"a.pdf", "dir", "-o", "out"}, want: convertOptions{Inputs: []string{"a.pdf", "dir"}, OutDir: "out"}},
+		{name: "no args", args: nil, wantErr: "give one theme"},
+		{name: "two themes", args: []string{"a", "b"}, wantErr: "give one theme"},
+		{name: "-o without inputs", args: []string{"-o", "out"}, wantErr: "give the files"},
+		{name: "bad theme", args: []string{"Bad_Theme"}, wantErr: "Bad_Theme"},
+		{name: "file without -o", args: []string{"convert_test.go"}, wantErr: "pass -o OUTDIR"},
+		{name: "bad engine", args: []string{"bazi", "--pdf-engine", "acrobat"}, wantErr: "--pdf-engine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			a := &app{io: ios, getenv: func(string) string { return "" }}
+			var got *convertOptions
+			cmd := newConvertCmdWith(a, func(_ context.Context, o *convertOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(ios.Out)
+			cmd.SetErr(ios.ErrOut)
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.IO = nil
+			if got.Theme != tt.want.Theme || got.OutDir != tt.want.OutDir || strings.Join(got.Inputs, ",") != strings.Join(tt.want.Inputs, ",") ||
+				got.Force != tt.want.Force || got.JSON != tt.want.JSON || got.Workers != tt.want.Workers ||
+				got.MaxFileBytes != tt.want.MaxFileBytes || got.PDFEngine != tt.want.PDFEngine {
+				t.Errorf("options %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestConvertThemeCommand(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"vibe.yaml":                               "convert:\n  max_file_bytes: 300\n",
+		"knowledge/demo/source/guide.md":          "# Guide\n\nThe first section.\n\n## Detail\n\nMore text.\n",
+		"knowledge/demo/source/empty.txt":         "",
+		"knowledge/demo/source/blob.dat":          "\x00\x01\x02\x03binary\x00",
+		"knowledge/demo/source/huge.txt":          strings.Repeat("too long for the configured cap\n", 20),
+		"knowledge/demo/converted/gone.md":        "---\nsource: old\n---\n\nstale\n",
+		"knowledge/demo/source/.DS_Store":         "junk",
+		"knowledge/demo/source/sources.lock.json": "{}",
+	})
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "convert", "demo")
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1 (some files failed); stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"convert: knowledge/demo/source/empty.txt: empty file",
+		"convert: knowledge/demo/source/blob.dat: unsupported format",
+		"convert: knowledge/demo/source/huge.txt: file too large",
+		"hint: raise convert.max_file_bytes",
+		"1 converted, 0 unchanged, 3 failed, 1 removed",
+		"3 of 4 files failed",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if out != "" {
+		t.Errorf("stdout should be empty without --json, got %q", out)
+	}
+	doc, _, err := convert.ReadFile(filepath.Join(ws, "knowledge/demo/converted/guide.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Source != "knowledge/demo/source/guide.md" || doc.Format != "md" || doc.Quality.Headings != 2 {
+		t.Errorf("front matter %+v", doc)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "knowledge/demo/converted/gone.md")); !os.IsNotExist(err) {
+		t.Errorf("stale gone.md not removed: %v", err)
+	}
+
+	// --max-file-bytes overrides vibe.yaml; the unchanged file is skipped.
+	code, out, errOut = runVibe(t, nil, "--workspace", ws, "convert", "demo", "--json", "--max-file-bytes", "100000")
+	if code != exitFailure {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	var rep convert.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if rep.Converted != 1 || rep.Unchanged != 1 || rep.Failed != 2 {
+		t.Errorf("report converted=%d unchanged=%d failed=%d, want 1/1/2", rep.Converted, rep.Unchanged, rep.Failed)
+	}
+	for _, f := range rep.Files {
+		if strings.HasSuffix(f.Source, "huge.txt") && f.Status != convert.StatusConverted {
+			t.Errorf("huge.txt %s, want converted under the raised cap", f.Status)
+		}
+	}
+}
+
+func TestConvertStandaloneCommand(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"in/a.txt": "第一章 开始\n\n正文第一段。\n\n第二章 继续\n\n正文第二段。\n",
+		"in/b.md":  "# B\n\ntext\n",
+	})
+	out := filepath.Join(dir, "out")
+	code, _, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "2 converted, 0 unchanged, 0 failed") {
+		t.Errorf("summary missing:\n%s", errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "a.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "# 第一章") {
+		t.Errorf("a.md lacks the chapter heading:\n%s", data)
+	}
+}
+
+func TestStageConvertWithoutSources(t *testing.T) {
+	ws := t.TempDir()
+	code, _, errOut := runVibe(t, nil, "--workspace", ws, "convert", "nothing")
+	if code != exitFailure || !strings.Contains(errOut, "vibe curate nothing") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
