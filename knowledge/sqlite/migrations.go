@@ -1,0 +1,95 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migration is one schema step. Versions are applied in order, each in its
+// own transaction, and recorded in schema_migrations; append new steps with
+// the next version number, never edit an applied one.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations is the schema history of the store.
+var migrations = []migration{
+	{1, "knowledge", `
+CREATE TABLE documents (
+	id TEXT PRIMARY KEY,
+	theme TEXT NOT NULL,
+	source TEXT NOT NULL,
+	title TEXT NOT NULL,
+	content_hash TEXT NOT NULL,
+	chunks INTEGER NOT NULL,
+	updated_at TEXT NOT NULL
+);
+CREATE INDEX documents_theme ON documents(theme, id);
+CREATE TABLE chunks (
+	id TEXT PRIMARY KEY,
+	doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+	theme TEXT NOT NULL,
+	ordinal INTEGER NOT NULL,
+	source TEXT NOT NULL,
+	title TEXT NOT NULL,
+	heading_path TEXT NOT NULL,
+	start_off INTEGER NOT NULL,
+	end_off INTEGER NOT NULL,
+	text TEXT NOT NULL,
+	tokens INTEGER NOT NULL
+);
+CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+CREATE INDEX chunks_theme ON chunks(theme, doc_id, ordinal);
+CREATE TABLE embeddings (
+	chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+	theme TEXT NOT NULL,
+	vector BLOB NOT NULL
+);
+CREATE INDEX embeddings_theme ON embeddings(theme);
+CREATE TABLE embedding_info (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	model TEXT NOT NULL,
+	dimensions INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE chunk_fts USING fts5(
+	chunk_id UNINDEXED, theme UNINDEXED, tokens,
+	tokenize = 'unicode61 remove_diacritics 0'
+);
+`},
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range migrations {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&n); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if n > 0 {
+			tx.Rollback()
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name) VALUES (?, ?)`, m.version, m.name); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,487 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexical"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store is a knowledge.Store in one SQLite file.
+type Store struct {
+	db   *sql.DB
+	path string
+
+	mu    sync.Mutex
+	cache map[string]*themeVectors // decoded vectors per theme
+	gen   map[string]uint64        // bumped on every write to a theme
+}
+
+var _ knowledge.Store = (*Store)(nil)
+
+type themeVectors struct {
+	gen  uint64
+	dims int
+	ids  []string
+	vecs []float32 // len(ids)*dims, each row L2-normalised
+}
+
+// Open opens (creating if needed) the database at path and applies the
+// migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, gen: map[string]uint64{}}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// EmbeddingInfo implements knowledge.Store.
+func (s *Store) EmbeddingInfo(ctx context.Context) (knowledge.EmbeddingInfo, bool, error) {
+	var info knowledge.EmbeddingInfo
+	err := s.db.QueryRowContext(ctx, `SELECT model, dimensions FROM embedding_info WHERE id = 1`).Scan(&info.Model, &info.Dimensions)
+	if errors.Is(err, sql.ErrNoRows) {
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, fmt.Errorf("embedding info: %w", err)
+	}
+	return info, true, nil
+}
+
+// Documents implements knowledge.Store.
+func (s *Store) Documents(ctx context.Context, theme string) ([]knowledge.Document, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, theme, source, title, content_hash, chunks, updated_at FROM documents WHERE theme = ? ORDER BY id`, theme)
+	if err != nil {
+		return nil, fmt.Errorf("list documents of %s: %w", theme, err)
+	}
+	defer rows.Close()
+	var out []knowledge.Document
+	for rows.Next() {
+		var d knowledge.Document
+		var ts string
+		if err := rows.Scan(&d.ID, &d.Theme, &d.Source, &d.Title, &d.ContentHash, &d.Chunks, &ts); err != nil {
+			return nil, err
+		}
+		d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, ts)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) bump(theme string) {
+	s.mu.Lock()
+	s.gen[theme]++
+	delete(s.cache, theme)
+	s.mu.Unlock()
+}
+
+// ReplaceDocument implements knowledge.Store.
+func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo) (err error) {
+	if err := knowledge.CheckReplace(doc, chunks, vectors, info); err != nil {
+		return err
+	}
+	defer s.bump(doc.Theme)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("replace %s: %w", doc.ID, err)
+		}
+	}()
+	if len(vectors) > 0 {
+		cur, ok, err := txInfo(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if ok && cur != info {
+			return knowledge.MismatchError(cur, info)
+		}
+		if !ok {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO embedding_info(id, model, dimensions) VALUES (1, ?, ?)`, info.Model, info.Dimensions); err != nil {
+				return err
+			}
+		}
+	}
+	if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+		return err
+	}
+	if doc.UpdatedAt.IsZero() {
+		doc.UpdatedAt = time.Now().UTC()
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO documents(id, theme, source, title, content_hash, chunks, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer insChunk.Close()
+	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer insFTS.Close()
+	insVec, err := tx.PrepareContext(ctx, `INSERT INTO embeddings(chunk_id, theme, vector) VALUES (?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer insVec.Close()
+	for i, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hp, _ := json.Marshal(nonNil(c.HeadingPath))
+		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens); err != nil {
+			return fmt.Errorf("chunk %s: %w", c.ID, err)
+		}
+		if _, err := insFTS.ExecContext(ctx, c.ID, doc.Theme, lexical.IndexText(c.Text)); err != nil {
+			return err
+		}
+		if len(vectors) > 0 {
+			if _, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i])); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func txInfo(ctx context.Context, tx *sql.Tx) (knowledge.EmbeddingInfo, bool, error) {
+	var info knowledge.EmbeddingInfo
+	err := tx.QueryRowContext(ctx, `SELECT model, dimensions FROM embedding_info WHERE id = 1`).Scan(&info.Model, &info.Dimensions)
+	if errors.Is(err, sql.ErrNoRows) {
+		return info, false, nil
+	}
+	return info, err == nil, err
+}
+
+func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE doc_id = ?`, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, id)
+	return err
+}
+
+// DeleteDocument implements knowledge.Store. When the last vector goes, the
+// recorded embedding space is forgotten too.
+func (s *Store) DeleteDocument(ctx context.Context, theme, id string) (err error) {
+	defer s.bump(theme)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("delete %s: %w", id, err)
+		}
+	}()
+	if err := deleteDoc(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM embedding_info WHERE NOT EXISTS (SELECT 1 FROM embeddings)`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+const chunkCols = `id, doc_id, source, title, heading_path, start_off, end_off, ordinal, text, tokens`
+
+func scanChunk(sc interface{ Scan(...any) error }) (chunk.Chunk, error) {
+	var c chunk.Chunk
+	var hp string
+	if err := sc.Scan(&c.ID, &c.Doc, &c.Source, &c.Title, &hp, &c.Start, &c.End, &c.Ordinal, &c.Text, &c.Tokens); err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal([]byte(hp), &c.HeadingPath); err != nil {
+		return c, fmt.Errorf("chunk %s: heading path: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// Chunk implements knowledge.Store.
+func (s *Store) Chunk(ctx context.Context, id string) (chunk.Chunk, error) {
+	c, err := scanChunk(s.db.QueryRowContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("chunk %s: %w", id, knowledge.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("chunk %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Chunks implements knowledge.Store.
+func (s *Store) Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE theme = ? ORDER BY doc_id, ordinal`, theme)
+	if err != nil {
+		return nil, fmt.Errorf("chunks of %s: %w", theme, err)
+	}
+	defer rows.Close()
+	var out []chunk.Chunk
+	for rows.Next() {
+		c, err := scanChunk(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Search implements knowledge.Store.
+func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
+	q, err := knowledge.NormalizeQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	n := q.K
+	if q.Mode == knowledge.SearchHybrid && n < knowledge.CandidatesPerSide {
+		n = knowledge.CandidatesPerSide
+	}
+	var vec, lex []knowledge.Hit
+	if q.Mode != knowledge.SearchLexical {
+		if vec, err = s.vectorSearch(ctx, q.Theme, q.Vector, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	if q.Mode != knowledge.SearchVector {
+		if lex, err = s.lexicalSearch(ctx, q.Theme, q.Text, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	var hits []knowledge.Hit
+	switch q.Mode {
+	case knowledge.SearchVector:
+		hits = knowledge.RankOnly(vec, q.Mode, q.K)
+	case knowledge.SearchLexical:
+		hits = knowledge.RankOnly(lex, q.Mode, q.K)
+	default:
+		hits = knowledge.Fuse(vec, lex, q.K)
+	}
+	return s.fill(ctx, hits)
+}
+
+// fill loads the chunks of hits (which carry only ids).
+func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+	out := hits[:0]
+	for _, h := range hits {
+		c, err := s.Chunk(ctx, h.Chunk.ID)
+		if errors.Is(err, knowledge.ErrNotFound) {
+			continue // deleted between ranking and loading
+		}
+		if err != nil {
+			return nil, err
+		}
+		h.Chunk = c
+		out = append(out, h)
+	}
+	if out == nil {
+		out = []knowledge.Hit{}
+	}
+	return out, nil
+}
+
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
+	toks := lexical.QueryTokens(text)
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	quoted := make([]string, len(toks))
+	for i, t := range toks {
+		quoted[i] = `"` + t + `"`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, bm25(chunk_fts) AS r FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? ORDER BY r, chunk_id LIMIT ?`,
+		strings.Join(quoted, " OR "), theme, n)
+	if err != nil {
+		return nil, fmt.Errorf("lexical: %w", err)
+	}
+	defer rows.Close()
+	var out []knowledge.Hit
+	for rows.Next() {
+		var h knowledge.Hit
+		var r float64
+		if err := rows.Scan(&h.Chunk.ID, &r); err != nil {
+			return nil, err
+		}
+		h.LexicalScore = -r
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error) {
+	s.mu.Lock()
+	if tv, ok := s.cache[theme]; ok {
+		s.mu.Unlock()
+		return tv, nil
+	}
+	gen := s.gen[theme]
+	s.mu.Unlock()
+
+	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	tv := &themeVectors{gen: gen}
+	for rows.Next() {
+		var id string
+		var blob []byte
+		if err := rows.Scan(&id, &blob); err != nil {
+			return nil, err
+		}
+		v := DecodeVector(blob)
+		if tv.dims == 0 {
+			tv.dims = len(v)
+		}
+		if len(v) != tv.dims {
+			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(v), tv.dims, knowledge.ErrDimensionMismatch)
+		}
+		normalize(v)
+		tv.ids = append(tv.ids, id)
+		tv.vecs = append(tv.vecs, v...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.gen[theme] == gen {
+		s.cache[theme] = tv
+	}
+	s.mu.Unlock()
+	return tv, nil
+}
+
+func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
+	tv, err := s.vectors(ctx, theme)
+	if err != nil {
+		return nil, fmt.Errorf("vector: %w", err)
+	}
+	if len(tv.ids) == 0 {
+		return nil, nil
+	}
+	if len(qv) != tv.dims {
+		return nil, fmt.Errorf("query vector has %d dims, the store %d: %w", len(qv), tv.dims, knowledge.ErrDimensionMismatch)
+	}
+	q := append([]float32(nil), qv...)
+	normalize(q)
+	type scored struct {
+		i int
+		s float32
+	}
+	top := make([]scored, 0, n+1)
+	for i := range tv.ids {
+		row := tv.vecs[i*tv.dims : (i+1)*tv.dims]
+		var dot float32
+		for j, x := range row {
+			dot += x * q[j]
+		}
+		if len(top) == n && dot <= top[n-1].s {
+			continue
+		}
+		// insert in order (n is small)
+		k := sort.Search(len(top), func(k int) bool { return top[k].s < dot })
+		top = append(top, scored{})
+		copy(top[k+1:], top[k:])
+		top[k] = scored{i, dot}
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	out := make([]knowledge.Hit, len(top))
+	for i, t := range top {
+		out[i].Chunk.ID = tv.ids[t.i]
+		out[i].VectorScore = float64(t.s)
+	}
+	return out, nil
+}
+
+func normalize(v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// EncodeVector encodes v as little-endian float32s.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// DecodeVector decodes EncodeVector's output.
+func DecodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
