@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/extract"
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/schema"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// extractOptions are the inputs of `vibe extract`.
+type extractOptions struct {
+	IO    *iostreams.IOStreams
+	Quiet bool
+	Theme string
+	// LLM is "offline" or "openai"; empty picks from vibe.yaml.
+	LLM    string
+	DryRun bool
+	Budget float64
+	JSON   bool
+}
+
+func newExtractCmd(a *app) *cobra.Command {
+	opts := &extractOptions{}
+	cmd := &cobra.Command{
+		Use:   "extract <theme>",
+		Short: "Distil sop.yaml, patterns.yaml and rules.yaml from the theme's chunks",
+		Long: `Distil the expert knowledge of a theme into skills/<theme>/knowledge/
+sop.yaml, patterns.yaml and rules.yaml. Every item cites the chunk it came from
+and quotes text that is really in it; an item whose quote cannot be found is
+dropped.
+
+--llm offline (the default when no endpoint is configured) runs a
+deterministic heuristic: rule-like sentences (凡/若/如 ... 则/必/宜/忌,
+……者……也, if/when ... then/must), named configurations (……格, defined
+terms) for patterns, warnings for red flags, and the generic P1-P5 SOP filled
+from the sources. meta.extractor says "offline-heuristic/1".
+
+Items that did not change keep their ids across rebuilds; files whose content
+did not change are not rewritten.`,
+		Example: `  vibe extract bazi
+  vibe extract bazi --llm offline --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			opts.IO, opts.Quiet, opts.Theme = a.io, a.quiet, theme
+			switch opts.LLM {
+			case "", "offline", "openai":
+			default:
+				return flagErrorf("--llm %q: use offline or openai", opts.LLM)
+			}
+			if opts.Budget < 0 {
+				return flagErrorf("--budget %v: must be 0 (no limit) or more", opts.Budget)
+			}
+			return a.runExtract(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.LLM, "llm", "", "extractor: offline or openai (default: openai when an endpoint is configured, else offline)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --llm openai: print the requests and tokens a build would send, send nothing")
+	cmd.Flags().Float64Var(&opts.Budget, "budget", 0, "with --llm openai: most the build may spend (overrides llm.budget)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the counts as JSON")
+	return cmd
+}
+
+// stageExtract is the extract stage of `vibe build`.
+func (a *app) stageExtract(ctx context.Context, theme string) error {
+	return a.runExtract(ctx, &extractOptions{IO: a.io, Quiet: a.quiet, Theme: theme})
+}
+
+// extractReport is what `vibe extract --json` prints.
+type extractReport struct {
+	Theme     string         `json:"theme"`
+	Extractor string         `json:"extractor"`
+	Counts    extract.Counts `json:"counts"`
+	Written   []string       `json:"written"`
+	Dir       string         `json:"dir"`
+}
+
+func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
+	ws, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	mode := opts.LLM
+	if mode == "" {
+		mode = "offline"
+		if cfg.Extract.Extractor == "llm" || (cfg.Extract.Extractor != "offline" && cfg.LLMEnabled()) {
+			mode = "openai"
+		}
+	}
+	if mode == "openai" {
+		return withExit(exitError, withHint(
+			fmt.Errorf("extract %s: the LLM extractor is not available in this build", opts.Theme),
+			"run `vibe extract "+opts.Theme+" --llm offline`, or set extract.extractor: offline in vibe.yaml"))
+	}
+	chunks, err := loadThemeChunks(ctx, ws, cfg, opts.Theme)
+	if err != nil {
+		return err
+	}
+	dir := ws.SkillKnowledgeDir(opts.Theme)
+	prev, found, err := knowledge.ReadFiles(dir)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	eo := extract.Options{Theme: opts.Theme, Chunks: chunks}
+	if found {
+		eo.Previous = &prev
+	}
+	res, err := extract.Run(ctx, eo)
+	if err != nil {
+		if errors.Is(err, extract.ErrNoChunks) {
+			return withExit(exitError, err)
+		}
+		return err
+	}
+	if err := validateFiles(res.Files); err != nil {
+		return err
+	}
+	written, err := knowledge.WriteFiles(dir, res.Files)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	rep := extractReport{Theme: opts.Theme, Extractor: extract.OfflineExtractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
+	if rep.Written == nil {
+		rep.Written = []string{}
+	}
+	if opts.JSON {
+		return printJSON(opts.IO.Out, rep)
+	}
+	if opts.Quiet {
+		return nil
+	}
+	c := res.Counts
+	fmt.Fprintf(opts.IO.Out, "extract %s (%s, %d chunks)\n", opts.Theme, rep.Extractor, len(chunks))
+	fmt.Fprintf(opts.IO.Out, "  sop:      %d phases, %d steps\n", c.Phases, c.Steps)
+	fmt.Fprintf(opts.IO.Out, "  patterns: %d quick patterns, %d red flags\n", c.Patterns, c.RedFlags)
+	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
+	if c.Dropped > 0 {
+		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
+	}
+	if len(written) == 0 {
+		fmt.Fprintf(opts.IO.Out, "  unchanged: %s\n", rep.Dir)
+	} else {
+		fmt.Fprintf(opts.IO.Out, "  wrote %s in %s (%d ids kept)\n", strings.Join(written, ", "), rep.Dir, c.Kept)
+	}
+	return nil
+}
+
+// validateFiles checks the files against the shipped schemas before they
+// are written: a failure here is a bug in the extractor, never the user's.
+func validateFiles(f knowledge.Files) error {
+	for _, p := range []struct {
+		kind string
+		v    any
+	}{{schema.SOP, f.SOP}, {schema.Patterns, f.Patterns}, {schema.Rules, f.Rules}} {
+		data, err := knowledge.Encode(p.v)
+		if err != nil {
+			return err
+		}
+		probs, err := schema.ValidateYAML(p.kind, data)
+		if err != nil {
+			return err
+		}
+		if len(probs) > 0 {
+			return fmt.Errorf("extract: %s.yaml would not be schema-valid: %v (please report this bug)", p.kind, probs[0])
+		}
+	}
+	return nil
+}
+
+// loadThemeChunks splits the theme's converted files with the configured
+// chunker. The splitter is deterministic, so the ids are those ingest stored.
+// TODO: read them from the store (a.openStore) once cmd/vibe/store.go lands.
+func loadThemeChunks(ctx context.Context, ws *workspace.Workspace, cfg *workspace.Config, theme string) ([]chunk.Chunk, error) {
+	dir := ws.ConvertedDir(theme)
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(paths) == 0) {
+		return nil, withExit(exitError, withHint(fmt.Errorf("extract %s: no converted documents in %s", theme, ws.Rel(dir)),
+			"run `vibe convert "+theme+"` and `vibe ingest "+theme+"` first"))
+	}
+	if err != nil {
+		return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
+	}
+	sort.Strings(paths)
+	sp, err := chunk.New(chunk.Options{MaxTokens: cfg.Chunk.MaxTokens, Overlap: cfg.Chunk.Overlap, Encoding: cfg.Chunk.Encoding, Root: ws.Root})
+	if err != nil {
+		return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
+	}
+	var out []chunk.Chunk
+	for _, p := range paths {
+		cs, err := sp.Split(ctx, p)
+		if err != nil {
+			return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
