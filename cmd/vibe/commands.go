@@ -9,5 +9,7 @@ func commands(a *app) []*cobra.Command {
 		newConfigCmd(a),
 		newCurateCmd(a),
 		newConvertCmd(a),
+		newExtractCmd(a),
+		newSchemaCmd(a),
 	}
 }
