@@ -154,8 +154,8 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	}
 	res, err := curate.Run(ctx, ro)
 	if errors.Is(err, curate.ErrNothingToGather) {
-		return withHint(fmt.Errorf("curate %s: no sources: %s lists none and %s is empty", opts.Theme, ws.Rel(curateFile), ws.Rel(ws.SourceDir(opts.Theme))),
-			fmt.Sprintf("vibe curate %s --from PATH|DIR|'GLOB'|URL (repeatable), or list sources: in %s", opts.Theme, ws.Rel(curateFile)))
+		return withExit(exitError, withHint(fmt.Errorf("curate %s: no sources: %s lists none and %s is empty", opts.Theme, ws.Rel(curateFile), ws.Rel(ws.SourceDir(opts.Theme))),
+			fmt.Sprintf("vibe curate %s --from PATH|DIR|'GLOB'|URL (repeatable), or list sources: in %s", opts.Theme, ws.Rel(curateFile))))
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/curate"
+	"github.com/vibelife/vibe/internal/iostreams"
+)
+
+func TestNewCurateCmdFlags(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantFrom []string
+		wantJSON bool
+		wantErr  string
+	}{
+		{"plain", []string{"tea"}, nil, false, ""},
+		{"from twice", []string{"tea", "--from", "a/", "--from", "b/*.pdf"}, []string{"a/", "b/*.pdf"}, false, ""},
+		{"json", []string{"tea", "--json"}, nil, true, ""},
+		{"bad theme", []string{"Tea!"}, nil, false, "theme"},
+		{"no theme", []string{}, nil, false, "accepts 1 arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			a := &app{io: ios, getenv: func(string) string { return "" }, workspaceDir: t.TempDir()}
+			var got *curateOptions
+			cmd := newCurateCmdWith(a, func(ctx context.Context, o *curateOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(ios.Out)
+			cmd.SetErr(ios.ErrOut)
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Theme != "tea" || !reflect.DeepEqual(got.From, tt.wantFrom) || got.JSON != tt.wantJSON {
+				t.Errorf("got theme %q from %v json %v", got.Theme, got.From, got.JSON)
+			}
+		})
+	}
+}
+
+func TestCurateCommand(t *testing.T) {
+	ws := t.TempDir()
+	books := filepath.Join(ws, "books")
+	os.MkdirAll(books, 0o755)
+	text := strings.Repeat("If the water is boiling, then let it cool before brewing green tea. ", 6)
+	os.WriteFile(filepath.Join(books, "a.txt"), []byte(text), 0o644)
+	os.WriteFile(filepath.Join(books, "b.txt"), []byte(text), 0o644)
+	os.WriteFile(filepath.Join(books, "junk.txt"), []byte("tiny"), 0o644)
+
+	// Nothing to gather: a hint with the --from usage.
+	code, _, errOut := runVibe(t, nil, "--workspace", ws, "curate", "tea")
+	if code != exitError || !strings.Contains(errOut, "--from") {
+		t.Fatalf("empty theme: exit %d, stderr %q", code, errOut)
+	}
+
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "curate", "tea", "--from", filepath.Join(ws, "books"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"kept     books/a.txt", "dropped  books/b.txt: duplicate of books/a.txt", "dropped  books/junk.txt: too little text", "1 kept, 2 dropped, updated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	f, err := curate.LoadFile(filepath.Join(ws, "knowledge/tea/curate.yaml"))
+	if err != nil || len(f.Sources) != 1 || f.Sources[0].Source != "books" {
+		t.Fatalf("curate.yaml: %+v %v (want the workspace-relative source books)", f, err)
+	}
+
+	// Re-run: unchanged, JSON lock.
+	code, out, _ = runVibe(t, nil, "--workspace", ws, "curate", "tea", "--json")
+	if code != 0 {
+		t.Fatalf("json: exit %d", code)
+	}
+	var lock curate.Lock
+	if err := json.Unmarshal([]byte(out), &lock); err != nil || len(lock.Sources) != 3 {
+		t.Fatalf("json lock: %v %s", err, out)
+	}
+	code, out, _ = runVibe(t, nil, "--workspace", ws, "curate", "tea")
+	if code != 0 || !strings.Contains(out, "unchanged") {
+		t.Errorf("re-run: exit %d\n%s", code, out)
+	}
+
+	// A missing source: exit 1, the rest still gathered.
+	code, out, errOut = runVibe(t, nil, "--workspace", ws, "curate", "tea", "--from", filepath.Join(ws, "nope.pdf"))
+	if code != exitFailure || !strings.Contains(out, "nope.pdf does not exist") || !strings.Contains(out, "kept     books/a.txt") {
+		t.Errorf("missing source: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
