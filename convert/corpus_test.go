@@ -66,17 +66,9 @@ func TestFidelityAgainstReferenceTools(t *testing.T) {
 		minF1   float64
 		garbled bool
 	}
-	pdftotext := func(p string) string { return reference(t, "pdftotext", "-enc", "UTF-8", p, "-") }
 	pandoc := func(p string) string { return reference(t, "pandoc", "-t", "plain", "--wrap=none", p) }
 	var cases []tc
-	for _, f := range []string{
-		"pdf/tracemonkey-2col-en.pdf", "pdf/federal-register-2020-17221-3col-en.pdf",
-		"pdf/nics-background-checks-2015-11-table-en.pdf", "pdf/pdfjs-issue12823-zh.pdf",
-		"pdf/mineru-2list_1table-zh.pdf", "pdf/pdfminer-issue_566_test_2-zh.pdf",
-	} {
-		cases = append(cases, tc{file: f, ref: pdftotext, minF1: 0.97})
-	}
-	cases = append(cases, tc{file: "pdf/pdfjs-XiaoBiaoSong-zh-gbk-no-tounicode.pdf", garbled: true})
+	// PDFs are measured by TestPDFFidelity (fidelity_pdf_test.go), every file of corpus/pdf.
 	for _, f := range []string{
 		"docx/docling-word_tables-en.docx", "docx/docling-word_sample-en.docx",
 		"docx/docling-unit_test_headers_numbered-en.docx", "docx/doj-chapter13-trustee-handbook-en.docx",

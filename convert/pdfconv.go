@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -22,6 +23,14 @@ import (
 // is flagged as needing OCR.
 func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
 	doc.Format = "pdf"
+	// pdfium (WebAssembly) is the measured best engine (docs/convert-measurements.md);
+	// the glyph-based ledongthuc reader below is the fallback when pdfium fails.
+	if opts.PDFEngine != "ledongthuc" {
+		d, perr := convertPDFium(ctx, data, opts)
+		if perr == nil || opts.PDFEngine == "pdfium" || errors.Is(perr, ErrEncrypted) || ctx.Err() != nil {
+			return d, perr
+		}
+	}
 	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		msg := strings.ToLower(err.Error())

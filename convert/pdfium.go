@@ -1,0 +1,192 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/klippa-app/go-pdfium"
+	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/responses"
+	"github.com/klippa-app/go-pdfium/webassembly"
+
+	"github.com/vibelife/vibe/internal/textmetric"
+)
+
+// pdfiumPool is the process-wide pdfium WebAssembly runtime. Compiling the
+// embedded pdfium module takes seconds, so it is done once, on the first PDF,
+// and every later conversion borrows an instance from the pool instead of
+// starting a runtime per file or page. It holds no configuration: the module
+// is the one embedded in go-pdfium (no download at run time).
+var pdfiumPool struct {
+	once sync.Once
+	pool pdfium.Pool
+	err  error
+}
+
+func pdfiumInstance(ctx context.Context) (pdfium.Pdfium, error) {
+	pdfiumPool.once.Do(func() {
+		n := max(1, runtime.NumCPU())
+		pdfiumPool.pool, pdfiumPool.err = webassembly.Init(webassembly.Config{
+			Context: context.Background(), MinIdle: 0, MaxIdle: n, MaxTotal: n,
+		})
+	})
+	if pdfiumPool.err != nil {
+		return nil, fmt.Errorf("start pdfium: %w", pdfiumPool.err)
+	}
+	return pdfiumPool.pool.GetInstanceWithContext(ctx)
+}
+
+// errPDFEncrypted is the error for a password-protected PDF.
+var errPDFEncrypted = fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf)", ErrEncrypted)
+
+// convertPDFium extracts the text of every page with pdfium (WebAssembly,
+// pure Go), then structures it like convertPDF: running headers, footers and
+// page numbers removed, paragraphs joined, headings from the outline when the
+// PDF has one and from numbering otherwise. A panic or trap inside pdfium is
+// returned as ErrDamaged and the instance is discarded.
+func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
+	doc.Format = "pdf"
+	inst, err := pdfiumInstance(ctx)
+	if err != nil {
+		return doc, err
+	}
+	broken := false
+	defer func() {
+		if r := recover(); r != nil {
+			broken = true
+			err = fmt.Errorf("%w: pdfium failed (%v); the file is probably damaged", ErrDamaged, r)
+		}
+		if broken {
+			inst.Kill()
+		} else {
+			inst.Close()
+		}
+	}()
+	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
+	if err != nil {
+		if errors.Is(err, pdfiumerrors.ErrPassword) || strings.Contains(strings.ToLower(err.Error()), "password") {
+			return doc, errPDFEncrypted
+		}
+		return doc, fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	ref := opened.Document
+	defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: ref})
+
+	count, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: ref})
+	if err != nil {
+		return doc, fmt.Errorf("%w: page count: %v", ErrDamaged, err)
+	}
+	n := count.PageCount
+	doc.Quality.Pages = n
+	if meta, err := inst.FPDF_GetMetaText(&requests.FPDF_GetMetaText{Document: ref, Tag: "Title"}); err == nil {
+		doc.Title = strings.TrimSpace(meta.Value)
+	}
+	outline := map[string]int{}
+	if bm, err := inst.GetBookmarks(&requests.GetBookmarks{Document: ref}); err == nil {
+		collectBookmarks(bm.Bookmarks, 1, outline)
+	}
+
+	var pages []string
+	var failed []int
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return doc, err
+		}
+		text := ""
+		res, perr := inst.GetPageText(&requests.GetPageText{Page: requests.Page{ByIndex: &requests.PageByIndex{Document: ref, Index: i}}})
+		if perr != nil {
+			failed = append(failed, i+1)
+		} else {
+			text = normalizePDFiumText(res.Text)
+		}
+		if strings.TrimSpace(text) == "" {
+			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i+1)
+		}
+		pages = append(pages, text)
+	}
+	if len(failed) > 0 {
+		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf("pages %s could not be read (damaged page)", intList(failed)))
+	}
+	if len(doc.Quality.PagesWithoutText) > 0 {
+		doc.Quality.NeedsOCR = true
+		doc.Quality.Warnings = append(doc.Quality.Warnings,
+			fmt.Sprintf("needs OCR: pages %s have no text layer", intList(doc.Quality.PagesWithoutText)))
+	}
+	if n == 0 || len(doc.Quality.PagesWithoutText) == n {
+		if len(failed) > 0 || n == 0 {
+			return doc, fmt.Errorf("%w: no page could be read", ErrDamaged)
+		}
+		return doc, fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
+	}
+	for i := range pages {
+		pages[i] = cleanControl(pages[i])
+	}
+	if len(pages) > 1 {
+		pages = stripRunningLines(pages)
+	}
+	var lines []string
+	for _, p := range pages {
+		lines = append(lines, strings.Split(p, "\n")...)
+		lines = append(lines, "")
+	}
+	doc.Markdown = linesToMarkdownWith(lines, outline)
+	return doc, nil
+}
+
+// normalizePDFiumText turns pdfium's page text into plain lines: CRLF line
+// ends, soft hyphens at line ends (U+0002 / U+00AD) rejoined with the next
+// line's word, and other soft hyphens dropped.
+func normalizePDFiumText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.ReplaceAll(s, "\u0002\n", "")
+	s = strings.ReplaceAll(s, "\u00ad\n", "")
+	s = strings.ReplaceAll(s, "\ufffe", "")
+	return dropSpacesBetweenCJK(s)
+}
+
+// dropSpacesBetweenCJK removes the blanks some PDFs put between every pair of
+// CJK characters (letter-spaced typesetting), which would otherwise split
+// words in the Markdown; spaces next to Latin text are kept.
+func dropSpacesBetweenCJK(s string) string {
+	rs := []rune(s)
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		if r == ' ' || r == '\u3000' {
+			j := i
+			for j < len(rs) && (rs[j] == ' ' || rs[j] == '\u3000') {
+				j++
+			}
+			if i > 0 && j < len(rs) && isCJKText(rs[i-1]) && isCJKText(rs[j]) {
+				i = j - 1
+				continue
+			}
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// isCJKText reports whether r is a CJK character or CJK/full-width punctuation.
+func isCJKText(r rune) bool {
+	return textmetric.IsCJK(r) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF) || r == '…'
+}
+
+// collectBookmarks records each outline title with its depth (1 = top).
+func collectBookmarks(bms []responses.GetBookmarksBookmark, depth int, out map[string]int) {
+	for _, b := range bms {
+		if k := normHeading(b.Title); k != "" {
+			if _, ok := out[k]; !ok {
+				out[k] = depth
+			}
+		}
+		collectBookmarks(b.Children, depth+1, out)
+	}
+}
