@@ -196,7 +196,7 @@ func convertText(data []byte, format string) (Document, error) {
 		doc.Markdown = structureText([]string{clean})
 		return doc, nil
 	}
-	doc.Markdown = structureText([]string{text})
+	doc.Markdown = structureText([]string{unprefixChapterLines(text)})
 	return doc, nil
 }
 
