@@ -1,0 +1,252 @@
+package knowledge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/convert"
+)
+
+// Splitter cuts a converted file into chunks (chunk.Splitter satisfies it).
+type Splitter interface {
+	SplitFile(ctx context.Context, relPath string, data []byte) ([]chunk.Chunk, error)
+}
+
+// Embedder embeds texts; vectors[i] embeds texts[i]. Info names the
+// embedding space recorded with the vectors.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Info() EmbeddingInfo
+}
+
+// ErrNoConverted is returned when the theme has no converted directory.
+var ErrNoConverted = errors.New("knowledge: no converted documents")
+
+// IngestOptions configure Ingest.
+type IngestOptions struct {
+	Theme string
+	// Root is the workspace root; document ids are paths relative to it.
+	Root string
+	// ConvertedDir is knowledge/<theme>/converted.
+	ConvertedDir string
+	Splitter     Splitter
+	Embedder     Embedder
+	// BatchSize is the number of chunks per Embed call (default 64).
+	BatchSize int
+	// IncludeGarbled ingests documents whose front matter says
+	// quality.garbled. By default they are skipped with a reason (and any
+	// stored version removed), because mojibake only pollutes retrieval.
+	IncludeGarbled bool
+	// Rebuild drops the theme's data first, so every document is embedded
+	// again (e.g. after switching embedders).
+	Rebuild bool
+	// Progress, when set, is called after each document.
+	Progress func(done, total int, doc string)
+	// Now stamps documents (default time.Now).
+	Now func() time.Time
+}
+
+// IngestReport counts what Ingest did.
+type IngestReport struct {
+	Added, Updated, Unchanged, Removed int
+	// Skipped lists documents left out, with the reason.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Failed lists documents whose ingest failed; others went on.
+	Failed []Failed `json:"failed,omitempty"`
+	// Chunks counts the chunks written; EmbedCalls and EmbeddedTexts the
+	// embedding work done.
+	Chunks        int
+	EmbedCalls    int
+	EmbeddedTexts int
+	Embedding     EmbeddingInfo
+}
+
+// Skipped is a document left out on purpose.
+type Skipped struct {
+	Doc    string `json:"doc"`
+	Reason string `json:"reason"`
+}
+
+// Failed is a document whose ingest failed.
+type Failed struct {
+	Doc string `json:"doc"`
+	Err error  `json:"-"`
+}
+
+// Ingest brings the store's view of a theme in line with its converted
+// directory: new and changed files (by sha256) are chunked, embedded and
+// written, one transaction per document; unchanged ones cost nothing;
+// documents whose file is gone are removed. A failing document is reported
+// in IngestReport.Failed and the returned error (naming it) while the others
+// go on; since nothing half-written is stored, the next run repairs it.
+func Ingest(ctx context.Context, store Store, opts IngestOptions) (IngestReport, error) {
+	var rep IngestReport
+	if opts.Theme == "" || opts.Splitter == nil || opts.Embedder == nil || store == nil {
+		return rep, fmt.Errorf("ingest: theme, store, splitter and embedder are required")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 64
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	rep.Embedding = opts.Embedder.Info()
+	files, err := convertedFiles(opts.ConvertedDir)
+	if err != nil {
+		return rep, err
+	}
+	if opts.Rebuild {
+		docs, err := store.Documents(ctx, opts.Theme)
+		if err != nil {
+			return rep, fmt.Errorf("ingest %s: %w", opts.Theme, err)
+		}
+		for _, d := range docs {
+			if err := store.DeleteDocument(ctx, opts.Theme, d.ID); err != nil {
+				return rep, fmt.Errorf("ingest %s: rebuild: %w", d.ID, err)
+			}
+		}
+	}
+	stored, err := store.Documents(ctx, opts.Theme)
+	if err != nil {
+		return rep, fmt.Errorf("ingest %s: %w", opts.Theme, err)
+	}
+	known := map[string]Document{}
+	for _, d := range stored {
+		known[d.ID] = d
+	}
+	present := map[string]bool{}
+	var errs []error
+	for i, path := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		id := docID(opts.Root, path)
+		present[id] = true
+		err := ingestOne(ctx, store, opts, path, id, known, &rep)
+		if err != nil {
+			if ctx.Err() != nil {
+				return rep, fmt.Errorf("ingest %s: %w", id, err)
+			}
+			rep.Failed = append(rep.Failed, Failed{Doc: id, Err: err})
+			errs = append(errs, fmt.Errorf("ingest %s: %w", id, err))
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files), id)
+		}
+	}
+	for _, d := range stored {
+		if present[d.ID] {
+			continue
+		}
+		if err := store.DeleteDocument(ctx, opts.Theme, d.ID); err != nil {
+			errs = append(errs, fmt.Errorf("ingest: remove %s: %w", d.ID, err))
+			continue
+		}
+		rep.Removed++
+	}
+	return rep, errors.Join(errs...)
+}
+
+func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id string, known map[string]Document, rep *IngestReport) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	old, had := known[id]
+	if had && old.ContentHash == hash {
+		rep.Unchanged++
+		return nil
+	}
+	meta, _, err := convert.Parse(data)
+	if err != nil {
+		return fmt.Errorf("%w (re-run vibe convert %s)", err, opts.Theme)
+	}
+	if meta.Quality.Garbled && !opts.IncludeGarbled {
+		rep.Skipped = append(rep.Skipped, Skipped{Doc: id, Reason: fmt.Sprintf("garbled text (garbled_ratio %.2f); fix the source or pass --include-garbled", meta.Quality.GarbledRatio)})
+		if had {
+			return store.DeleteDocument(ctx, opts.Theme, id)
+		}
+		return nil
+	}
+	chunks, err := opts.Splitter.SplitFile(ctx, id, data)
+	if err != nil {
+		return err
+	}
+	info := opts.Embedder.Info()
+	var vectors [][]float32
+	for a := 0; a < len(chunks); a += opts.BatchSize {
+		b := min(a+opts.BatchSize, len(chunks))
+		texts := make([]string, b-a)
+		for i := range texts {
+			texts[i] = chunks[a+i].Text
+		}
+		vs, err := opts.Embedder.Embed(ctx, texts)
+		rep.EmbedCalls++
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		if len(vs) != len(texts) {
+			return fmt.Errorf("embed: %d vectors for %d texts", len(vs), len(texts))
+		}
+		rep.EmbeddedTexts += len(texts)
+		vectors = append(vectors, vs...)
+	}
+	title := meta.Title
+	source := meta.Source
+	if len(chunks) > 0 {
+		source = chunks[0].Source
+	}
+	doc := Document{ID: id, Theme: opts.Theme, Source: source, Title: title, ContentHash: hash, Chunks: len(chunks), UpdatedAt: opts.Now().UTC()}
+	if err := store.ReplaceDocument(ctx, doc, chunks, vectors, info); err != nil {
+		return err
+	}
+	rep.Chunks += len(chunks)
+	if had {
+		rep.Updated++
+	} else {
+		rep.Added++
+	}
+	return nil
+}
+
+func docID(root, path string) string {
+	if root != "" {
+		if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(path)
+}
+
+func convertedFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("ingest: %s: %w (run vibe convert first)", dir, ErrNoConverted)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	sort.Strings(files)
+	return files, nil
+}
