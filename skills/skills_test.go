@@ -22,7 +22,7 @@ func TestOpenFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sk.Tools) != 2 || sk.Tools[0].Plugin == nil || sk.Tools[1].CardType != "bazi_chart" {
+	if len(sk.Tools) != 3 || sk.Tools[0].Plugin == nil || sk.Tools[1].CardType != "bazi_chart" {
 		t.Fatalf("tools = %+v", sk.Tools)
 	}
 	if len(sk.Protocols) != 1 || sk.Protocols[0].Name != "reading" || len(sk.Protocols[0].Steps) != 3 {

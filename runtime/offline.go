@@ -1,0 +1,71 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+)
+
+// OfflineLabel starts every retrieval-only answer.
+const OfflineLabel = "【离线检索模式 / retrieval-only mode: no model configured; these are retrieved rules and passages, not a generated answer】"
+
+// offlineTurn answers without a model: the skill chosen by triggers (or the
+// active one), the relevant rules and passages with citations.
+func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []knowledge.StoredMessage) (string, error) {
+	skill := t.active
+	if m := a.cfg.Skills.Match(msg); m != "" {
+		skill = m
+	}
+	var sb strings.Builder
+	sb.WriteString(OfflineLabel + "\n")
+	if skill == "" {
+		sb.WriteString("没有技能的触发词与问题匹配。可用技能 / no skill matched; available: " + names(a.cfg.Skills.Headers()) + "\n")
+	} else {
+		if skill != t.active {
+			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
+			t.active = skill
+		}
+		fmt.Fprintf(&sb, "技能 / skill: %s\n", skill)
+		rules, err := a.rulesFor(skill, msg, 5)
+		if err != nil {
+			return "", err
+		}
+		if len(rules) > 0 {
+			sb.WriteString("\n相关规则 / rules:\n")
+			for _, r := range rules {
+				fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
+			}
+		}
+		if a.cfg.Searcher != nil {
+			ps, err := a.search(ctx, skill, msg, 3)
+			if err == nil && len(ps) > 0 {
+				sb.WriteString("\n相关原文 / passages:\n")
+				for _, p := range ps {
+					text := []rune(strings.Join(strings.Fields(p.Text), " "))
+					if len(text) > 200 {
+						text = append(text[:200], '…')
+					}
+					fmt.Fprintf(&sb, "- [%s] %s (%s, %d-%d): %s\n", p.ChunkID, strings.Join(p.HeadingPath, " > "), p.Source, p.Start, p.End, string(text))
+				}
+			}
+		}
+		if len(rules) == 0 && a.cfg.Searcher == nil {
+			sb.WriteString("（没有找到相关规则 / no relevant rule found）\n")
+		}
+	}
+	if d := Disclaimer(msg); d != "" {
+		sb.WriteString(d + "\n")
+	}
+	answer := sb.String()
+	if err := t.send(Event{Type: EventContent, Content: answer}); err != nil {
+		return answer, err
+	}
+	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
+	if err := a.persist(ctx, t, recs); err != nil {
+		return answer, fmt.Errorf("runtime: save conversation: %w", err)
+	}
+	return answer, t.send(Event{Type: EventDone, Reason: "offline", ConversationID: t.convID, Skill: t.active})
+}

@@ -1,0 +1,169 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
+)
+
+// systemPrompt assembles the system prompt in the design's order: the core
+// skill; the user context as narrative sentences; the active skill (tier 2)
+// or the list of skills (tier 1); the runtime context (computed data,
+// retrieved rules, protocol and progress, history summary).
+func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, protocol *skills.Protocol) (string, error) {
+	var sb strings.Builder
+	core, err := a.cfg.Skills.Get(skills.CoreName)
+	if err != nil {
+		return "", err
+	}
+	sb.WriteString(core.Body)
+	sb.WriteString("\n\n# 用户 / User\n")
+	prof, err := a.cfg.Memory.Profile(ctx, t.userID)
+	if err != nil {
+		return "", fmt.Errorf("runtime: profile: %w", err)
+	}
+	sb.WriteString(Narrative(prof))
+
+	active := t.activeSkill()
+	sb.WriteString("\n\n# 技能 / Skills\n")
+	if active != "" {
+		if sk, err := a.cfg.Skills.Get(active); err == nil {
+			fmt.Fprintf(&sb, "当前激活的技能 / active skill: %s\n\n%s\n", sk.Name, sk.Body)
+			if len(sk.Tools) > 0 {
+				sb.WriteString("\n本技能的工具 / skill tools: ")
+				for i, tl := range sk.Tools {
+					if i > 0 {
+						sb.WriteString(", ")
+					}
+					sb.WriteString(tl.Name)
+				}
+				sb.WriteString("\n")
+			}
+		}
+	} else {
+		sb.WriteString("可用技能（用 use_skill 激活）/ available skills (activate with use_skill):\n")
+		for _, h := range a.cfg.Skills.Headers() {
+			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Description)
+		}
+	}
+
+	sb.WriteString("\n# 运行时上下文 / Runtime context\n")
+	t.mu.Lock()
+	computed := append([]string(nil), t.computed...)
+	t.mu.Unlock()
+	for _, c := range computed {
+		fmt.Fprintf(&sb, "计算结果 / computed: %s\n", c)
+	}
+	if active != "" {
+		if rules, err := a.rulesFor(active, msg, 3); err == nil && len(rules) > 0 {
+			sb.WriteString("相关规则 / relevant rules:\n")
+			for _, r := range rules {
+				fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
+			}
+		}
+	}
+	if protocol != nil {
+		fmt.Fprintf(&sb, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
+		if len(protocol.Steps) > 0 {
+			done, next := progress(protocol, all)
+			fmt.Fprintf(&sb, "已完成 / done: %s；下一步 / next: %s\n", strings.Join(done, "、"), next)
+		}
+	}
+	sum, err := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
+	if err == nil && sum.Text != "" {
+		fmt.Fprintf(&sb, "\n对话摘要 / conversation summary: %s\n", sum.Text)
+	}
+	return sb.String(), nil
+}
+
+// progress reads a protocol's progress from the assistant messages of the
+// history: a step is done once its marker appeared.
+func progress(p *skills.Protocol, all []knowledge.StoredMessage) (done []string, next string) {
+	var hist strings.Builder
+	for _, m := range all {
+		if m.Role == llm.RoleAssistant {
+			hist.WriteString(m.Content)
+		}
+	}
+	h := hist.String()
+	for _, s := range p.Steps {
+		if strings.Contains(h, s) {
+			done = append(done, s)
+		} else if next == "" {
+			next = s
+		}
+	}
+	if next == "" {
+		next = "（全部完成 / all done）"
+	}
+	return done, next
+}
+
+func ruleLine(r knowledge.TieredRule) string {
+	then := r.Conclusion
+	if r.Action != "" {
+		then = r.Action
+	}
+	cite := ""
+	if len(r.Evidence) > 0 {
+		cite = " [" + r.Evidence[0].Chunk + "]"
+	}
+	return fmt.Sprintf("%s (%s): 如果 %s，则 %s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+}
+
+// Narrative renders a profile JSON as sentences rather than JSON.
+func Narrative(profile json.RawMessage) string {
+	var m map[string]any
+	if err := json.Unmarshal(profile, &m); err != nil || len(m) == 0 {
+		return "尚无该用户的资料。/ Nothing is known about the user yet.\n"
+	}
+	var lines []string
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				if k != "_meta" {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, x[k])
+			}
+		default:
+			b, _ := json.Marshal(x)
+			s := strings.Trim(string(b), `"`)
+			lines = append(lines, fmt.Sprintf("用户的 %s 是 %s。", label(prefix), s))
+		}
+	}
+	walk("", m)
+	if len(lines) > 30 {
+		lines = append(lines[:30], fmt.Sprintf("（另有 %d 项资料，可用 get_user_profile 读取。）", len(lines)-30))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+var labels = map[string]string{
+	"identity.name":       "姓名",
+	"identity.gender":     "性别",
+	"identity.birth_info": "出生信息",
+}
+
+func label(p string) string {
+	if l, ok := labels[p]; ok {
+		return l
+	}
+	return p
+}

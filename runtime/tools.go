@@ -1,0 +1,537 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
+)
+
+// ErrToolUnavailable is returned for a skill tool whose skill is not active
+// or an unknown tool.
+var ErrToolUnavailable = errors.New("tool unavailable")
+
+// coreTools are always available.
+var coreTools = []llm.Tool{
+	{Name: "use_skill", Description: "激活一个专业技能，返回其说明与工具 / Activate a skill; returns its instructions and tools.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"skill name"}},"required":["name"]}`)},
+	{Name: "search_knowledge", Description: "在当前技能的知识库中混合检索原文段落，结果带引用 / Hybrid search of the active skill's sources, with citations.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["query"]}`)},
+	{Name: "get_rules", Description: "检索与问题相关的规则（不会返回整个规则文件）/ Retrieve the rules relevant to a question.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
+	{Name: "read_skill_resource", Description: "读取技能的文件（知识 YAML、rules/*.md 等）/ Read a file of a skill.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"default: the active skill"},"path":{"type":"string"}},"required":["path"]}`)},
+	{Name: "get_user_profile", Description: "读取用户资料字段，如 identity.birth_info、skills.bazi.chart；报告找到与缺失的字段 / Read profile fields by path.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"array","items":{"type":"string"}}},"required":["fields"]}`)},
+	{Name: "save_skill_data", Description: "把数据深度合并保存到 skill_data.<skill>（replace=true 时整体替换）/ Save data under skill_data.<skill>.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string"},"data":{"type":"object"},"replace":{"type":"boolean"}},"required":["data"]}`)},
+	{Name: "collect_info", Description: "向用户展示表单收集缺失信息，并结束本轮等待用户填写 / Show a form to the user and wait.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"fields":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"label":{"type":"string"},"type":{"type":"string"},"required":{"type":"boolean"}},"required":["name","type"]}}},"required":["fields"]}`)},
+	{Name: "show_report", Description: "展示结构化报告卡片 / Show a report card.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"sections":{"type":"array","items":{"type":"object","properties":{"heading":{"type":"string"},"body":{"type":"string"}},"required":["heading","body"]}}},"required":["title","sections"]}`)},
+	{Name: "show_insight", Description: "展示一条洞察卡片 / Show an insight card.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"content":{"type":"string"},"level":{"type":"string","enum":["info","warning","critical"]}},"required":["title","content"]}`)},
+}
+
+// toolsFor lists the core tools plus the active skill's tools.
+func (a *Agent) toolsFor(active string) []llm.Tool {
+	out := append([]llm.Tool(nil), coreTools...)
+	if active == "" {
+		return out
+	}
+	sk, err := a.cfg.Skills.Get(active)
+	if err != nil {
+		return out
+	}
+	for _, t := range sk.Tools {
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description + whenToCall(t), Parameters: schemaOf(fieldsOf(t))})
+	}
+	return out
+}
+
+func whenToCall(t skills.Tool) string {
+	if t.WhenToCall == "" {
+		return ""
+	}
+	return " (" + t.WhenToCall + ")"
+}
+
+func fieldsOf(t skills.Tool) []skills.Field {
+	if t.Type == "display" {
+		return t.CardProps
+	}
+	return t.Parameters
+}
+
+func jsonType(t string) string {
+	switch strings.ToLower(t) {
+	case "int", "integer":
+		return "integer"
+	case "float", "number", "double":
+		return "number"
+	case "bool", "boolean":
+		return "boolean"
+	case "array", "list":
+		return "array"
+	case "object", "map", "dict":
+		return "object"
+	}
+	return "string"
+}
+
+func schemaOf(fields []skills.Field) json.RawMessage {
+	props := map[string]any{}
+	req := []string{}
+	for _, f := range fields {
+		p := map[string]any{"type": jsonType(f.Type)}
+		if f.Description != "" {
+			p["description"] = f.Description
+		}
+		props[f.Name] = p
+		if f.Required {
+			req = append(req, f.Name)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": req})
+	return b
+}
+
+// validate checks args against declared fields: required present, types.
+func validate(fields []skills.Field, args map[string]any) error {
+	var errs []string
+	for _, f := range fields {
+		v, ok := args[f.Name]
+		if !ok || v == nil {
+			if f.Required {
+				errs = append(errs, fmt.Sprintf("%s is required", f.Name))
+			}
+			continue
+		}
+		okType := true
+		switch jsonType(f.Type) {
+		case "integer":
+			n, isNum := v.(float64)
+			okType = isNum && n == float64(int64(n))
+		case "number":
+			_, okType = v.(float64)
+		case "boolean":
+			_, okType = v.(bool)
+		case "array":
+			_, okType = v.([]any)
+		case "object":
+			_, okType = v.(map[string]any)
+		case "string":
+			_, okType = v.(string)
+		}
+		if !okType {
+			errs = append(errs, fmt.Sprintf("%s must be %s", f.Name, jsonType(f.Type)))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid arguments: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	m := map[string]any{}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("arguments are not a JSON object: %v", err)
+	}
+	return m, nil
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func intArg(m map[string]any, k string, def int) int {
+	if f, ok := m[k].(float64); ok && f >= 1 {
+		return min(int(f), 20)
+	}
+	return def
+}
+
+// ExecuteTool runs one tool outside a model turn (POST /api/tools/execute),
+// with skill active (or "" for core tools only).
+func (a *Agent) ExecuteTool(ctx context.Context, userID, skill, name string, args json.RawMessage, emit func(Event) error) (json.RawMessage, error) {
+	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
+		return nil, err
+	}
+	if emit == nil {
+		emit = func(Event) error { return nil }
+	}
+	t := &turn{a: a, userID: userID, active: skill, emit: emit}
+	return a.execTool(ctx, t, name, args)
+}
+
+// execTool runs one tool for a turn.
+func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.RawMessage) (json.RawMessage, error) {
+	args, err := decodeArgs(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	active := t.activeSkill()
+	switch name {
+	case "use_skill":
+		sk, err := a.cfg.Skills.Get(str(args, "name"))
+		if err != nil || sk.Name == skills.CoreName {
+			return nil, fmt.Errorf("use_skill: unknown skill %q; available: %s", str(args, "name"), names(a.cfg.Skills.Headers()))
+		}
+		t.mu.Lock()
+		t.active = sk.Name
+		t.mu.Unlock()
+		var tools []string
+		for _, tl := range sk.Tools {
+			tools = append(tools, tl.Name)
+		}
+		return jsonOf(map[string]any{"skill": sk.Name, "instructions": sk.Body, "tools": tools, "resources": sk.Resources()})
+	case "search_knowledge":
+		return a.searchTool(ctx, active, str(args, "query"), intArg(args, "k", 5))
+	case "get_rules":
+		if active == "" {
+			return nil, errors.New("get_rules: no skill is active; call use_skill first")
+		}
+		rules, err := a.rulesFor(active, str(args, "question"), intArg(args, "k", 5))
+		if err != nil {
+			return nil, err
+		}
+		return jsonOf(map[string]any{"skill": active, "rules": rules})
+	case "read_skill_resource":
+		sn := str(args, "skill")
+		if sn == "" {
+			sn = active
+		}
+		if sn == "" {
+			sn = skills.CoreName
+		}
+		sk, err := a.cfg.Skills.Get(sn)
+		if err != nil {
+			return nil, err
+		}
+		b, err := sk.ReadResource(str(args, "path"))
+		if err != nil {
+			return nil, fmt.Errorf("read_skill_resource: %w; resources: %s", err, strings.Join(sk.Resources(), ", "))
+		}
+		const maxRes = 32 << 10
+		trunc := len(b) > maxRes
+		if trunc {
+			b = b[:maxRes]
+		}
+		return jsonOf(map[string]any{"skill": sk.Name, "path": str(args, "path"), "content": strings.ToValidUTF8(string(b), ""), "truncated": trunc})
+	case "get_user_profile":
+		return a.profileTool(ctx, t.userID, args)
+	case "save_skill_data":
+		sn := str(args, "skill")
+		if sn == "" {
+			sn = active
+		}
+		if sn == "" {
+			return nil, errors.New("save_skill_data: no skill given and none active")
+		}
+		data, ok := args["data"].(map[string]any)
+		if !ok {
+			return nil, errors.New("save_skill_data: data must be a JSON object")
+		}
+		replace, _ := args["replace"].(bool)
+		return a.saveSkillData(ctx, t.userID, sn, data, replace)
+	case "collect_info":
+		fields, ok := args["fields"].([]any)
+		if !ok || len(fields) == 0 {
+			return nil, errors.New("collect_info: fields must be a non-empty array")
+		}
+		form, _ := json.Marshal(args)
+		t.mu.Lock()
+		t.formSent = true
+		t.mu.Unlock()
+		if err := t.send(Event{Type: EventForm, Form: form}); err != nil {
+			return nil, err
+		}
+		return jsonOf(map[string]any{"status": "waiting_for_user", "form": json.RawMessage(form)})
+	case "show_report", "show_insight":
+		if str(args, "title") == "" {
+			return nil, fmt.Errorf("%s: title is required", name)
+		}
+		ct := strings.TrimPrefix(name, "show_")
+		props, _ := json.Marshal(args)
+		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
+			return nil, err
+		}
+		return jsonOf(map[string]any{"shown": ct})
+	}
+	return a.skillTool(ctx, t, active, name, args)
+}
+
+func names(hs []skills.Header) string {
+	var n []string
+	for _, h := range hs {
+		n = append(n, h.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func jsonOf(v any) (json.RawMessage, error) { return json.Marshal(v) }
+
+// skillTool runs a tool from the active skill's tools.yaml.
+func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, args map[string]any) (json.RawMessage, error) {
+	var tool skills.Tool
+	found := false
+	if active != "" {
+		if sk, err := a.cfg.Skills.Get(active); err == nil {
+			tool, found = sk.Tool(name)
+		}
+	}
+	if !found {
+		owner := ""
+		for _, h := range a.cfg.Skills.Headers() {
+			if sk, err := a.cfg.Skills.Get(h.Name); err == nil {
+				if _, ok := sk.Tool(name); ok {
+					owner = h.Name
+					break
+				}
+			}
+		}
+		if owner != "" {
+			return nil, fmt.Errorf("%w: %s belongs to skill %s, which is not active; call use_skill {\"name\":%q} first", ErrToolUnavailable, name, owner, owner)
+		}
+		return nil, fmt.Errorf("%w: unknown tool %s", ErrToolUnavailable, name)
+	}
+	if err := validate(fieldsOf(tool), args); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch tool.Type {
+	case "display":
+		props, _ := json.Marshal(args)
+		ct := tool.CardType
+		if ct == "" {
+			ct = tool.Name
+		}
+		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
+			return nil, err
+		}
+		return jsonOf(map[string]any{"shown": ct})
+	case "compute":
+		out, err := a.callPlugin(ctx, tool, args)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		t.mu.Lock()
+		t.computed = append(t.computed, fmt.Sprintf("%s → %s", name, out))
+		t.mu.Unlock()
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: tools of type %q have no runtime behaviour; use the core tools (collect_info, search_knowledge) instead", name, tool.Type)
+}
+
+// PluginResult is the unified output of a compute plugin.
+type PluginResult struct {
+	Result     json.RawMessage `json:"result"`
+	Features   json.RawMessage `json:"features,omitempty"`
+	Confidence *float64        `json:"confidence,omitempty"`
+	Meta       json.RawMessage `json:"meta,omitempty"`
+}
+
+// callPlugin runs a compute tool's plugin with the validated inputs:
+// {"tool": name, "input": {...}} in, PluginResult out.
+func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[string]any) (json.RawMessage, error) {
+	p := tool.Plugin
+	if p == nil || (p.URL == "" && len(p.Command) == 0) {
+		return nil, errors.New("no plugin configured: add plugin: {url: ...} or plugin: {command: [...]} to the tool in tools/tools.yaml")
+	}
+	timeout := a.cfg.ToolTimeout
+	if p.Timeout != "" {
+		d, err := time.ParseDuration(p.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("tools.yaml plugin.timeout %q: %v", p.Timeout, err)
+		}
+		timeout = d
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	in, _ := json.Marshal(map[string]any{"tool": tool.Name, "input": args})
+	var out []byte
+	if p.URL != "" {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(in))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := a.cfg.HTTPClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.URL, err)
+		}
+		defer resp.Body.Close()
+		out, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.URL, err)
+		}
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("plugin %s: HTTP %d: %s", p.URL, resp.StatusCode, bytes.TrimSpace(out))
+		}
+	} else {
+		cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
+		cmd.Stdin = bytes.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		var err error
+		out, err = cmd.Output()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("plugin %s: timed out after %s", p.Command[0], timeout)
+			}
+			return nil, fmt.Errorf("plugin %s: %v: %s", p.Command[0], err, bytes.TrimSpace(stderr.Bytes()))
+		}
+	}
+	var res PluginResult
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Result) == 0 {
+		return nil, fmt.Errorf("plugin output must be a JSON object {result, features, confidence, meta}; got %.200q", out)
+	}
+	return json.Marshal(res)
+}
+
+// searchTool runs search_knowledge in the active skill's theme.
+func (a *Agent) searchTool(ctx context.Context, active, query string, k int) (json.RawMessage, error) {
+	if active == "" {
+		return nil, errors.New("search_knowledge: no skill is active; call use_skill first")
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, errors.New("search_knowledge: query is required")
+	}
+	hits, err := a.search(ctx, active, query, k)
+	if err != nil {
+		return nil, err
+	}
+	return jsonOf(map[string]any{"skill": active, "passages": hits})
+}
+
+// Passage is a search hit with its citation.
+type Passage struct {
+	ChunkID     string   `json:"chunk_id"`
+	Source      string   `json:"source"`
+	Doc         string   `json:"doc"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Start       int      `json:"start"`
+	End         int      `json:"end"`
+	Score       float64  `json:"score"`
+	Text        string   `json:"text"`
+}
+
+func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Passage, error) {
+	if a.cfg.Searcher == nil {
+		return nil, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
+	}
+	sk, err := a.cfg.Skills.Get(active)
+	if err != nil {
+		return nil, err
+	}
+	q := knowledge.Query{Theme: sk.Theme, Text: query, K: k, Mode: knowledge.SearchLexical}
+	if a.cfg.Embedder != nil {
+		if v, err := a.cfg.Embedder.Embed(ctx, []string{query}); err == nil && len(v) == 1 {
+			q.Vector, q.Mode = v[0], knowledge.SearchHybrid
+		}
+	}
+	hits, err := a.cfg.Searcher.Search(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("search_knowledge: %w", err)
+	}
+	out := make([]Passage, 0, len(hits))
+	for _, h := range hits {
+		c := h.Chunk
+		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
+	}
+	return out, nil
+}
+
+// rulesFor returns the k rules of a skill most relevant to the question:
+// character-bigram overlap between the question and each rule, tier 1
+// rules breaking ties first. Never the whole file.
+func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule, error) {
+	sk, err := a.cfg.Skills.Get(skill)
+	if err != nil {
+		return nil, err
+	}
+	b, err := sk.ReadResource("knowledge/rules.yaml")
+	if err != nil {
+		return nil, nil
+	}
+	var rf knowledge.RulesFile
+	if err := yaml.Unmarshal(b, &rf); err != nil {
+		return nil, fmt.Errorf("get_rules: skill %s knowledge/rules.yaml: %w", skill, err)
+	}
+	qg := grams(question)
+	type scored struct {
+		r knowledge.TieredRule
+		s float64
+		i int
+	}
+	var all []scored
+	for i, r := range rf.Rules.All() {
+		rg := grams(r.Condition + " " + r.Conclusion + " " + r.Action + " " + r.Note)
+		n := 0
+		for g := range qg {
+			if rg[g] {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		all = append(all, scored{r, float64(n) / float64(len(rg)+1), i})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
+	out := []knowledge.TieredRule{}
+	for i := 0; i < len(all) && i < k; i++ {
+		out = append(out, all[i].r)
+	}
+	return out, nil
+}
+
+// grams returns the lower-cased word tokens and CJK character bigrams.
+func grams(s string) map[string]bool {
+	out := map[string]bool{}
+	var word []rune
+	var prev rune
+	flush := func() {
+		if len(word) > 1 {
+			out[string(word)] = true
+		}
+		word = word[:0]
+	}
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			flush()
+			out[string(r)] = true
+			if prev != 0 {
+				out[string([]rune{prev, r})] = true
+			}
+			prev = r
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word = append(word, r)
+		default:
+			flush()
+		}
+		prev = 0
+	}
+	flush()
+	return out
+}
