@@ -461,6 +461,10 @@ func expand(ctx context.Context, opts *Options, s Spec) []candidate {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && fp != p && (fp == opts.SourceDir || fp == filepath.Join(filepath.Dir(opts.SourceDir), "converted")) {
+			// Never gather the theme's own output.
+			return filepath.SkipDir
+		}
 		if fp != p && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir

@@ -363,3 +363,20 @@ func TestMeasureAndSniff(t *testing.T) {
 		t.Errorf("different texts: similarity %.2f", s)
 	}
 }
+
+func TestRunWorkspaceRootSkipsOwnOutput(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "notes/tea.txt", enText)
+	write(t, root, "knowledge/t/converted/tea.md", "---\nsource: x\n---\n"+zhText)
+	src := filepath.Join(root, "knowledge/t/source")
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "."}}, Now: fixedNow}
+	for run := 1; run <= 2; run++ {
+		res, err := Run(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Lock.Sources) != 1 || res.Lock.Sources[0].Origin != "notes/tea.txt" {
+			t.Errorf("run %d gathered %+v, want only notes/tea.txt", run, res.Lock.Sources)
+		}
+	}
+}

@@ -102,3 +102,49 @@ func TestCurateCommand(t *testing.T) {
 		t.Errorf("missing source: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestCurateDemoCorpus runs curate with the real converter over examples/demo
+// and checks the decisions the demo README promises.
+func TestCurateDemoCorpus(t *testing.T) {
+	demo, err := filepath.Abs("../../examples/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "knowledge/demo"), 0o755)
+	yaml := "sources:\n  - " + filepath.Join(demo, "green-tea.md") + "\n  - " + demo + "\n"
+	os.WriteFile(filepath.Join(ws, "knowledge/demo/curate.yaml"), []byte(yaml), 0o644)
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "curate", "demo", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var lock curate.Lock
+	if err := json.Unmarshal([]byte(out), &lock); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]curate.Entry{}
+	for _, e := range lock.Sources {
+		got[filepath.Base(e.Origin)] = e
+	}
+	want := map[string]string{
+		"green-tea.md":        "kept",
+		"green-tea-copy.html": "near-duplicate of " + filepath.ToSlash(filepath.Join(demo, "green-tea.md")),
+		"oolong.html":         "kept",
+		"black-tea.docx":      "kept",
+		"puer-gbk.txt":        "kept",
+		"white-tea-utf16.txt": "kept",
+		"scratch.txt":         "too little text",
+		"README.md":           "kept",
+	}
+	for name, w := range want {
+		e, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not in the lock", name)
+		case w == "kept" && e.Status != curate.StatusKept:
+			t.Errorf("%s: dropped: %s", name, e.Reason)
+		case w != "kept" && (e.Status != curate.StatusDropped || !strings.Contains(e.Reason, w)):
+			t.Errorf("%s: %s %q, want dropped with %q", name, e.Status, e.Reason, w)
+		}
+	}
+}
