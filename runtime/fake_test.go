@@ -68,7 +68,9 @@ func (fakeSearcher) Search(ctx context.Context, q knowledge.Query) ([]knowledge.
 	return []knowledge.Hit{{Score: 1, Chunk: chunk.Chunk{ID: "knowledge/bazi/converted/a.md#1", Doc: "knowledge/bazi/converted/a.md", Source: "knowledge/bazi/source/a.pdf", HeadingPath: []string{"论日主"}, Start: 120, End: 180, Text: "甲木生于寅月，得令而旺。"}}}, nil
 }
 
-func call(id, name, args string) llm.ToolCall { return llm.ToolCall{ID: id, Name: name, Arguments: args} }
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: args}
+}
 
 func newTestAgent(t testing.TB, m Model, mutate func(*Config)) (*Agent, *MemStore) {
 	t.Helper()
