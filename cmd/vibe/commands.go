@@ -11,5 +11,8 @@ func commands(a *app) []*cobra.Command {
 		newConvertCmd(a),
 		newExtractCmd(a),
 		newSchemaCmd(a),
+		newIntegrateCmd(a),
+		newCheckCmd(a),
+		newDiffCmd(a),
 	}
 }

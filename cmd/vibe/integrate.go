@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/integrate"
+)
+
+func newIntegrateCmd(a *app) *cobra.Command {
+	var regenerate bool
+	cmd := &cobra.Command{
+		Use:   "integrate <theme>",
+		Short: "Write SKILL.md, tools/tools.yaml and meta.json from the extracted knowledge, then check them",
+		Long: `Write the skill's files from skills/<theme>/knowledge/*.yaml, then run vibe check:
+
+  skills/<theme>/SKILL.md          front matter, expert identity, core SOP, intent -> tool table,
+                                   forbidden behaviours
+  skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call
+  skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, check summary
+
+Which parts of SKILL.md are generated: the front matter and the text between
+<!-- vibe:generated:start NAME --> and <!-- vibe:generated:end NAME --> markers.
+A generated region you edited by hand is kept on rebuild (vibe compares it with
+the hash recorded in meta.json), as is everything outside the markers.
+--regenerate rewrites the whole file from the template, discarding hand edits.
+tools.yaml is always rewritten.`,
+		Example: `  vibe integrate bazi
+  vibe integrate bazi --regenerate`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			return a.runIntegrate(cmd.Context(), theme, regenerate)
+		},
+	}
+	cmd.Flags().BoolVar(&regenerate, "regenerate", false, "rewrite SKILL.md entirely, discarding hand edits")
+	return cmd
+}
+
+// stageIntegrate is the integrate stage of vibe build: integrate, then check.
+func (a *app) stageIntegrate(ctx context.Context, theme string) error {
+	return a.runIntegrate(ctx, theme, false)
+}
+
+func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) error {
+	ws, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := integrate.Integrate(ctx, integrate.IntegrateOptions{
+		Theme: theme, SkillDir: ws.SkillDir(theme), Regenerate: regenerate, Version: version, Now: a.now,
+	})
+	if err != nil {
+		return withHint(err, "run `vibe extract "+theme+"` first, or `vibe check "+theme+"` to locate the problem")
+	}
+	fmt.Fprintf(a.io.ErrOut, "integrate %s: wrote %s, %s (%d tools), %s\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON))
+	if len(res.Kept) > 0 {
+		fmt.Fprintf(a.io.ErrOut, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
+	}
+	rep, err := a.check(ctx, theme, false)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	if err := integrate.RecordCheck(ws.SkillDir(theme), rep.Summary); err != nil {
+		return fmt.Errorf("integrate %s: %w", theme, err)
+	}
+	for _, f := range rep.Findings {
+		if f.Severity == integrate.SevError {
+			fmt.Fprintf(a.io.ErrOut, "%s:%d:%d: %s %s: %s\n", f.File, f.Line, f.Column, f.RuleID, f.Check, f.Message)
+		}
+	}
+	fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
+	if rep.Failed(false) {
+		return withHint(fmt.Errorf("integrate %s: check found %d errors", theme, rep.Summary.Errors), "run `vibe check "+theme+"` for the full report")
+	}
+	return nil
+}
