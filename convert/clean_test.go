@@ -1,0 +1,115 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStructureText checks the cleaning and heading detection of plain text
+// pages: each case lists lines that must appear in the Markdown and text that
+// must not.
+func TestStructureText(t *testing.T) {
+	tests := []struct {
+		name    string
+		pages   []string
+		want    []string // exact lines of the output
+		notWant []string // substrings that must be gone
+	}{
+		{
+			name:    "CJK lines joined without spaces",
+			pages:   []string{"天地玄黄，宇宙洪荒。\n日月盈昃，辰宿列张。\n"},
+			want:    []string{"天地玄黄，宇宙洪荒。日月盈昃，辰宿列张。"},
+			notWant: []string{"。 日"},
+		},
+		{
+			name:  "Latin lines joined with one space",
+			pages: []string{"The quick brown\nfox jumps over\nthe lazy dog.\n"},
+			want:  []string{"The quick brown fox jumps over the lazy dog."},
+		},
+		{
+			name:    "hyphenated line break rejoined",
+			pages:   []string{"an extra-\nordinary frag-\nment of text\n"},
+			want:    []string{"an extraordinary fragment of text"},
+			notWant: []string{"frag-", "extra-"},
+		},
+		{
+			name:    "control characters dropped",
+			pages:   []string{"bell\a and null\x00 and escape\x1b gone\n"},
+			want:    []string{"bell and null and escape gone"},
+			notWant: []string{"\a", "\x00", "\x1b"},
+		},
+		{
+			name: "running headers, footers and page numbers removed",
+			pages: []string{
+				"THE ART OF WAR\nLaying plans is the first chapter.\n1\n",
+				"THE ART OF WAR\nWaging war is the second.\n2\n",
+				"THE ART OF WAR\nAttack by stratagem comes third.\n3\n",
+				"THE ART OF WAR\nTactical dispositions are fourth.\n4\n",
+			},
+			want:    []string{"Laying plans is the first chapter.", "Tactical dispositions are fourth."},
+			notWant: []string{"THE ART OF WAR", "\n1\n", "\n4\n"},
+		},
+		{
+			name:  "chapter > section hierarchy in Chinese",
+			pages: []string{"第一章 总论\n\n第一节 概念\n\n正文一。\n\n第二节 方法\n\n正文二。\n\n第二章 分论\n\n第一节 细则\n\n正文三。\n"},
+			want:  []string{"# 第一章 总论", "## 第一节 概念", "## 第二节 方法", "# 第二章 分论", "## 第一节 细则", "正文三。"},
+		},
+		{
+			name:  "classical chapter lines",
+			pages: []string{"卷一\n\n第一回 宴桃园豪杰三结义\n\n话说天下大势。\n\n第二回 张翼德怒鞭督邮\n\n且说董卓。\n"},
+			want:  []string{"第一回 宴桃园豪杰三结义", "话说天下大势。"},
+		},
+		{
+			name:  "numbered headings 1 > 1.1 > 1.1.1",
+			pages: []string{"1 Introduction\n\nSome opening text here.\n\n1.1 Scope\n\nWhat is covered.\n\n1.1.1 Terms\n\nDefinitions follow.\n\n2 Method\n\nHow it is done.\n"},
+			want:  []string{"# 1 Introduction", "## 1.1 Scope", "### 1.1.1 Terms", "# 2 Method"},
+		},
+		{
+			name:  "Chinese enumerated headings",
+			pages: []string{"一、总则\n\n内容甲。\n\n（一）适用范围\n\n内容乙。\n\n二、附则\n\n内容丙。\n"},
+			want:  []string{"# 一、总则", "## （一）适用范围", "# 二、附则"},
+		},
+		{
+			name:  "all-caps heading",
+			pages: []string{"INTRODUCTION\n\nThis book explains the method in detail.\n"},
+			want:  []string{"# INTRODUCTION", "This book explains the method in detail."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := structureText(append([]string(nil), tt.pages...))
+			lines := map[string]bool{}
+			for _, l := range strings.Split(got, "\n") {
+				lines[l] = true
+			}
+			for _, w := range tt.want {
+				if !lines[w] && !(strings.HasPrefix(w, "第") && strings.Contains(got, w)) {
+					t.Errorf("missing line %q in:\n%s", w, got)
+				}
+			}
+			for _, nw := range tt.notWant {
+				if strings.Contains(got, nw) {
+					t.Errorf("output still contains %q:\n%s", nw, got)
+				}
+			}
+		})
+	}
+}
+
+// TestStructureTextHeadingsAreHeadings checks that the headings of the
+// classical text are real Markdown headings, not paragraphs.
+func TestStructureTextHeadingsAreHeadings(t *testing.T) {
+	got := structureText([]string{"第一回 宴桃园豪杰三结义\n\n话说天下大势，分久必合，合久必分。\n\n第二回 张翼德怒鞭督邮\n\n且说董卓字仲颖。\n"})
+	n := 0
+	for _, l := range strings.Split(got, "\n") {
+		if isMarkdownHeading(l) {
+			n++
+			if !strings.Contains(l, "回") {
+				t.Errorf("unexpected heading %q", l)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d headings, want 2:\n%s", n, got)
+	}
+}
