@@ -24,7 +24,10 @@ func newMarkdownConverter() *converter.Converter {
 	))
 }
 
-var reBlankRuns = regexp.MustCompile(`\n{3,}`)
+var (
+	reBlankRuns = regexp.MustCompile(`\n{3,}`)
+	reImgTag    = regexp.MustCompile(`(?is)<img\b[^>]*>`)
+)
 
 // htmlFragmentToMarkdown converts an HTML fragment, keeping headings,
 // lists and tables.
@@ -64,6 +67,9 @@ func convertHTML(data []byte) (Document, error) {
 	} else {
 		content = text
 	}
+	// Images of a saved page point at remote URLs that are useless offline,
+	// and their alt text (rendered-math LaTeX, icon names) is not prose.
+	content = reImgTag.ReplaceAllString(content, "")
 	md, err := htmlFragmentToMarkdown(content)
 	if err != nil {
 		return doc, fmt.Errorf("html to markdown: %w", err)
