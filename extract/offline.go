@@ -33,8 +33,8 @@ type sentence struct {
 var (
 	// Chinese conditionals opening a clause, and the consequents after them.
 	zhCond     = regexp.MustCompile(`^(?:[又故盖夫且而]?)(?:凡|若|如|苟|倘|倘若|如若|假如)`)
-	zhConseq   = regexp.MustCompile(`则|必|宜|忌|不可|主`)
-	zhExConseq = regexp.MustCompile(`则|必|宜|忌|不可|不|反|亦|主`)
+	zhConseq   = regexp.MustCompile(`切忌|大忌|切不可|则|必|宜|忌|不可`)
+	zhExConseq = regexp.MustCompile(`切忌|大忌|则|必|宜|忌|不可|不|反|亦`)
 	zhDefine   = regexp.MustCompile(`^(.{2,15}?)者[，,](.{2,80})也[。！]?$`)
 	enCond     = regexp.MustCompile(`(?i)^(if|when|whenever|unless)\b(.{3,}?),\s*(?:then\s+)?(.{3,})$`)
 	enModal    = regexp.MustCompile(`(?i)^(.{3,}?)\s+(must|should|never|must not|should not)\s+(.{3,})$`)
@@ -42,12 +42,16 @@ var (
 	except     = regexp.MustCompile(`(?i)^(?:然|但|惟|唯|独|unless\b|except\b|however\b|but\b)`)
 	zhPat      = regexp.MustCompile(`^(?:[凡若如]?)(\p{Han}{1,6}[格局])(?:者|[，,：:])`)
 	enPat      = regexp.MustCompile(`^(?:An?|The)\s+([A-Z][\w -]{2,40}?)\s+is\s+an?\s+(.{3,})$`)
-	flagRe     = regexp.MustCompile(`(?i)大凶|凶|夭|死|灾|祸|危|danger|fatal|warning|beware|avoid`)
-	critRe     = regexp.MustCompile(`(?i)大凶|夭|死|danger|fatal`)
+	flagRe     = regexp.MustCompile(`(?i)大凶|凶|夭|必死|死无|灾|祸|危|残疾|danger|fatal|warning|beware|avoid`)
+	critRe     = regexp.MustCompile(`(?i)大凶|夭|必死|死无|残疾|danger|fatal`)
 	warnRe     = regexp.MustCompile(`(?i)凶|灾|祸|warning|beware`)
 	methodH    = regexp.MustCompile(`(?i)法|步骤|method|procedure|steps`)
 	enumLine   = regexp.MustCompile(`^\s*(?:\d+[.、)）]|[一二三四五六七八九十]+[、.]|[-*+]\s)\s*`)
-	badPat     = "此其本是何入成破有无之为以于一二三四五六七八九十"
+	badPat     = "此其本是何入成破有无之为以于或合同又亦一二三四五六七八九十"
+	badCond    = "此其是彼斯"
+	// genericPairs are words naming good and bad fortune together (寿夭,
+	// 吉凶): they are topics, not warnings.
+	genericPairs = strings.NewReplacer("寿夭", "", "夭寿", "", "吉凶", "", "凶吉", "", "死生", "", "生死", "")
 )
 
 // splitSentences cuts a chunk's text into trimmed sentences that are
@@ -182,7 +186,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 				}
 			}
 		}
-		if n >= 6 && n <= 80 && flagRe.MatchString(s.Text) {
+		if n >= 6 && n <= 80 && flagRe.MatchString(genericPairs.Replace(s.Text)) && !strings.ContainsAny(s.Text, "\t0123456789") {
 			sev := "notice"
 			switch {
 			case critRe.MatchString(s.Text):
@@ -337,7 +341,7 @@ func ruleParts(s string) (cond, concl string, ok bool) {
 			}
 		}
 	}
-	if m := zhDefine.FindStringSubmatch(s); m != nil {
+	if m := zhDefine.FindStringSubmatch(s); m != nil && !strings.ContainsRune(badCond, []rune(m[1])[0]) {
 		return trimPunct(m[1]), trimPunct(m[2]), true
 	}
 	if m := enCond.FindStringSubmatch(s); m != nil {

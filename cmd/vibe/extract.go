@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +13,6 @@ import (
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
-	"github.com/vibelife/vibe/workspace"
 )
 
 // extractOptions are the inputs of `vibe extract`.
@@ -112,7 +107,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			fmt.Errorf("extract %s: the LLM extractor is not available in this build", opts.Theme),
 			"run `vibe extract "+opts.Theme+" --llm offline`, or set extract.extractor: offline in vibe.yaml"))
 	}
-	chunks, err := loadThemeChunks(ctx, ws, cfg, opts.Theme)
+	chunks, err := a.loadThemeChunks(ctx, opts.Theme)
 	if err != nil {
 		return err
 	}
@@ -187,40 +182,21 @@ func validateFiles(f knowledge.Files) error {
 	return nil
 }
 
-// loadThemeChunks splits the theme's converted files with the configured
-// chunker. The splitter is deterministic, so the ids are those ingest stored.
-// TODO: read them from the store (a.openStore) once cmd/vibe/store.go lands.
-func loadThemeChunks(ctx context.Context, ws *workspace.Workspace, cfg *workspace.Config, theme string) ([]chunk.Chunk, error) {
-	dir := ws.ConvertedDir(theme)
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".md") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(paths) == 0) {
-		return nil, withExit(exitError, withHint(fmt.Errorf("extract %s: no converted documents in %s", theme, ws.Rel(dir)),
-			"run `vibe convert "+theme+"` and `vibe ingest "+theme+"` first"))
-	}
+// loadThemeChunks reads the theme's chunks from the store, so evidence
+// cites the very ids ingest stored.
+func (a *app) loadThemeChunks(ctx context.Context, theme string) ([]chunk.Chunk, error) {
+	store, err := a.openStore(ctx)
 	if err != nil {
-		return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
+		return nil, fmt.Errorf("extract %s: open the store: %w", theme, err)
 	}
-	sort.Strings(paths)
-	sp, err := chunk.New(chunk.Options{MaxTokens: cfg.Chunk.MaxTokens, Overlap: cfg.Chunk.Overlap, Encoding: cfg.Chunk.Encoding, Root: ws.Root})
+	defer store.Close()
+	chunks, err := store.Chunks(ctx, theme)
 	if err != nil {
-		return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
+		return nil, fmt.Errorf("extract %s: read chunks: %w", theme, err)
 	}
-	var out []chunk.Chunk
-	for _, p := range paths {
-		cs, err := sp.Split(ctx, p)
-		if err != nil {
-			return nil, withExit(exitError, fmt.Errorf("extract %s: %w", theme, err))
-		}
-		out = append(out, cs...)
+	if len(chunks) == 0 {
+		return nil, withExit(exitError, withHint(fmt.Errorf("extract %s: the store holds no chunks for this theme", theme),
+			"run `vibe ingest "+theme+"` first"))
 	}
-	return out, nil
+	return chunks, nil
 }
