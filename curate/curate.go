@@ -67,6 +67,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now gives gathered_at; nil means time.Now.
 	Now func() time.Time
+	// CacheDir, when set, keeps what Extract found out about each text
+	// (size, garbled share, script, MinHash sketch) by sha256, so a re-run
+	// does not extract unchanged sources again.
+	CacheDir string
+	// Progress, when set, is called after each candidate is judged.
+	Progress func(done, total int, e Entry)
+	// OnError, when set, is called for each source that could not be read or
+	// downloaded (the entry is recorded as dropped with Failed set). Returning
+	// nil goes on; returning an error aborts the run with it.
+	OnError func(origin string, err error) error
 }
 
 func (o *Options) applyDefaults() {
@@ -242,14 +252,15 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				} else {
 					e.File = uniqueName(e.File, usedNames)
 				}
-				text, hasText, terr := extractText(ctx, &opts, c, data, ext)
+				info, hasText, terr := textInfoFor(ctx, &opts, c, data, ext, e.SHA256)
 				if terr != nil {
 					drop(true, "unreadable: %v", terr)
+					c.err = terr
 				}
 				var sig signature
 				hasSig := false
 				if e.Status == "" && hasText {
-					st := measure(text)
+					st := info.textStats
 					switch {
 					case st.chars < opts.MinChars:
 						drop(false, "too little text (%d characters, curate.min_chars is %d)", st.chars, opts.MinChars)
@@ -259,7 +270,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 						drop(false, "wrong language (detected %s, wanted %s)", st.script, opts.Language)
 					}
 					if e.Status == "" {
-						sig, hasSig = sketch(text)
+						sig, hasSig = info.Sig, info.HasSig
 						for _, k := range kept {
 							if hasSig && k.hasSig && similarity(sig, k.sig) >= opts.NearDuplicate {
 								drop(false, "near-duplicate of %s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
@@ -285,6 +296,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			e.GatheredAt = p.GatheredAt
 		}
 		entries = append(entries, e)
+		if opts.Progress != nil {
+			opts.Progress(len(entries), len(cands), e)
+		}
+		if e.Failed && opts.OnError != nil {
+			err := c.err
+			if err == nil {
+				err = errors.New(e.Reason)
+			}
+			if err := opts.OnError(c.origin, err); err != nil {
+				return res, err
+			}
+		}
 	}
 
 	// Remove what no source names any more.

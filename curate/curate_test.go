@@ -380,3 +380,46 @@ func TestRunWorkspaceRootSkipsOwnOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestRunCacheProgressOnError(t *testing.T) {
+	root := mixedWorkspace(t)
+	src := filepath.Join(root, "knowledge/tea/source")
+	calls := 0
+	counting := func(ctx context.Context, p string) (string, error) { calls++; return fakeExtract(ctx, p) }
+	var progressed []string
+	var failed []string
+	opts := Options{
+		Root: root, SourceDir: src, Sources: []Spec{{Source: "in"}, {Source: "in/missing.pdf"}},
+		Extract: counting, Now: fixedNow, CacheDir: filepath.Join(root, ".vibe/cache/curate"),
+		Progress: func(done, total int, e Entry) { progressed = append(progressed, e.Origin) },
+		OnError:  func(origin string, err error) error { failed = append(failed, origin); return nil },
+	}
+	first, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || len(progressed) != len(first.Lock.Sources) || len(failed) != 1 || failed[0] != "in/missing.pdf" {
+		t.Fatalf("calls %d progressed %v failed %v", calls, progressed, failed)
+	}
+	firstCalls := calls
+	second, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != firstCalls {
+		t.Errorf("re-run extracted %d more times, want 0 (cache)", calls-firstCalls)
+	}
+	if second.Changed {
+		t.Errorf("re-run changed something")
+	}
+	for i := range first.Lock.Sources {
+		if !sameEntry(first.Lock.Sources[i], second.Lock.Sources[i]) {
+			t.Errorf("entry %d differs with the cache: %+v vs %+v", i, first.Lock.Sources[i], second.Lock.Sources[i])
+		}
+	}
+	// OnError returning an error aborts.
+	opts.OnError = func(origin string, err error) error { return err }
+	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "missing.pdf") {
+		t.Errorf("abort: err %v, want one naming missing.pdf", err)
+	}
+}

@@ -39,4 +39,4 @@ echo "==> a re-run changes nothing"
 
 echo
 echo "==> files"
-(cd "$DIR" && for d in knowledge skills; do [ -d "$d" ] && find "$d" -type f; done | sort)
+(cd "$DIR" && for d in knowledge skills; do if [ -d "$d" ]; then find "$d" -type f; fi; done | sort)

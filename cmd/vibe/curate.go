@@ -151,8 +151,19 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		DownloadTimeout:  cfg.Curate.DownloadTimeout,
 		MaxRedirects:     cfg.Curate.MaxRedirects,
 		Extract:          opts.Extract,
+		CacheDir:         ws.CacheDir("curate"),
+	}
+	var progress *iostreams.Progress
+	if !opts.JSON {
+		ro.Progress = func(done, total int, e curate.Entry) {
+			if progress == nil {
+				progress = opts.IO.NewProgress("curate", total, opts.Quiet || !opts.IO.IsStderrTTY())
+			}
+			progress.Step(e.Origin)
+		}
 	}
 	res, err := curate.Run(ctx, ro)
+	progress.Done()
 	if errors.Is(err, curate.ErrNothingToGather) {
 		return withExit(exitError, withHint(fmt.Errorf("curate %s: no sources: %s lists none and %s is empty", opts.Theme, ws.Rel(curateFile), ws.Rel(ws.SourceDir(opts.Theme))),
 			fmt.Sprintf("vibe curate %s --from PATH|DIR|'GLOB'|URL (repeatable), or list sources: in %s", opts.Theme, ws.Rel(curateFile))))
