@@ -14,5 +14,7 @@ func commands(a *app) []*cobra.Command {
 		newIntegrateCmd(a),
 		newCheckCmd(a),
 		newDiffCmd(a),
+		newIngestCmd(a),
+		newSearchCmd(a),
 	}
 }

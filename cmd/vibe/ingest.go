@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/knowledge"
+)
+
+// IngestOptions are the flags of `vibe ingest`.
+type IngestOptions struct {
+	IO             *iostreams.IOStreams
+	Theme          string
+	Store          string
+	Embedder       string
+	Rebuild        bool
+	IncludeGarbled bool
+	JSON           bool
+}
+
+func newIngestCmd(a *app) *cobra.Command {
+	opts := &IngestOptions{IO: a.io}
+	cmd := &cobra.Command{
+		Use:   "ingest <theme>",
+		Short: "Chunk, embed and store the theme's converted Markdown for hybrid search",
+		Long: `Chunk every converted document of the theme along its Markdown structure,
+embed the chunks and write them to the store, one transaction per document.
+Only documents whose converted file changed are chunked and embedded again;
+documents whose file is gone are removed. Documents the converter marked as
+garbled are skipped with a reason unless --include-garbled.`,
+		Example: `  vibe ingest bazi
+  vibe ingest bazi --store postgres --embedder openai
+  vibe ingest bazi --rebuild    # after switching embedders`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			opts.Theme = theme
+			return a.runIngest(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Store, "store", "", "store driver: sqlite or postgres (default from vibe.yaml)")
+	cmd.Flags().StringVar(&opts.Embedder, "embedder", "", "embedder: local or openai (default from vibe.yaml)")
+	cmd.Flags().BoolVar(&opts.Rebuild, "rebuild", false, "drop the theme's stored data first and embed everything again")
+	cmd.Flags().BoolVar(&opts.IncludeGarbled, "include-garbled", false, "ingest documents marked garbled by convert")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// stageIngest is the ingest stage of `vibe build`.
+func (a *app) stageIngest(ctx context.Context, theme string) error {
+	return a.runIngest(ctx, &IngestOptions{IO: a.io, Theme: theme})
+}
+
+func (a *app) applyStoreFlags(storeDriver, embedder string) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	switch storeDriver {
+	case "":
+	case "sqlite", "postgres":
+		cfg.Store.Driver = storeDriver
+	default:
+		return flagErrorf("--store %q: use sqlite or postgres", storeDriver)
+	}
+	switch embedder {
+	case "":
+	case "local", "openai":
+		cfg.Embedding.Provider = embedder
+	default:
+		return flagErrorf("--embedder %q: use local or openai", embedder)
+	}
+	return nil
+}
+
+func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
+	if err := a.applyStoreFlags(opts.Store, opts.Embedder); err != nil {
+		return err
+	}
+	ws, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	emb, err := a.openEmbedder(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", opts.Theme, err)
+	}
+	sp, err := chunk.New(chunk.Options{Root: ws.Root})
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", opts.Theme, err)
+	}
+	store, err := a.openStore(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest %s: open the store: %w", opts.Theme, err)
+	}
+	defer store.Close()
+	var prog *iostreams.Progress
+	rep, err := knowledge.Ingest(ctx, store, knowledge.IngestOptions{
+		Theme: opts.Theme, Root: ws.Root, ConvertedDir: ws.ConvertedDir(opts.Theme),
+		Splitter: sp, Embedder: emb, BatchSize: cfg.Embedding.BatchSize,
+		IncludeGarbled: opts.IncludeGarbled, Rebuild: opts.Rebuild, Now: a.now,
+		Progress: func(done, total int, doc string) {
+			if prog == nil {
+				prog = opts.IO.NewProgress("ingest", total, a.quiet || opts.JSON)
+			}
+			prog.Step(ws.Rel(doc))
+		},
+	})
+	if prog != nil {
+		prog.Done()
+	}
+	if errors.Is(err, knowledge.ErrNoConverted) {
+		return withExit(exitError, withHint(err, "run `vibe convert "+opts.Theme+"` first"))
+	}
+	if opts.JSON {
+		type failed struct {
+			Doc   string `json:"doc"`
+			Error string `json:"error"`
+		}
+		out := struct {
+			Theme string `json:"theme"`
+			knowledge.IngestReport
+			Failed []failed `json:"failed,omitempty"`
+		}{Theme: opts.Theme, IngestReport: rep}
+		for _, f := range rep.Failed {
+			out.Failed = append(out.Failed, failed{f.Doc, f.Err.Error()})
+		}
+		if perr := printJSON(opts.IO.Out, out); perr != nil {
+			return perr
+		}
+	} else {
+		fmt.Fprintf(opts.IO.Out, "ingest %s: %d added, %d updated, %d unchanged, %d removed; %d chunks written, %d texts embedded in %d calls (%s, %d dims)\n",
+			opts.Theme, rep.Added, rep.Updated, rep.Unchanged, rep.Removed, rep.Chunks, rep.EmbeddedTexts, rep.EmbedCalls, rep.Embedding.Model, rep.Embedding.Dimensions)
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(opts.IO.ErrOut, "skipped %s: %s\n", s.Doc, s.Reason)
+		}
+	}
+	if err != nil {
+		if len(rep.Failed) > 0 && ctx.Err() == nil {
+			return withExit(exitFailure, storeHint(err, opts.Theme))
+		}
+		return storeHint(err, opts.Theme)
+	}
+	return nil
+}

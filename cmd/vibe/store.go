@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/sqlite"
+)
+
+// openStore opens the configured knowledge store (store.driver: sqlite, the
+// default, at store.path; or postgres at store.database_url / DATABASE_URL).
+// The caller closes it.
+func (a *app) openStore(ctx context.Context) (knowledge.Store, error) {
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Store.Driver {
+	case "", "sqlite":
+		path := cfg.Store.Path
+		if path == "" {
+			path = filepath.Join(".vibe", "vibe.db")
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(ws.Root, path)
+		}
+		return sqlite.Open(ctx, path)
+	case "postgres":
+		if cfg.Store.DatabaseURL == "" {
+			return nil, withHint(errors.New("store.driver is postgres but no database URL is set"),
+				"set DATABASE_URL or store.database_url in vibe.yaml")
+		}
+		return openPostgres(ctx, cfg.Store.DatabaseURL)
+	default:
+		return nil, withHint(fmt.Errorf("store.driver %q is not known", cfg.Store.Driver), "use sqlite or postgres in vibe.yaml (store.driver)")
+	}
+}
+
+// storeHint explains store errors a user can act on.
+func storeHint(err error, theme string) error {
+	if errors.Is(err, knowledge.ErrDimensionMismatch) {
+		return withHint(err, fmt.Sprintf("re-ingest with `vibe ingest %s --rebuild`, or use the same embedder as before", theme))
+	}
+	return err
+}
+
+// openPostgres opens the PostgreSQL store.
+func openPostgres(ctx context.Context, url string) (knowledge.Store, error) {
+	return nil, withHint(errors.New("the postgres store is not available in this build"), "use store.driver: sqlite")
+}
+
+// openEmbedder returns the configured embedder (embedding.provider).
+func (a *app) openEmbedder(ctx context.Context) (knowledge.Embedder, error) {
+	return nil, withHint(errors.New("no embedder is wired in this build yet"), "the knowledge/embedding package has not landed")
+}
