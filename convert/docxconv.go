@@ -160,12 +160,21 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 	var out strings.Builder
 	var para *docxPara
 	type table struct {
-		rows [][]string
-		row  []string
-		cell []string
+		rows    [][]string
+		row     []string
+		cell    []string
+		caption string
 	}
+	// List state: a blank line must end a list before other blocks, and
+	// numbered items carry their number per list and level.
+	inList := false
+	counters := map[string]int{}
 	var tables []*table
 	emit := func(s string) {
+		if inList {
+			out.WriteString("\n")
+			inList = false
+		}
 		out.WriteString(s)
 		out.WriteString("\n\n")
 	}
@@ -213,6 +222,18 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 				if para != nil {
 					para.text.WriteString(" ")
 				}
+			case "docPr":
+				// Drawing alt text: pandoc shows it, and it says what a
+				// figure is.
+				for _, a := range t.Attr {
+					if a.Name.Local == "descr" && para != nil && strings.TrimSpace(a.Value) != "" {
+						para.text.WriteString(" [" + strings.Join(strings.Fields(a.Value), " ") + "] ")
+					}
+				}
+			case "tblCaption":
+				if len(tables) > 0 {
+					tables[len(tables)-1].caption = strings.TrimSpace(attrVal(t))
+				}
 			case "instrText", "delText", "fldData":
 				_ = dec.Skip()
 			case "tbl":
@@ -254,11 +275,24 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 					emit(strings.Repeat("#", level) + " " + text)
 				case para.numID != "" && para.numID != "0":
 					depth, _ := strconv.Atoi(para.ilvl)
-					marker := "1."
+					depth = max(0, min(depth, 8))
+					key := para.numID + "/" + strconv.Itoa(depth)
+					counters[key]++
+					for d := depth + 1; d <= 8; d++ {
+						delete(counters, para.numID+"/"+strconv.Itoa(d))
+					}
+					marker := strconv.Itoa(counters[key]) + "."
 					if bullets[para.numID+"/"+para.ilvl] {
 						marker = "-"
 					}
-					out.WriteString(strings.Repeat("  ", depth) + marker + " " + text + "\n")
+					if !inList {
+						// A list starts as its own block.
+						if o := out.String(); o != "" && !strings.HasSuffix(o, "\n\n") {
+							out.WriteString("\n")
+						}
+					}
+					out.WriteString(strings.Repeat("    ", depth) + marker + " " + text + "\n")
+					inList = true
 				default:
 					emit(text)
 				}
@@ -288,6 +322,9 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 				}
 				if md != "" {
 					emit(md)
+				}
+				if tb.caption != "" {
+					emit("*" + tb.caption + "*")
 				}
 			}
 		}
