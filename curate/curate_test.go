@@ -312,6 +312,22 @@ func TestAppendSources(t *testing.T) {
 	if f, err := LoadFile(q); err != nil || len(f.Sources) != 1 || f.Sources[0].Source != "a.pdf" {
 		t.Errorf("created file: %+v %v", f, err)
 	}
+	// Bad values name the field.
+	for body, want := range map[string]string{
+		"quality:\n  near_duplicate: 80\n":    "quality.near_duplicate",
+		"quality:\n  max_garbled_ratio: -1\n": "quality.max_garbled_ratio",
+		"quality:\n  min_chars: -5\n":         "quality.min_chars",
+		"language: chinese\n":                 "language \"chinese\"",
+	} {
+		write(t, dir, "v.yaml", body)
+		if _, err := LoadFile(filepath.Join(dir, "v.yaml")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want one naming %s", body, err, want)
+		}
+	}
+	write(t, dir, "ok.yaml", "language: zh-TW\nsources: [a.txt]\n")
+	if f, err := LoadFile(filepath.Join(dir, "ok.yaml")); err != nil || f.Language != "zh-TW" {
+		t.Errorf("zh-TW: %+v %v", f, err)
+	}
 	// Unknown keys name the line.
 	write(t, dir, "bad.yaml", "sources: []\nlangauge: en\n")
 	if _, err := LoadFile(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), "line 2") {

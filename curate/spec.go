@@ -72,7 +72,32 @@ func LoadFile(path string) (File, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return f, fmt.Errorf("%s: %w (see `vibe curate --help` for the format)", path, err)
 	}
+	q := f.Quality
+	switch {
+	case q.MinChars < 0:
+		return f, fmt.Errorf("%s: quality.min_chars is %d: use 0 (the default) or more", path, q.MinChars)
+	case q.MaxGarbledRatio < 0 || q.MaxGarbledRatio > 1:
+		return f, fmt.Errorf("%s: quality.max_garbled_ratio is %g: use a share between 0 and 1, e.g. 0.1", path, q.MaxGarbledRatio)
+	case q.NearDuplicate < 0 || q.NearDuplicate > 1:
+		return f, fmt.Errorf("%s: quality.near_duplicate is %g: use a similarity between 0 and 1, e.g. 0.8", path, q.NearDuplicate)
+	}
+	if lang := strings.ToLower(f.Language); lang != "" && !knownLanguage(lang) {
+		return f, fmt.Errorf("%s: language %q: use zh, ja, ko, ru, or a Latin-script language such as en, fr, de", path, f.Language)
+	}
 	return f, nil
+}
+
+// knownLanguage reports whether lang (an ISO 639-1 code, optionally with a
+// region such as zh-TW) can be told apart by script.
+func knownLanguage(lang string) bool {
+	if i := strings.IndexAny(lang, "-_"); i > 0 {
+		lang = lang[:i]
+	}
+	switch lang {
+	case "zh", "ja", "ko", "ru", "en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "pl", "cs", "tr", "vi", "id", "ms", "la":
+		return true
+	}
+	return false
 }
 
 // AppendSources adds the given sources to the sources: list of the curate.yaml
