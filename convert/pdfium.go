@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,6 +16,9 @@ import (
 	"github.com/klippa-app/go-pdfium/requests"
 	"github.com/klippa-app/go-pdfium/responses"
 	"github.com/klippa-app/go-pdfium/webassembly"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/vibelife/vibe/internal/textmetric"
 )
@@ -31,14 +37,40 @@ var pdfiumPool struct {
 func pdfiumInstance(ctx context.Context) (pdfium.Pdfium, error) {
 	pdfiumPool.once.Do(func() {
 		n := max(1, runtime.NumCPU())
+		rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling)
+		if cache := pdfiumCompilationCache(); cache != nil {
+			rc = rc.WithCompilationCache(cache)
+		}
 		pdfiumPool.pool, pdfiumPool.err = webassembly.Init(webassembly.Config{
 			Context: context.Background(), MinIdle: 0, MaxIdle: n, MaxTotal: n,
+			RuntimeConfig: rc,
+			// The document is passed as bytes: pdfium sees no file system
+			// and its diagnostics are not printed.
+			FSConfig: wazero.NewFSConfig(),
+			Stdout:   io.Discard,
+			Stderr:   io.Discard,
 		})
 	})
 	if pdfiumPool.err != nil {
 		return nil, fmt.Errorf("start pdfium: %w", pdfiumPool.err)
 	}
 	return pdfiumPool.pool.GetInstanceWithContext(ctx)
+}
+
+// pdfiumCompilationCache keeps wazero's native compilation of the pdfium
+// module in the user cache directory (…/vibe/pdfium-wasm), so only the first
+// process on a machine pays the seconds of compiling it. Without a usable
+// cache directory the module is compiled in memory each time.
+func pdfiumCompilationCache() wazero.CompilationCache {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return nil
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "vibe", "pdfium-wasm"))
+	if err != nil {
+		return nil
+	}
+	return cache
 }
 
 // errPDFEncrypted is the error for a password-protected PDF.
