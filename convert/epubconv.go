@@ -237,7 +237,7 @@ func textOf(n *html.Node) string {
 }
 
 // xhtmlToMarkdown converts a content document's body; ruby annotations
-// (furigana) are dropped so the base text reads continuously.
+// (furigana) follow their base text in fullwidth parentheses, 山路（やまみち）.
 func xhtmlToMarkdown(b []byte) (string, error) {
 	root, err := html.Parse(strings.NewReader(decodeHTML(b)))
 	if err != nil {
@@ -265,7 +265,14 @@ func xhtmlToMarkdown(b []byte) (string, error) {
 	strip = func(n *html.Node) {
 		for c := n.FirstChild; c != nil; {
 			next := c.NextSibling
-			if c.Type == html.ElementNode && (c.Data == "rt" || c.Data == "rp" || c.Data == "script" || c.Data == "style") {
+			if c.Type == html.ElementNode && c.Data == "rt" {
+				// Keep the reading after its base text, in parentheses, so
+				// the base reads continuously and the reading is not lost.
+				if r := strings.TrimSpace(textOf(c)); r != "" {
+					n.InsertBefore(&html.Node{Type: html.TextNode, Data: "（" + r + "）"}, c)
+				}
+				n.RemoveChild(c)
+			} else if c.Type == html.ElementNode && (c.Data == "rp" || c.Data == "script" || c.Data == "style") {
 				n.RemoveChild(c)
 			} else {
 				strip(c)
