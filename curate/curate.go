@@ -46,8 +46,9 @@ type Options struct {
 	Root string
 	// SourceDir is knowledge/<theme>/source/.
 	SourceDir string
-	// Sources are the entries to gather, in order. When empty, the files
-	// already in SourceDir are the sources.
+	// Sources are the entries to gather, in order. Files a user put into
+	// SourceDir by hand (not stored there by an earlier run for another
+	// origin) are gathered too, after them, and are never overwritten.
 	Sources []Spec
 	// Language is the wanted language (see [File.Language]).
 	Language string
@@ -143,6 +144,8 @@ type candidate struct {
 	path   string // local file, or "" for downloaded data
 	data   []byte
 	err    error
+	// inPlace marks a file found in source/ itself.
+	inPlace bool
 }
 
 // Run gathers opts.Sources into opts.SourceDir, writes sources.lock.json and
@@ -160,14 +163,21 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return res, err
 	}
 	specs := opts.Sources
-	if len(specs) == 0 {
-		specs, err = handPlaced(opts.Root, opts.SourceDir)
-		if err != nil {
-			return res, err
+	// Files put into source/ by hand are sources too, unless curate stored
+	// them for an origin elsewhere (those go when their origin goes).
+	srcPrefix := relTo(opts.Root, opts.SourceDir) + "/"
+	owned := map[string]bool{}
+	for _, e := range old.Sources {
+		if e.File != "" && !strings.HasPrefix(e.Origin, srcPrefix) {
+			owned[e.File] = true
 		}
-		if len(specs) == 0 {
-			return res, ErrNothingToGather
-		}
+	}
+	hand, err := handPlaced(opts.Root, opts.SourceDir, owned)
+	if err != nil {
+		return res, err
+	}
+	if len(specs) == 0 && len(hand) == 0 {
+		return res, ErrNothingToGather
 	}
 	if err := os.MkdirAll(opts.SourceDir, 0o755); err != nil {
 		return res, fmt.Errorf("curate: %w", err)
@@ -192,6 +202,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}
 
+	for _, h := range hand {
+		if !seenOrigin[h.Source] {
+			seenOrigin[h.Source] = true
+			p := filepath.Join(opts.Root, filepath.FromSlash(h.Source))
+			cands = append(cands, candidate{origin: h.Source, name: filepath.Base(p), path: p, inPlace: true})
+		}
+	}
+
 	now := opts.Now().UTC().Truncate(time.Second)
 	type keptDoc struct {
 		origin string
@@ -206,6 +224,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	for _, c := range cands {
 		if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" {
 			usedNames[p.File] = true
+		}
+		if c.inPlace {
+			// Never overwrite a file the user put there.
+			usedNames[c.name] = true
 		}
 	}
 	var entries []Entry
@@ -249,6 +271,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				e.File = storedName(c.name, ext)
 				if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" && strings.EqualFold(path.Ext(p.File), ext) {
 					e.File = p.File
+				} else if c.inPlace && e.File == c.name {
+					// Already in place under its own name.
 				} else {
 					e.File = uniqueName(e.File, usedNames)
 				}
@@ -411,8 +435,9 @@ func uniqueName(name string, used map[string]bool) string {
 	}
 }
 
-// handPlaced lists the files a user put into source/ by hand, as specs.
-func handPlaced(root, sourceDir string) ([]Spec, error) {
+// handPlaced lists the files a user put into source/ by hand, as specs,
+// leaving out the lock, hidden files and the names in owned.
+func handPlaced(root, sourceDir string, owned map[string]bool) ([]Spec, error) {
 	dirents, err := os.ReadDir(sourceDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -422,7 +447,7 @@ func handPlaced(root, sourceDir string) ([]Spec, error) {
 	}
 	var specs []Spec
 	for _, d := range dirents {
-		if d.IsDir() || d.Name() == LockName || strings.HasPrefix(d.Name(), ".") {
+		if d.IsDir() || d.Name() == LockName || strings.HasPrefix(d.Name(), ".") || owned[d.Name()] {
 			continue
 		}
 		specs = append(specs, Spec{Source: relTo(root, filepath.Join(sourceDir, d.Name()))})

@@ -439,3 +439,37 @@ func TestRunCacheProgressOnError(t *testing.T) {
 		t.Errorf("abort: err %v, want one naming missing.pdf", err)
 	}
 }
+
+func TestRunHandPlacedNextToListed(t *testing.T) {
+	root := t.TempDir()
+	other := strings.Repeat("Bonsai wiring: if a branch bends too far, then remove the wire at once and wait a season. ", 4)
+	write(t, root, "books/book.txt", enText)
+	src := filepath.Join(root, "knowledge/t/source")
+	write(t, src, "book.txt", other) // the user's own file, same name
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "books/book.txt"}}, Now: fixedNow}
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept() != 2 {
+		t.Fatalf("kept %d, want 2: %+v", res.Kept(), res.Lock.Sources)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "book.txt")); string(b) != other {
+		t.Errorf("the hand-placed book.txt was overwritten")
+	}
+	if res.Lock.Sources[0].File != "book-2.txt" || res.Lock.Sources[1].Origin != "knowledge/t/source/book.txt" {
+		t.Errorf("lock: %+v", res.Lock.Sources)
+	}
+	// Unlisting the source removes its copy and keeps the user's file.
+	opts.Sources = nil
+	res, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0] != "book-2.txt" || res.Kept() != 1 {
+		t.Errorf("removed %v kept %d, want [book-2.txt] and 1", res.Removed, res.Kept())
+	}
+	if _, err := os.Stat(filepath.Join(src, "book.txt")); err != nil {
+		t.Errorf("user's file gone: %v", err)
+	}
+}

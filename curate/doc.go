@@ -52,8 +52,10 @@
 //
 // Kept files are copied to source/ under their own base name (collisions get
 // -2, -3, ...; a name once given stays with its origin). Files in source/ that
-// no kept entry names are removed, so convert drops their output. When no
-// sources are listed, the files already in source/ are the sources.
+// no kept entry names are removed, so convert drops their output. Files a user
+// put into source/ by hand are sources of their own (recorded with their
+// source/ path as origin), gathered after the listed ones; a theme may have
+// no curate.yaml at all.
 //
 // # sources.lock.json
 //
