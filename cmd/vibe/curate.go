@@ -69,7 +69,8 @@ curate.yaml:
     max_garbled_ratio: 0.1
     near_duplicate: 0.8
 
-Without curate.yaml and --from, the files already in source/ are the sources.
+Files you put into source/ by hand are gathered too (a theme needs no
+curate.yaml at all); curate never overwrites them.
 Exit status 1 when some source could not be read or downloaded.`,
 		Example: `  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
   vibe curate bazi                       # gather what curate.yaml lists again
