@@ -1,6 +1,14 @@
 package convert
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
+	"golang.org/x/text/encoding/unicode"
+)
 
 func TestUnprefixChapterLines(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -14,5 +22,40 @@ func TestUnprefixChapterLines(t *testing.T) {
 		if got := unprefixChapterLines(tt.in); got != tt.want {
 			t.Errorf("unprefixChapterLines(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestDecodeTextEncodings(t *testing.T) {
+	const zhs = "第一回 宴桃园豪杰三结义，斩黄巾英雄首立功。话说天下大势，分久必合，合久必分。"
+	const zht = "第一回 宴桃園豪傑三結義，斬黃巾英雄首立功。話說天下大勢，分久必合，合久必分。"
+	enc := func(e encoding.Encoding, s string) []byte {
+		b, err := e.NewEncoder().Bytes([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name, want, text string
+		data             []byte
+	}{
+		{"utf-8", "utf-8", zhs, []byte(zhs)},
+		{"utf-8 bom", "utf-8-bom", zhs, append([]byte{0xEF, 0xBB, 0xBF}, zhs...)},
+		{"utf-16le bom", "utf-16le", zhs, enc(unicode.UTF16(unicode.LittleEndian, unicode.UseBOM), zhs)},
+		{"utf-16be bom", "utf-16be", zhs, enc(unicode.UTF16(unicode.BigEndian, unicode.UseBOM), zhs)},
+		{"gbk", "gb18030", zhs, enc(simplifiedchinese.GBK, zhs)},
+		{"gb18030", "gb18030", zhs, enc(simplifiedchinese.GB18030, zhs)},
+		{"big5", "big5", zht, enc(traditionalchinese.Big5, zht)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, name := decodeText(tt.data)
+			if name != tt.want {
+				t.Errorf("encoding %s, want %s", name, tt.want)
+			}
+			if strings.TrimPrefix(got, "\ufeff") != tt.text {
+				t.Errorf("decoded %q, want %q", got, tt.text)
+			}
+		})
 	}
 }
