@@ -33,6 +33,10 @@ var (
 // LockName is the lock file's name inside source/.
 const LockName = "sources.lock.json"
 
+// DroppedDir is where, inside source/, curate moves dropped files that a user
+// put into source/ by hand (hidden, so convert skips it).
+const DroppedDir = ".dropped"
+
 // DefaultNearDuplicate is the estimated Jaccard similarity of 5-rune shingles
 // at or above which two texts are the same work (see [Options.NearDuplicate]).
 const DefaultNearDuplicate = 0.8
@@ -113,6 +117,8 @@ type Result struct {
 	// Removed lists files deleted from source/ because no source names them
 	// any more.
 	Removed []string
+	// MovedAside lists dropped hand-placed files moved to source/.dropped/.
+	MovedAside []string
 }
 
 // Kept counts kept entries.
@@ -334,7 +340,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}
 
-	// Remove what no source names any more.
+	// Remove what no source names any more. A dropped file the user put
+	// into source/ is moved aside to source/.dropped/ rather than deleted.
+	handDropped := map[string]bool{}
+	for i, c := range cands {
+		if c.inPlace && entries[i].Status == StatusDropped {
+			handDropped[c.name] = true
+		}
+	}
 	dirents, err := os.ReadDir(opts.SourceDir)
 	if err != nil {
 		return res, fmt.Errorf("curate: %w", err)
@@ -342,6 +355,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	for _, d := range dirents {
 		name := d.Name()
 		if d.IsDir() || name == LockName || strings.HasPrefix(name, ".") || keepFiles[name] {
+			continue
+		}
+		if handDropped[name] {
+			aside := filepath.Join(opts.SourceDir, DroppedDir)
+			if err := os.MkdirAll(aside, 0o755); err != nil {
+				return res, fmt.Errorf("curate: %w", err)
+			}
+			if err := os.Rename(filepath.Join(opts.SourceDir, name), filepath.Join(aside, name)); err != nil {
+				return res, fmt.Errorf("curate: %w", err)
+			}
+			res.MovedAside = append(res.MovedAside, name)
+			res.Changed = true
 			continue
 		}
 		if err := os.Remove(filepath.Join(opts.SourceDir, name)); err != nil {

@@ -460,6 +460,21 @@ func TestRunHandPlacedNextToListed(t *testing.T) {
 	if res.Lock.Sources[0].File != "book-2.txt" || res.Lock.Sources[1].Origin != "knowledge/t/source/book.txt" {
 		t.Errorf("lock: %+v", res.Lock.Sources)
 	}
+	// A junk file put by hand is moved aside, not deleted.
+	write(t, src, "junk.txt", "tiny")
+	res, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(src, DroppedDir, "junk.txt")); err != nil || string(b) != "tiny" {
+		t.Errorf("junk not moved aside: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "junk.txt")); err == nil {
+		t.Errorf("junk left in source/")
+	}
+	if len(res.MovedAside) != 1 || res.MovedAside[0] != "junk.txt" || len(res.Removed) != 0 {
+		t.Errorf("moved aside %v removed %v, want [junk.txt] and none", res.MovedAside, res.Removed)
+	}
 	// Unlisting the source removes its copy and keeps the user's file.
 	opts.Sources = nil
 	res, err = Run(context.Background(), opts)

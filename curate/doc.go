@@ -54,8 +54,9 @@
 // -2, -3, ...; a name once given stays with its origin). Files in source/ that
 // no kept entry names are removed, so convert drops their output. Files a user
 // put into source/ by hand are sources of their own (recorded with their
-// source/ path as origin), gathered after the listed ones; a theme may have
-// no curate.yaml at all.
+// source/ path as origin), gathered after the listed ones, never overwritten,
+// and when dropped moved aside to source/.dropped/ rather than deleted; a
+// theme may have no curate.yaml at all.
 //
 // # sources.lock.json
 //

@@ -192,6 +192,9 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		for _, r := range res.Removed {
 			fmt.Fprintf(w, "removed  %s (no source names it any more)\n", r)
 		}
+		for _, r := range res.MovedAside {
+			fmt.Fprintf(w, "moved    %s to %s/ (dropped; it was put into source/ by hand)\n", r, curate.DroppedDir)
+		}
 		state := "updated"
 		if !res.Changed {
 			state = "unchanged"
