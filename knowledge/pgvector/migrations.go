@@ -1,0 +1,94 @@
+package pgvector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migration is one schema step, applied once in order and recorded in
+// schema_migrations; append new steps with the next version.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var migrations = []migration{
+	{1, "knowledge", `
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE kb_document (
+	id TEXT PRIMARY KEY,
+	theme TEXT NOT NULL,
+	source TEXT NOT NULL,
+	title TEXT NOT NULL,
+	content_hash TEXT NOT NULL,
+	chunks INTEGER NOT NULL,
+	updated_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX kb_document_theme ON kb_document(theme, id);
+CREATE TABLE kb_chunk (
+	id TEXT PRIMARY KEY,
+	doc_id TEXT NOT NULL REFERENCES kb_document(id) ON DELETE CASCADE,
+	theme TEXT NOT NULL,
+	ordinal INTEGER NOT NULL,
+	source TEXT NOT NULL,
+	title TEXT NOT NULL,
+	heading_path TEXT[] NOT NULL,
+	start_off INTEGER NOT NULL,
+	end_off INTEGER NOT NULL,
+	text TEXT NOT NULL,
+	tokens INTEGER NOT NULL,
+	lex TEXT NOT NULL,
+	tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', lex)) STORED
+);
+CREATE INDEX kb_chunk_doc ON kb_chunk(doc_id, ordinal);
+CREATE INDEX kb_chunk_theme ON kb_chunk(theme, doc_id, ordinal);
+CREATE INDEX kb_chunk_tsv ON kb_chunk USING GIN (tsv);
+CREATE TABLE kb_embedding (
+	chunk_id TEXT PRIMARY KEY REFERENCES kb_chunk(id) ON DELETE CASCADE,
+	theme TEXT NOT NULL,
+	embedding vector NOT NULL
+);
+CREATE INDEX kb_embedding_theme ON kb_embedding(theme);
+CREATE TABLE kb_embedding_info (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	model TEXT NOT NULL,
+	dimensions INTEGER NOT NULL
+);
+`},
+}
+
+// migrationLock is the advisory lock key held while migrating.
+const migrationLock = 0x766962656d6967 // "vibemig"
+
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range migrations {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations(version, name) VALUES ($1, $2)`, m.version, m.name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package pgvector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgv "github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexical"
+)
+
+// Store is a knowledge.Store in PostgreSQL.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ knowledge.Store = (*Store)(nil)
+
+// hnswMaxDims is the largest dimension pgvector's HNSW index accepts for
+// the vector type; above it search is exact.
+const hnswMaxDims = 2000
+
+// Open connects to url, applies the migrations and returns the store.
+func Open(ctx context.Context, url string) (*Store, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	err = migrate(ctx, conn)
+	conn.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	cfg.AfterConnect = pgxvec.RegisterTypes
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error { s.pool.Close(); return nil }
+
+// EmbeddingInfo implements knowledge.Store.
+func (s *Store) EmbeddingInfo(ctx context.Context) (knowledge.EmbeddingInfo, bool, error) {
+	var info knowledge.EmbeddingInfo
+	err := s.pool.QueryRow(ctx, `SELECT model, dimensions FROM kb_embedding_info WHERE id = 1`).Scan(&info.Model, &info.Dimensions)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, fmt.Errorf("embedding info: %w", err)
+	}
+	return info, true, nil
+}
+
+// Documents implements knowledge.Store.
+func (s *Store) Documents(ctx context.Context, theme string) ([]knowledge.Document, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, theme, source, title, content_hash, chunks, updated_at FROM kb_document WHERE theme = $1 ORDER BY id`, theme)
+	if err != nil {
+		return nil, fmt.Errorf("list documents of %s: %w", theme, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (knowledge.Document, error) {
+		var d knowledge.Document
+		err := r.Scan(&d.ID, &d.Theme, &d.Source, &d.Title, &d.ContentHash, &d.Chunks, &d.UpdatedAt)
+		d.UpdatedAt = d.UpdatedAt.UTC()
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list documents of %s: %w", theme, err)
+	}
+	return out, nil
+}
+
+// ReplaceDocument implements knowledge.Store: one transaction, a per-document
+// advisory lock, delete then COPY.
+func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo) error {
+	if err := knowledge.CheckReplace(doc, chunks, vectors, info); err != nil {
+		return err
+	}
+	if doc.UpdatedAt.IsZero() {
+		doc.UpdatedAt = time.Now().UTC()
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, doc.ID); err != nil {
+			return err
+		}
+		if len(vectors) > 0 {
+			if err := ensureSpace(ctx, tx, info); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM kb_document WHERE id = $1`, doc.ID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt); err != nil {
+			return err
+		}
+		if len(chunks) == 0 {
+			return nil
+		}
+		rows := make([][]any, len(chunks))
+		for i, c := range chunks {
+			hp := c.HeadingPath
+			if hp == nil {
+				hp = []string{}
+			}
+			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, lexical.IndexText(c.Text)}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"},
+			[]string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "lex"},
+			pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("copy chunks: %w", err)
+		}
+		if len(vectors) > 0 {
+			vrows := make([][]any, len(chunks))
+			for i, c := range chunks {
+				vrows[i] = []any{c.ID, doc.Theme, pgv.NewVector(vectors[i])}
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_embedding"}, []string{"chunk_id", "theme", "embedding"}, pgx.CopyFromRows(vrows)); err != nil {
+				return fmt.Errorf("copy embeddings: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	}
+	return nil
+}
+
+// ensureSpace checks info against the recorded embedding space, recording
+// it (and sizing the vector column and its HNSW index) on first write.
+func ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.EmbeddingInfo) error {
+	if _, err := tx.Exec(ctx, `LOCK TABLE kb_embedding_info IN EXCLUSIVE MODE`); err != nil {
+		return err
+	}
+	var cur knowledge.EmbeddingInfo
+	err := tx.QueryRow(ctx, `SELECT model, dimensions FROM kb_embedding_info WHERE id = 1`).Scan(&cur.Model, &cur.Dimensions)
+	if err == nil {
+		if cur != info {
+			return knowledge.MismatchError(cur, info)
+		}
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return err
+	}
+	stmts := []string{
+		`DELETE FROM kb_embedding`,
+		`DROP INDEX IF EXISTS kb_embedding_hnsw`,
+		fmt.Sprintf(`ALTER TABLE kb_embedding ALTER COLUMN embedding TYPE vector(%d)`, info.Dimensions),
+	}
+	if info.Dimensions <= hnswMaxDims {
+		stmts = append(stmts, `CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops)`)
+	}
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("size the vector column: %w", err)
+		}
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO kb_embedding_info(id, model, dimensions) VALUES (1, $1, $2)`, info.Model, info.Dimensions)
+	return err
+}
+
+// DeleteDocument implements knowledge.Store.
+func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM kb_document WHERE id = $1`, id); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM kb_embedding_info WHERE NOT EXISTS (SELECT 1 FROM kb_embedding)`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	return nil
+}
+
+const chunkCols = `id, doc_id, source, title, heading_path, start_off, end_off, ordinal, text, tokens`
+
+func scanChunk(r pgx.Row) (chunk.Chunk, error) {
+	var c chunk.Chunk
+	err := r.Scan(&c.ID, &c.Doc, &c.Source, &c.Title, &c.HeadingPath, &c.Start, &c.End, &c.Ordinal, &c.Text, &c.Tokens)
+	return c, err
+}
+
+// Chunk implements knowledge.Store.
+func (s *Store) Chunk(ctx context.Context, id string) (chunk.Chunk, error) {
+	c, err := scanChunk(s.pool.QueryRow(ctx, `SELECT `+chunkCols+` FROM kb_chunk WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("chunk %s: %w", id, knowledge.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("chunk %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Chunks implements knowledge.Store.
+func (s *Store) Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+chunkCols+` FROM kb_chunk WHERE theme = $1 ORDER BY doc_id, ordinal`, theme)
+	if err != nil {
+		return nil, fmt.Errorf("chunks of %s: %w", theme, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (chunk.Chunk, error) { return scanChunk(r) })
+	if err != nil {
+		return nil, fmt.Errorf("chunks of %s: %w", theme, err)
+	}
+	return out, nil
+}
+
+// Search implements knowledge.Store.
+func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
+	q, err := knowledge.NormalizeQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	n := q.K
+	if q.Mode == knowledge.SearchHybrid && n < knowledge.CandidatesPerSide {
+		n = knowledge.CandidatesPerSide
+	}
+	var vec, lex []knowledge.Hit
+	if q.Mode != knowledge.SearchLexical {
+		if vec, err = s.vectorSearch(ctx, q.Theme, q.Vector, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	if q.Mode != knowledge.SearchVector {
+		if lex, err = s.lexicalSearch(ctx, q.Theme, q.Text, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	var hits []knowledge.Hit
+	switch q.Mode {
+	case knowledge.SearchVector:
+		hits = knowledge.RankOnly(vec, q.Mode, q.K)
+	case knowledge.SearchLexical:
+		hits = knowledge.RankOnly(lex, q.Mode, q.K)
+	default:
+		hits = knowledge.Fuse(vec, lex, q.K)
+	}
+	return s.fill(ctx, hits)
+}
+
+func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+	out := make([]knowledge.Hit, 0, len(hits))
+	if len(hits) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Chunk.ID
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+chunkCols+` FROM kb_chunk WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (chunk.Chunk, error) { return scanChunk(r) })
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]chunk.Chunk{}
+	for _, c := range chunks {
+		byID[c.ID] = c
+	}
+	for _, h := range hits {
+		if c, ok := byID[h.Chunk.ID]; ok {
+			h.Chunk = c
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
+	info, ok, err := s.EmbeddingInfo(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if len(qv) != info.Dimensions {
+		return nil, fmt.Errorf("query vector has %d dims, the store %d (%s): %w", len(qv), info.Dimensions, info.Model, knowledge.ErrDimensionMismatch)
+	}
+	var out []knowledge.Hit
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ef := max(2*n, 100)
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, min(ef, 1000))); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT chunk_id, 1 - (embedding <=> $1) FROM kb_embedding WHERE theme = $2 ORDER BY embedding <=> $1, chunk_id LIMIT $3`,
+			pgv.NewVector(qv), theme, n)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (knowledge.Hit, error) {
+			var h knowledge.Hit
+			err := r.Scan(&h.Chunk.ID, &h.VectorScore)
+			return h, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
+	toks := lexical.QueryTokens(text)
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+WITH q AS (SELECT to_tsvector('simple', $1) AS v)
+SELECT id, ts_rank_cd(tsv, query) AS r
+FROM kb_chunk, (SELECT to_tsquery('simple', array_to_string(tsvector_to_array(v), ' | ')) AS query FROM q) qq
+WHERE theme = $2 AND tsv @@ query
+ORDER BY r DESC, id LIMIT $3`, strings.Join(toks, " "), theme, n)
+	if err != nil {
+		return nil, fmt.Errorf("lexical: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (knowledge.Hit, error) {
+		var h knowledge.Hit
+		var score float32
+		err := r.Scan(&h.Chunk.ID, &score)
+		h.LexicalScore = float64(score)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lexical: %w", err)
+	}
+	return out, nil
+}
