@@ -2,6 +2,8 @@ package curate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -49,7 +51,12 @@ func (t *textInfo) UnmarshalJSON(b []byte) error {
 func textInfoFor(ctx context.Context, opts *Options, c candidate, data []byte, ext, sum string) (textInfo, bool, error) {
 	var cachePath string
 	if opts.CacheDir != "" && opts.Extract != nil {
-		cachePath = filepath.Join(opts.CacheDir, sum+".json")
+		key := sum
+		if opts.ExtractVersion != "" {
+			h := sha256.Sum256([]byte(opts.ExtractVersion))
+			key += "-" + hex.EncodeToString(h[:4])
+		}
+		cachePath = filepath.Join(opts.CacheDir, key+".json")
 		if b, err := os.ReadFile(cachePath); err == nil {
 			var ti textInfo
 			if json.Unmarshal(b, &ti) == nil && ti.Version == cacheVersion {

@@ -76,6 +76,9 @@ type Options struct {
 	// (size, garbled share, script, MinHash sketch) by sha256, so a re-run
 	// does not extract unchanged sources again.
 	CacheDir string
+	// ExtractVersion names the extractor's version (e.g. the converter
+	// version); cached measurements made by another version are not used.
+	ExtractVersion string
 	// Progress, when set, is called after each candidate is judged.
 	Progress func(done, total int, e Entry)
 	// OnError, when set, is called for each source that could not be read or

@@ -433,6 +433,14 @@ func TestRunCacheProgressOnError(t *testing.T) {
 			t.Errorf("entry %d differs with the cache: %+v vs %+v", i, first.Lock.Sources[i], second.Lock.Sources[i])
 		}
 	}
+	// Another extractor version measures again.
+	opts.ExtractVersion = "v2"
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if calls == firstCalls {
+		t.Errorf("a new ExtractVersion reused the old cache")
+	}
 	// OnError returning an error aborts.
 	opts.OnError = func(origin string, err error) error { return err }
 	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "missing.pdf") {

@@ -153,6 +153,7 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		MaxRedirects:     cfg.Curate.MaxRedirects,
 		Extract:          opts.Extract,
 		CacheDir:         ws.CacheDir("curate"),
+		ExtractVersion:   convert.Version,
 	}
 	var progress *iostreams.Progress
 	if !opts.JSON {
