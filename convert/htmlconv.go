@@ -12,6 +12,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	readability "github.com/go-shiori/go-readability"
+	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
 
@@ -65,7 +66,9 @@ func convertHTML(data []byte) (Document, error) {
 		content = article.Content
 		doc.Title = strings.TrimSpace(article.Title)
 	} else {
-		content = text
+		// Too little for readability to judge (a short page): keep the
+		// page minus its obvious chrome.
+		content = stripChrome(text)
 	}
 	// Images of a saved page point at remote URLs that are useless offline,
 	// and their alt text (rendered-math LaTeX, icon names) is not prose.
@@ -79,4 +82,50 @@ func convertHTML(data []byte) (Document, error) {
 	}
 	doc.Markdown = md
 	return doc, nil
+}
+
+// stripChrome removes navigation, headers, footers, asides, forms and
+// scripts from a page and returns its body's HTML.
+func stripChrome(page string) string {
+	root, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		return page
+	}
+	var body *html.Node
+	var walk func(n *html.Node, inArticle bool)
+	walk = func(n *html.Node, inArticle bool) {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			if c.Type == html.ElementNode {
+				drop := false
+				switch c.Data {
+				case "nav", "aside", "form", "script", "style", "noscript", "template":
+					drop = true
+				case "header", "footer":
+					// An article's own header holds its title.
+					drop = !inArticle
+				case "body":
+					body = c
+				}
+				if drop {
+					n.RemoveChild(c)
+					c = next
+					continue
+				}
+			}
+			walk(c, inArticle || c.Type == html.ElementNode && (c.Data == "article" || c.Data == "main"))
+			c = next
+		}
+	}
+	walk(root, false)
+	if body == nil {
+		body = root
+	}
+	var sb strings.Builder
+	for c := body.FirstChild; c != nil; c = c.NextSibling {
+		if err := html.Render(&sb, c); err != nil {
+			return page
+		}
+	}
+	return sb.String()
 }

@@ -1,0 +1,51 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
+)
+
+func TestConvertHTMLCharsetAndMainContent(t *testing.T) {
+	body := `<body><nav><ul><li><a href="/">首页</a></li><li><a href="/news">新闻导航链接</a></li></ul></nav>
+<article><header><h1>论用神</h1></header><p>八字用神，专求月令，以日干配月令地支，而生克不同，格局分焉。财官印食，此用神之善而顺用之者也。</p>
+<h2>用神成败</h2><p>煞伤劫刃，用神之不善而逆用之者也。当顺而顺，当逆而逆，配合得宜，皆为贵格。</p></article>
+<footer>版权所有 联系我们</footer></body></html>`
+	gbkPage := func(decl string) []byte {
+		b, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte(`<!DOCTYPE html><html><head><meta charset="` + decl + `"><title>论用神</title></head>` + body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"gbk declared gbk", gbkPage("gbk")},
+		{"utf-8 declared gb2312", []byte(`<!DOCTYPE html><html><head><meta charset="gb2312"><title>论用神</title></head>` + body)},
+		{"utf-8 with BOM", append([]byte{0xEF, 0xBB, 0xBF}, `<!DOCTYPE html><html><head><title>论用神</title></head>`+body...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := convertHTML(tt.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"# 论用神", "## 用神成败", "财官印食", "配合得宜"} {
+				if !strings.Contains(doc.Markdown, want) {
+					t.Errorf("markdown lacks %q:\n%s", want, doc.Markdown)
+				}
+			}
+			for _, chrome := range []string{"新闻导航链接", "版权所有"} {
+				if strings.Contains(doc.Markdown, chrome) {
+					t.Errorf("navigation chrome %q kept:\n%s", chrome, doc.Markdown)
+				}
+			}
+			if strings.Contains(doc.Markdown, "\uFFFD") {
+				t.Errorf("replacement characters in output:\n%s", doc.Markdown)
+			}
+		})
+	}
+}
