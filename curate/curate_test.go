@@ -358,6 +358,8 @@ func TestMeasureAndSniff(t *testing.T) {
 		{"PK\x03\x04....mimetypeapplication/epub+zip", "x.zip", ".epub"},
 		{"PK\x03\x04....word/document.xml", "x", ".docx"},
 		{"PK\x03\x04....other", "x.docx", ""},
+		{"PK\x03\x04..OEBPS/a.xhtml..META-INF/container.xml", "x", ".epub"},
+		{"PK\x03\x04..mimetypeapplication/vnd.oasis.opendocument.text..META-INF/container.xml", "x.epub", ""},
 		{"\xff\xfeh\x00i\x00", "x.bin", ".txt"},
 		{"  <!DOCTYPE HTML><html>", "x.txt", ".html"},
 		{"# Title\n\ntext", "x.md", ".md"},

@@ -44,6 +44,9 @@ func sniff(data []byte, name string) string {
 			return ".epub"
 		case bytes.Contains(data, []byte("word/document.xml")):
 			return ".docx"
+		case bytes.Contains(data, []byte("META-INF/container.xml")) && !bytes.Contains(data, []byte("application/vnd.oasis")):
+			// An EPUB whose mimetype entry is not first.
+			return ".epub"
 		}
 		return ""
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
