@@ -3,9 +3,11 @@ package convert
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vibelife/vibe/internal/textmetric"
@@ -192,3 +194,56 @@ func TestPDFBadBytes(t *testing.T) {
 }
 
 func stripMarkdown(md string) string { return reMarkdownSyntax.ReplaceAllString(md, " ") }
+
+// TestPDFConcurrent converts the corpus PDFs from several goroutines at once:
+// the shared pdfium pool must hand each conversion its own instance and give
+// the same text as a sequential run (run with -race).
+func TestPDFConcurrent(t *testing.T) {
+	corpus := corpusDir(t)
+	var datas [][]byte
+	for _, name := range []string{"pdfjs-issue12823-zh.pdf", "mineru-2list_1table-zh.pdf", "nics-background-checks-2015-11-table-en.pdf", "pdfminer-issue_566_test_2-zh.pdf"} {
+		data, err := os.ReadFile(filepath.Join(corpus, "pdf", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		datas = append(datas, data)
+	}
+	want := make([]string, len(datas))
+	for i, d := range datas {
+		doc, err := convertPDF(context.Background(), d, Options{PDFEngine: "pdfium"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = doc.Markdown
+	}
+	const rounds = 3
+	errs := make(chan error, rounds*len(datas))
+	var wg sync.WaitGroup
+	for r := 0; r < rounds; r++ {
+		for i, d := range datas {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				doc, err := convertPDF(context.Background(), d, Options{PDFEngine: "pdfium"})
+				if err == nil && doc.Markdown != want[i] {
+					err = fmt.Errorf("file %d: concurrent conversion differs from the sequential one", i)
+				}
+				errs <- err
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestPDFUnknownEngine(t *testing.T) {
+	_, err := convertPDF(context.Background(), []byte("%PDF-1.4\n"), Options{PDFEngine: "pdfum"})
+	if err == nil || !strings.Contains(err.Error(), "pdf_engine") || !strings.Contains(err.Error(), "pdfum") {
+		t.Fatalf("err = %v, want an error naming the unknown engine and the config field", err)
+	}
+}

@@ -25,6 +25,11 @@ func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, e
 	doc.Format = "pdf"
 	// pdfium (WebAssembly) is the measured best engine (docs/convert-measurements.md);
 	// the glyph-based ledongthuc reader below is the fallback when pdfium fails.
+	switch opts.PDFEngine {
+	case "", "auto", "pdfium", "ledongthuc":
+	default:
+		return doc, fmt.Errorf("unknown PDF engine %q (config convert.pdf_engine): use auto, pdfium or ledongthuc", opts.PDFEngine)
+	}
 	if opts.PDFEngine != "ledongthuc" {
 		d, perr := convertPDFium(ctx, data, opts)
 		if perr == nil || opts.PDFEngine == "pdfium" || errors.Is(perr, ErrEncrypted) || ctx.Err() != nil {
