@@ -134,9 +134,15 @@ func headingLevel(styleID string, styles map[string]docxStyle) int {
 		switch {
 		case name == "title":
 			return 1
-		case strings.HasPrefix(name, "heading"):
-			if n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(name, "heading"))); err == nil && n >= 1 {
-				return min(n, 6)
+		default:
+			// Built-in names are English ("heading 1"); WPS and hand-made
+			// templates use localized names ("标题 1", "Überschrift 1").
+			for _, p := range []string{"heading", "标题", "標題", "überschrift", "titre", "título", "titolo", "заголовок", "見出し"} {
+				if rest, ok := strings.CutPrefix(name, p); ok {
+					if n, err := strconv.Atoi(strings.TrimSpace(rest)); err == nil && n >= 1 {
+						return min(n, 6)
+					}
+				}
 			}
 		}
 		if !ok {
@@ -163,6 +169,7 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 		rows    [][]string
 		row     []string
 		cell    []string
+		span    int
 		caption string
 	}
 	// List state: a blank line must end a list before other blocks, and
@@ -245,6 +252,13 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 			case "tc":
 				if len(tables) > 0 {
 					tables[len(tables)-1].cell = nil
+					tables[len(tables)-1].span = 1
+				}
+			case "gridSpan":
+				// A merged cell fills the columns it spans, so the
+				// row stays aligned with the header.
+				if n, err := strconv.Atoi(attrVal(t)); err == nil && n > 1 && n <= 64 && len(tables) > 0 {
+					tables[len(tables)-1].span = n
 				}
 			}
 		case xml.EndElement:
@@ -301,6 +315,9 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 				if len(tables) > 0 {
 					tb := tables[len(tables)-1]
 					tb.row = append(tb.row, strings.Join(tb.cell, " "))
+					for i := 1; i < tb.span; i++ {
+						tb.row = append(tb.row, "")
+					}
 				}
 			case "tr":
 				if len(tables) > 0 {
