@@ -363,6 +363,8 @@ func TestMeasureAndSniff(t *testing.T) {
 		{"\xff\xfeh\x00i\x00", "x.bin", ".txt"},
 		{"  <!DOCTYPE HTML><html>", "x.txt", ".html"},
 		{"# Title\n\ntext", "x.md", ".md"},
+		{"<div id=\"page\">\n  <p>text</p></div>", "x.html", ".html"},
+		{"<b>not really a page</b> a < b", "x.txt", ".txt"},
 		{"plain", "x.pdf", ".txt"},
 		{"\x00\x00\x00", "x.txt", ""},
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/fnv"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,6 +27,8 @@ var convertibleExt = map[string]string{
 	".html": ".html", ".htm": ".html", ".xhtml": ".html",
 	".txt": ".txt", ".text": ".txt", ".md": ".md", ".markdown": ".md",
 }
+
+var htmlTagRE = regexp.MustCompile(`</?(div|p|article|section|main|h[1-6]|span|table|ul|ol|li|br|blockquote)[\s>/]`)
 
 // sniff returns the canonical extension for data, judged from the bytes; the
 // name only separates Markdown from plain text. It returns "" for data curate
@@ -59,7 +62,9 @@ func sniff(data []byte, name string) string {
 	lower := bytes.ToLower(bytes.TrimLeft(head, "\xef\xbb\xbf \t\r\n"))
 	if bytes.HasPrefix(lower, []byte("<!doctype html")) || bytes.HasPrefix(lower, []byte("<html")) ||
 		(bytes.HasPrefix(lower, []byte("<")) && (bytes.Contains(lower, []byte("<body")) || bytes.Contains(lower, []byte("<head")))) ||
-		(bytes.HasPrefix(lower, []byte("<?xml")) && bytes.Contains(lower, []byte("<html"))) {
+		(bytes.HasPrefix(lower, []byte("<?xml")) && bytes.Contains(lower, []byte("<html"))) ||
+		(bytes.HasPrefix(lower, []byte("<")) && len(htmlTagRE.FindAllIndex(lower, 3)) >= 2) {
+		// The last case is a saved fragment (<div>, <article>, ...).
 		return ".html"
 	}
 	if !looksText(head) {
