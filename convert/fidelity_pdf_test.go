@@ -247,3 +247,26 @@ func TestPDFUnknownEngine(t *testing.T) {
 		t.Fatalf("err = %v, want an error naming the unknown engine and the config field", err)
 	}
 }
+
+// BenchmarkConvertPDF measures each engine on the two-column paper, after the
+// pdfium pool has started (go test -bench ConvertPDF ./convert/).
+func BenchmarkConvertPDF(b *testing.B) {
+	dir, _ := os.Getwd()
+	data, err := os.ReadFile(filepath.Join(dir, "..", "..", "shared", "corpus", "pdf", "tracemonkey-2col-en.pdf"))
+	if err != nil {
+		b.Skipf("corpus missing: %v", err)
+	}
+	for _, engine := range []string{"pdfium", "ledongthuc"} {
+		b.Run(engine, func(b *testing.B) {
+			if _, err := convertPDF(context.Background(), data, Options{PDFEngine: engine}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := convertPDF(context.Background(), data, Options{PDFEngine: engine}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
