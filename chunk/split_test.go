@@ -1,0 +1,307 @@
+package chunk
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/convert"
+)
+
+func newSplitter(t testing.TB, opts Options) *Splitter {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func render(t testing.TB, body string) []byte {
+	t.Helper()
+	data, err := convert.Render(convert.Document{Source: "knowledge/t/source/x.md", Title: "X", Format: "md", Markdown: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// checkInvariants asserts what every chunk of every document must satisfy.
+func checkInvariants(t *testing.T, s *Splitter, data []byte, chunks []Chunk) {
+	t.Helper()
+	runes := []rune(string(data))
+	ids := map[string]bool{}
+	for i, c := range chunks {
+		if c.Start < 0 || c.End > len(runes) || c.Start >= c.End {
+			t.Fatalf("chunk %d: bad span [%d,%d) of %d runes", i, c.Start, c.End, len(runes))
+		}
+		if got := string(runes[c.Start:c.End]); got != c.Text {
+			t.Fatalf("chunk %d: file[Start:End] = %q, Text = %q", i, got, c.Text)
+		}
+		if c.Tokens > s.opts.MaxTokens {
+			t.Errorf("chunk %d: %d tokens over budget %d", i, c.Tokens, s.opts.MaxTokens)
+		}
+		if c.Tokens != s.Count(c.Text) {
+			t.Errorf("chunk %d: Tokens %d, counted %d", i, c.Tokens, s.Count(c.Text))
+		}
+		if c.Ordinal != i {
+			t.Errorf("chunk %d: ordinal %d", i, c.Ordinal)
+		}
+		if !regexp.MustCompile(`^c_[0-9a-f]{16}$`).MatchString(c.ID) || ids[c.ID] {
+			t.Errorf("chunk %d: bad or duplicate id %q", i, c.ID)
+		}
+		ids[c.ID] = true
+	}
+}
+
+func TestSplitStructure(t *testing.T) {
+	body := "# 子平真诠\n\n序文一句。\n\n## 论用神\n\n八字用神，专求月令。以日干配月令地支，而生克不同，格局分焉。\n\n## 论伤官\n\n伤官虽非吉神，实为秀气。\n\n### 伤官见官\n\n伤官见官，为祸百端。\n\n```\n# not a heading\n```\n"
+	s := newSplitter(t, Options{MaxTokens: 200})
+	data := render(t, body)
+	chunks, err := s.SplitFile(context.Background(), "knowledge/t/converted/x.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s, data, chunks)
+	want := []struct {
+		path   string
+		prefix string
+	}{
+		{"子平真诠", "# 子平真诠"},
+		{"子平真诠>论用神", "## 论用神"},
+		{"子平真诠>论伤官", "## 论伤官"},
+		{"子平真诠>论伤官>伤官见官", "### 伤官见官"},
+	}
+	if len(chunks) != len(want) {
+		for _, c := range chunks {
+			t.Logf("%v %q", c.HeadingPath, c.Text)
+		}
+		t.Fatalf("got %d chunks, want %d", len(chunks), len(want))
+	}
+	for i, w := range want {
+		c := chunks[i]
+		if got := strings.Join(c.HeadingPath, ">"); got != w.path {
+			t.Errorf("chunk %d: path %q, want %q", i, got, w.path)
+		}
+		if !strings.HasPrefix(c.Text, w.prefix) {
+			t.Errorf("chunk %d: text %q does not start with %q", i, c.Text, w.prefix)
+		}
+		if c.Source != "knowledge/t/source/x.md" || c.Title != "X" || c.Doc != "knowledge/t/converted/x.md" {
+			t.Errorf("chunk %d: metadata %q %q %q", i, c.Source, c.Title, c.Doc)
+		}
+	}
+	if !strings.Contains(chunks[3].Text, "# not a heading") {
+		t.Errorf("fenced code lost from its section: %q", chunks[3].Text)
+	}
+	// Stable ids across runs (and a fresh splitter).
+	again, err := newSplitter(t, Options{MaxTokens: 200}).SplitFile(context.Background(), "knowledge/t/converted/x.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range chunks {
+		if chunks[i].ID != again[i].ID {
+			t.Errorf("chunk %d: id %s then %s", i, chunks[i].ID, again[i].ID)
+		}
+	}
+}
+
+func TestSplitBudgetAndOverlap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# 长节\n\n")
+	for i := 0; i < 60; i++ {
+		b.WriteString("甲木参天，脱胎要火。春不容金，秋不容土。Sentence number one is here! ")
+	}
+	body := b.String()
+	tests := []struct {
+		name    string
+		opts    Options
+		overlap bool
+	}{
+		{"no overlap cl100k", Options{MaxTokens: 64}, false},
+		{"overlap cl100k", Options{MaxTokens: 64, Overlap: 16}, true},
+		{"overlap o200k", Options{MaxTokens: 48, Overlap: 12, Encoding: EncodingO200K}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSplitter(t, tt.opts)
+			data := render(t, body)
+			chunks, err := s.SplitFile(context.Background(), "d.md", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(chunks) < 5 {
+				t.Fatalf("only %d chunks", len(chunks))
+			}
+			checkInvariants(t, s, data, chunks)
+			overlapped := 0
+			for i := 1; i < len(chunks); i++ {
+				if chunks[i].Start < chunks[i-1].End {
+					overlapped++
+				}
+				if chunks[i].Start > chunks[i-1].End {
+					gap := string([]rune(string(data))[chunks[i-1].End:chunks[i].Start])
+					if strings.TrimSpace(gap) != "" {
+						t.Fatalf("text lost between chunks %d and %d: %q", i-1, i, gap)
+					}
+				}
+				// Chunks start at a sentence start.
+				first := []rune(chunks[i].Text)[0]
+				if first != '甲' && first != '春' && first != 'S' {
+					t.Errorf("chunk %d starts mid-sentence: %q", i, chunks[i].Text)
+				}
+			}
+			if tt.overlap && overlapped == 0 {
+				t.Error("overlap requested, none produced")
+			}
+			if !tt.overlap && overlapped != 0 {
+				t.Errorf("%d overlapping chunks without overlap", overlapped)
+			}
+		})
+	}
+}
+
+func TestSplitBadInput(t *testing.T) {
+	tests := []struct {
+		name   string
+		body   string
+		chunks int // -1: at least one
+	}{
+		{"empty", "", 0},
+		{"only headings", "# a\n\n## b\n", 0},
+		{"gigantic line", strings.Repeat("用神专寻月令以四柱配之必有成败", 20000), -1},
+		{"gigantic latin word", strings.Repeat("abcdefghij", 20000), -1},
+		{"binary junk", "# junk\n\x00\x01\x02\xff\xfe text \x00 more。" + strings.Repeat("\x07\x00", 3000), -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSplitter(t, Options{MaxTokens: 128, Overlap: 16})
+			data := render(t, tt.body)
+			chunks, err := s.SplitFile(context.Background(), "d.md", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, s, data, chunks)
+			if tt.chunks >= 0 && len(chunks) != tt.chunks {
+				t.Fatalf("got %d chunks, want %d", len(chunks), tt.chunks)
+			}
+			if tt.chunks < 0 && len(chunks) == 0 {
+				t.Fatal("no chunks")
+			}
+		})
+	}
+	if _, err := newSplitter(t, Options{}).SplitFile(context.Background(), "d.md", []byte("no front matter")); err == nil {
+		t.Error("file without front matter: no error")
+	}
+	if _, err := New(Options{Encoding: "p50k"}); err == nil {
+		t.Error("unknown encoding accepted")
+	}
+}
+
+// corpusDir finds ../shared/corpus relative to the repository root.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(c); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus missing: %v", err)
+		}
+		t.Skipf("corpus missing at %s", c)
+	}
+	return c
+}
+
+var chapterLine = regexp.MustCompile(`(?m)^([一二三四五六七八九十百]+[、．.].{1,30})$`)
+
+// CorpusConverted turns a corpus text into a converted file, promoting
+// numbered chapter lines ("八、论用神") to headings under the book title.
+func corpusConverted(t testing.TB, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	title := strings.TrimSuffix(filepath.Base(path), ".md")
+	body := "# " + title + "\n\n" + chapterLine.ReplaceAllString(string(raw), "## $1")
+	return render(t, body)
+}
+
+func TestSplitCorpus(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "*", "*.md"))
+	if len(files) == 0 {
+		t.Fatal("no corpus files")
+	}
+	s := newSplitter(t, Options{MaxTokens: 400, Overlap: 50})
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data := corpusConverted(t, f)
+			chunks, err := s.SplitFile(context.Background(), "knowledge/bazi/converted/"+filepath.Base(f), data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(chunks) == 0 {
+				t.Fatal("no chunks")
+			}
+			checkInvariants(t, s, data, chunks)
+		})
+	}
+	data := corpusConverted(t, filepath.Join(corpusDir(t), "bazi", "子平真诠.md"))
+	chunks, err := s.SplitFile(context.Background(), "z.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range chunks {
+		if len(c.HeadingPath) == 2 && c.HeadingPath[0] == "子平真诠" && c.HeadingPath[1] == "八、论用神" {
+			found = true
+			if !strings.Contains(c.Text, "用神") {
+				t.Errorf("用神 chunk without 用神: %q", c.Text)
+			}
+		}
+	}
+	if !found {
+		t.Error("no chunk under 子平真诠 > 八、论用神")
+	}
+}
+
+func TestSplitFromDisk(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "knowledge", "t", "converted", "a.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, render(t, "# A\n\nbody."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := newSplitter(t, Options{Root: root}).Split(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 1 || chunks[0].Doc != "knowledge/t/converted/a.md" {
+		t.Fatalf("chunks %+v", chunks)
+	}
+	if _, err := newSplitter(t, Options{}).Split(context.Background(), filepath.Join(root, "missing.md")); err == nil || !strings.Contains(err.Error(), "missing.md") {
+		t.Errorf("missing file error %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newSplitter(t, Options{}).SplitFile(ctx, "a.md", render(t, "# A\n\nbody.")); err == nil {
+		t.Error("cancelled context: no error")
+	}
+}
