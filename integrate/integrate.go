@@ -79,7 +79,7 @@ func loadKnowledge(dir string) (*knowledgeSet, error) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("%s: %w: run `vibe extract` first", p, ErrNoKnowledge)
+				return nil, fmt.Errorf("%s: %w", p, ErrNoKnowledge)
 			}
 			return nil, err
 		}
