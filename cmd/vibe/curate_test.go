@@ -148,3 +148,76 @@ func TestCurateDemoCorpus(t *testing.T) {
 		}
 	}
 }
+
+// curateCorpusDir finds ../shared/corpus next to the repository root.
+func curateCorpusDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+	corpus := filepath.Join(dir, "..", "shared", "corpus")
+	if _, err := os.Stat(corpus); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus missing in CI: %v", err)
+		}
+		t.Skipf("no corpus at %s", corpus)
+	}
+	return corpus
+}
+
+// TestCurateRealCorpus gathers the shared corpus's EPUBs, PDFs and texts with
+// the real converter: the misPackaged EPUB is the same book as the good one,
+// the encrypted PDF is a failed source naming what to do, the GB18030/GBK
+// novels are kept.
+func TestCurateRealCorpus(t *testing.T) {
+	corpus := curateCorpusDir(t)
+	ws := t.TempDir()
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "curate", "corp", "--json",
+		"--from", filepath.Join(corpus, "epub"), "--from", filepath.Join(corpus, "pdf"), "--from", filepath.Join(corpus, "txt"))
+	if code != exitFailure {
+		t.Errorf("exit %d, want 1 (the encrypted PDF failed): %s", code, errOut)
+	}
+	var lock curate.Lock
+	if err := json.Unmarshal([]byte(out), &lock); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]curate.Entry{}
+	for _, e := range lock.Sources {
+		got[filepath.Base(e.Origin)] = e
+	}
+	want := map[string]string{
+		"tao-yuanming-poems-zh.epub":                      "kept",
+		"tao-yuanming-poems-zh.original-misPackaged.epub": "near-duplicate of",
+		"moby-dick.epub":                                  "kept",
+		"libreoffice-writer-password-encrypted.pdf":       "encrypted",
+		"tracemonkey-2col-en.pdf":                         "kept",
+		"hongloumeng.gb18030.txt":                         "kept",
+		"sanguoyanyi.gbk.txt":                             "kept",
+		"xiyouji.utf8-bom.txt":                            "kept",
+	}
+	for name, w := range want {
+		e, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not in the lock", name)
+		case w == "kept" && e.Status != curate.StatusKept:
+			t.Errorf("%s: dropped: %s", name, e.Reason)
+		case w != "kept" && (e.Status != curate.StatusDropped || !strings.Contains(e.Reason, w)):
+			t.Errorf("%s: %s %q, want dropped with %q", name, e.Status, e.Reason, w)
+		}
+	}
+	if !got["libreoffice-writer-password-encrypted.pdf"].Failed {
+		t.Errorf("the encrypted PDF is not marked failed")
+	}
+}
