@@ -7,6 +7,7 @@ import "github.com/spf13/cobra"
 func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newConfigCmd(a),
+		newBuildCmd(a),
 		newCurateCmd(a),
 		newConvertCmd(a),
 		newExtractCmd(a),

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// buildStage is one stage of `vibe build`.
+type buildStage struct {
+	name string
+	run  func(ctx context.Context, theme string) error
+}
+
+func (a *app) buildStages() []buildStage {
+	return []buildStage{
+		{"curate", a.stageCurate},
+		{"convert", a.stageConvert},
+		{"ingest", a.stageIngest},
+		{"extract", a.stageExtract},
+		{"integrate", a.stageIntegrate},
+	}
+}
+
+func newBuildCmd(a *app) *cobra.Command {
+	var from, until string
+	cmd := &cobra.Command{
+		Use:   "build <theme>",
+		Short: "Run the whole knowledge build: curate, convert, ingest, extract, integrate",
+		Long: `Run every stage of the knowledge build for a theme, in order:
+
+  curate     gather sources listed in knowledge/<theme>/curate.yaml
+  convert    sources -> Markdown in knowledge/<theme>/converted/
+  ingest     chunk, embed and store the Markdown for search
+  extract    distil sop.yaml, patterns.yaml, rules.yaml into skills/<theme>/knowledge/
+  integrate  write SKILL.md, tools/tools.yaml, meta.json and check them
+
+Rebuilds are incremental: unchanged sources are not converted again, unchanged
+documents are not re-embedded, and unchanged extraction input makes no LLM call.
+A stage whose items partly failed (a damaged PDF, say) lets the build go on
+with the rest and makes the build exit with status 1 at the end.
+
+Use --from and --until to run a slice of the pipeline.`,
+		Example: `  vibe build bazi
+  vibe build bazi --from ingest            # sources already converted
+  vibe build bazi --until convert          # only gather and convert
+  OPENAI_BASE_URL=http://localhost:8000/v1 vibe build bazi`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			stages, err := selectStages(a.buildStages(), from, until)
+			if err != nil {
+				return err
+			}
+			return a.runBuild(cmd.Context(), theme, stages)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "first stage to run (curate, convert, ingest, extract, integrate)")
+	cmd.Flags().StringVar(&until, "until", "", "last stage to run")
+	return cmd
+}
+
+func selectStages(all []buildStage, from, until string) ([]buildStage, error) {
+	idx := func(name string, def int) (int, error) {
+		if name == "" {
+			return def, nil
+		}
+		var names []string
+		for i, s := range all {
+			if s.name == name {
+				return i, nil
+			}
+			names = append(names, s.name)
+		}
+		return 0, flagErrorf("unknown stage %q: use one of %s", name, strings.Join(names, ", "))
+	}
+	lo, err := idx(from, 0)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := idx(until, len(all)-1)
+	if err != nil {
+		return nil, err
+	}
+	if lo > hi {
+		return nil, flagErrorf("--from %s comes after --until %s", from, until)
+	}
+	return all[lo : hi+1], nil
+}
+
+func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) error {
+	start := a.now()
+	partial := false
+	for _, s := range stages {
+		t0 := time.Now()
+		if !a.quiet {
+			fmt.Fprintf(a.io.ErrOut, "==> %s %s\n", s.name, theme)
+		}
+		err := s.run(ctx, theme)
+		var ec *exitCodeError
+		switch {
+		case err == nil:
+		case errors.As(err, &ec) && ec.code == exitFailure:
+			// Some items failed but the stage produced the rest: go on.
+			partial = true
+			if ec.err != nil {
+				fmt.Fprintf(a.io.ErrOut, "vibe: %s: %v\n", s.name, ec.err)
+			}
+		default:
+			return fmt.Errorf("build %s: stage %s: %w", theme, s.name, err)
+		}
+		a.log.Debug("stage finished", "stage", s.name, "took", time.Since(t0).Round(time.Millisecond))
+	}
+	took := a.now().Sub(start).Round(time.Millisecond)
+	if partial {
+		return withExit(exitFailure, fmt.Errorf("build %s finished in %s, but some items failed (see above)", theme, took))
+	}
+	if !a.quiet {
+		fmt.Fprintf(a.io.ErrOut, "==> build %s done in %s\n", theme, took)
+	}
+	return nil
+}
