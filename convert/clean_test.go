@@ -74,6 +74,12 @@ func TestStructureText(t *testing.T) {
 			pages: []string{"INTRODUCTION\n\nThis book explains the method in detail.\n"},
 			want:  []string{"# INTRODUCTION", "This book explains the method in detail."},
 		},
+		{
+			name:    "symbol-font figure labels and markup codes are not headings",
+			pages:   []string{"<//2??.B<AAC0/;#3%4%56#\n\nEP06AU20.010</GPH>\n\nBody text.\n"},
+			want:    []string{"<//2??.B<AAC0/;#3%4%56#", "EP06AU20.010</GPH>"},
+			notWant: []string{"# <//", "# EP06"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -87,8 +87,11 @@ func classifyHeading(line string) headingKind {
 }
 
 func isAllCapsTitle(line string) bool {
-	letters := 0
+	letters, nonSpace := 0, 0
 	for _, r := range line {
+		if !unicode.IsSpace(r) {
+			nonSpace++
+		}
 		if unicode.IsLetter(r) {
 			if !unicode.IsUpper(r) || r > unicode.MaxLatin1 {
 				return false
@@ -96,7 +99,9 @@ func isAllCapsTitle(line string) bool {
 			letters++
 		}
 	}
-	return letters >= 4 && len(strings.Fields(line)) <= 10
+	// Mostly letters: figure labels in symbol fonts ("<//2??.B<AAC0/;#3%4%56#")
+	// and markup codes ("EP06AU20.010</GPH>") are not titles.
+	return letters >= 4 && letters*10 >= nonSpace*6 && len(strings.Fields(line)) <= 10
 }
 
 // structureText turns plain text pages into Markdown. With more than one page
