@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/pgvector"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 )
 
@@ -53,7 +54,11 @@ func storeHint(err error, theme string) error {
 
 // openPostgres opens the PostgreSQL store.
 func openPostgres(ctx context.Context, url string) (knowledge.Store, error) {
-	return nil, withHint(errors.New("the postgres store is not available in this build"), "use store.driver: sqlite")
+	s, err := pgvector.Open(ctx, url)
+	if err != nil {
+		return nil, withHint(err, "check DATABASE_URL / store.database_url and that the server runs with the vector extension (scripts/postgres.sh sets one up)")
+	}
+	return s, nil
 }
 
 // openEmbedder returns the configured embedder (embedding.provider).
