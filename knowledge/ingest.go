@@ -22,11 +22,18 @@ type Splitter interface {
 	SplitFile(ctx context.Context, relPath string, data []byte) ([]chunk.Chunk, error)
 }
 
-// Embedder embeds texts; vectors[i] embeds texts[i]. Info names the
-// embedding space recorded with the vectors.
+// Embedder embeds texts; vectors[i] embeds texts[i]. Model and Dimensions
+// name the embedding space recorded with the vectors (embedding.Embedder
+// satisfies it).
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Info() EmbeddingInfo
+	Model() string
+	Dimensions() int
+}
+
+// InfoOf returns the embedding space of e.
+func InfoOf(e Embedder) EmbeddingInfo {
+	return EmbeddingInfo{Model: e.Model(), Dimensions: e.Dimensions()}
 }
 
 // ErrNoConverted is returned when the theme has no converted directory.
@@ -100,7 +107,7 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (IngestReport,
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	rep.Embedding = opts.Embedder.Info()
+	rep.Embedding = InfoOf(opts.Embedder)
 	files, err := convertedFiles(opts.ConvertedDir)
 	if err != nil {
 		return rep, err
@@ -184,7 +191,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	if err != nil {
 		return err
 	}
-	info := opts.Embedder.Info()
+	info := InfoOf(opts.Embedder)
 	var vectors [][]float32
 	for a := 0; a < len(chunks); a += opts.BatchSize {
 		b := min(a+opts.BatchSize, len(chunks))

@@ -24,13 +24,14 @@ type countingEmbedder struct {
 	model        string
 }
 
-func (e *countingEmbedder) Info() knowledge.EmbeddingInfo {
-	m := e.model
-	if m == "" {
-		m = "counting"
+func (e *countingEmbedder) Model() string {
+	if e.model == "" {
+		return "counting"
 	}
-	return knowledge.EmbeddingInfo{Model: m, Dimensions: 32}
+	return e.model
 }
+
+func (e *countingEmbedder) Dimensions() int { return 32 }
 
 func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e.calls++

@@ -117,8 +117,8 @@ func (a *app) runSearch(ctx context.Context, opts *SearchOptions) error {
 		if err != nil {
 			return fmt.Errorf("search %s: %w", opts.Theme, err)
 		}
-		if info, ok, err := store.EmbeddingInfo(ctx); err == nil && ok && info != emb.Info() {
-			return storeHint(fmt.Errorf("search %s: %w", opts.Theme, knowledge.MismatchError(info, emb.Info())), opts.Theme)
+		if info, ok, err := store.EmbeddingInfo(ctx); err == nil && ok && info != knowledge.InfoOf(emb) {
+			return storeHint(fmt.Errorf("search %s: %w", opts.Theme, knowledge.MismatchError(info, knowledge.InfoOf(emb))), opts.Theme)
 		}
 	}
 	search := func(text string) ([]knowledge.Hit, error) {

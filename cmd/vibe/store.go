@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/embedding"
 	"github.com/vibelife/vibe/knowledge/pgvector"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 )
@@ -61,7 +62,19 @@ func openPostgres(ctx context.Context, url string) (knowledge.Store, error) {
 	return s, nil
 }
 
-// openEmbedder returns the configured embedder (embedding.provider).
+// openEmbedder returns the configured embedder (embedding.provider): local
+// (deterministic, offline; the default) or openai.
 func (a *app) openEmbedder(ctx context.Context) (knowledge.Embedder, error) {
-	return nil, withHint(errors.New("no embedder is wired in this build yet"), "the knowledge/embedding package has not landed")
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Embedding.Provider {
+	case "", "local":
+		return embedding.NewLocal(cfg.Embedding.Dimensions), nil
+	case "openai":
+		return nil, withHint(errors.New("the openai embedder is not wired in this build yet"), "use --embedder local (embedding.provider: local)")
+	default:
+		return nil, withHint(fmt.Errorf("embedding.provider %q is not known", cfg.Embedding.Provider), "use local or openai in vibe.yaml (embedding.provider)")
+	}
 }
