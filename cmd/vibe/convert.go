@@ -169,7 +169,7 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 			msg = display(path) + ": " + msg
 		}
 		fmt.Fprintf(errOut, "convert: %s\n", msg)
-		if h := convertHint(err); h != "" {
+		if h := convertHint(err); h != "" && !hintAlreadyGiven(msg, err) {
 			fmt.Fprintf(errOut, "  hint: %s\n", h)
 		}
 		return nil
@@ -237,7 +237,7 @@ func printConvertSummary(ios *iostreams.IOStreams, rep convert.Report, where str
 func convertHint(err error) string {
 	switch {
 	case errors.Is(err, convert.ErrTooLarge):
-		return "raise convert.max_file_bytes in vibe.yaml or pass --max-file-bytes"
+		return "raise convert.max_file_bytes in vibe.yaml, or pass --max-file-bytes N for this run"
 	case errors.Is(err, convert.ErrZipBomb):
 		return "the container inflates past convert's limit; if the file is genuine, re-save it with your e-book or word processor"
 	case errors.Is(err, convert.ErrUnsupportedFormat):
@@ -252,4 +252,18 @@ func convertHint(err error) string {
 		return "the file is truncated or damaged; download or export it again"
 	}
 	return ""
+}
+
+// hintAlreadyGiven reports whether the converter's own message already says
+// what the hint would, so the advice is not printed twice.
+func hintAlreadyGiven(msg string, err error) bool {
+	switch {
+	case errors.Is(err, convert.ErrEncrypted):
+		return strings.Contains(msg, "decrypted")
+	case errors.Is(err, convert.ErrUnsupportedFormat):
+		return strings.Contains(msg, "convert it to")
+	case errors.Is(err, convert.ErrNoText):
+		return strings.Contains(msg, "OCR")
+	}
+	return false
 }
