@@ -105,7 +105,9 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 			continue
 		}
 		if e, ok := nav[p]; ok && !strings.HasPrefix(strings.TrimSpace(md), "#") {
-			md = strings.Repeat("#", min(e.depth+1, 6)) + " " + e.label + "\n\n" + md
+			level := min(e.depth+1, 6)
+			// The chapter's own headings go below its navigation title.
+			md = strings.Repeat("#", level) + " " + e.label + "\n\n" + demoteHeadings(md, level+1)
 		}
 		parts = append(parts, strings.TrimSpace(md))
 	}
@@ -288,4 +290,38 @@ func xhtmlToMarkdown(b []byte) (string, error) {
 		}
 	}
 	return htmlFragmentToMarkdown(sb.String())
+}
+
+// demoteHeadings shifts the Markdown headings of md so that the highest is
+// at level top (at most 6), keeping their relative hierarchy.
+func demoteHeadings(md string, top int) string {
+	lines := strings.Split(md, "\n")
+	minLevel := 7
+	for _, l := range lines {
+		if n := atxLevel(l); n > 0 && n < minLevel {
+			minLevel = n
+		}
+	}
+	if minLevel == 7 || minLevel >= top {
+		return md
+	}
+	shift := top - minLevel
+	for i, l := range lines {
+		if n := atxLevel(l); n > 0 {
+			lines[i] = strings.Repeat("#", min(n+shift, 6)) + l[n:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// atxLevel returns the level of an ATX heading line ("## x" is 2), or 0.
+func atxLevel(l string) int {
+	n := 0
+	for n < len(l) && n < 7 && l[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n >= len(l) || l[n] != ' ' {
+		return 0
+	}
+	return n
 }
