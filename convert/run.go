@@ -133,7 +133,8 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 	if err != nil {
 		return rep, err
 	}
-	// Remove converted files no source maps to any more.
+	// Remove converted files (those with front matter) no source maps to
+	// any more.
 	want := map[string]bool{}
 	for _, j := range jobs {
 		want[filepath.Base(j.out)] = true
@@ -148,6 +149,9 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 			continue
 		}
 		p := filepath.Join(convertedDir, name)
+		if _, _, err := ReadFile(p); err != nil {
+			continue // not a converted file (no front matter): not ours to remove
+		}
 		if err := os.Remove(p); err != nil {
 			return rep, fmt.Errorf("convert: remove stale %s: %w", p, err)
 		}

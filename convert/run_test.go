@@ -177,6 +177,8 @@ func TestConvertThemeBadInputAndIncremental(t *testing.T) {
 	if err := os.Remove(filepath.Join(src, "sub", "nested.md")); err != nil {
 		t.Fatal(err)
 	}
+	// A hand-written note without front matter is not a converted file.
+	writeFiles(t, out, map[string][]byte{"my-notes.md": []byte("# Mine\n")})
 	rep3, err := ConvertTheme(ctx, src, out, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +196,9 @@ func TestConvertThemeBadInputAndIncremental(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "nested.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("nested.md still present after its source was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "my-notes.md")); err != nil {
+		t.Errorf("hand-written my-notes.md was removed: %v", err)
 	}
 	entries, _ := os.ReadDir(out)
 	for _, e := range entries {
