@@ -1,0 +1,391 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/skills"
+)
+
+// ServerOptions configure the HTTP API.
+type ServerOptions struct {
+	// Keys maps bearer keys to users; nil or empty requires Insecure.
+	Keys *Keys
+	// Insecure disables authentication (every request is user "dev").
+	Insecure       bool
+	MaxBodyBytes   int64
+	RequestsPerMin int
+	TurnTimeout    time.Duration
+	Now            func() time.Time
+}
+
+// Server is the HTTP API over an Agent.
+type Server struct {
+	agent *Agent
+	opts  ServerOptions
+	rate  *rateLimiter
+	mux   *http.ServeMux
+}
+
+// NewServer returns the HTTP handler of the API.
+func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
+	if !opts.Insecure && (opts.Keys == nil || opts.Keys.Len() == 0) {
+		return nil, errors.New("no API keys: give --keys FILE or VIBE_API_KEYS=key:user, or --insecure-dev for local development")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.TurnTimeout <= 0 {
+		opts.TurnTimeout = 5 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Server{agent: a, opts: opts, mux: http.NewServeMux(),
+		rate: &rateLimiter{perMin: opts.RequestsPerMin, now: opts.Now, bucket: map[string]*bucket{}}}
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /api/skills", s.auth(s.listSkills))
+	s.mux.HandleFunc("POST /api/chat", s.auth(s.chat))
+	s.mux.HandleFunc("POST /api/tools/execute", s.auth(s.executeTool))
+	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.completions))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+type apiError struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, code int, typ, msg string) {
+	var e apiError
+	e.Error.Message, e.Error.Type = msg, typ
+	writeJSON(w, code, e)
+}
+
+type userKey struct{}
+
+func userOf(r *http.Request) string { u, _ := r.Context().Value(userKey{}).(string); return u }
+
+// auth resolves the bearer key to a user id, applies the rate limit and the
+// body size limit.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		user, key := "dev", "dev"
+		if !s.opts.Insecure {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			u, found := "", false
+			if ok {
+				u, found = s.opts.Keys.Lookup(strings.TrimSpace(tok))
+			}
+			if !found {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="vibe"`)
+				writeErr(w, http.StatusUnauthorized, "invalid_api_key", "a valid API key is required: send Authorization: Bearer <key>")
+				return
+			}
+			user, key = u, tok
+		}
+		if !s.rate.allow(key) {
+			w.Header().Set("Retry-After", "60")
+			writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("rate limit of %d requests per minute exceeded (serve.requests_per_minute)", s.opts.RequestsPerMin))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	}
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeErr(w, http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("request body larger than %d bytes (serve.max_body_bytes)", mbe.Limit))
+			return false
+		}
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "request body is not valid JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := s.agent.Skills().Refresh(); err != nil {
+		writeErr(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		return
+	}
+	mode := "model"
+	if s.agent.Offline() {
+		mode = "retrieval-only"
+	}
+	writeJSON(w, 200, map[string]any{"status": "ready", "mode": mode, "skills": len(s.agent.Skills().Headers())})
+}
+
+func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
+	_ = s.agent.Skills().Refresh()
+	writeJSON(w, 200, map[string]any{"skills": s.agent.Skills().Headers()})
+}
+
+// ChatRequest is the body of POST /api/chat.
+type ChatRequest struct {
+	Message        string `json:"message"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	Skill          string `json:"skill,omitempty"`
+}
+
+// sse writes Server-Sent Events.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, f: f}
+}
+
+func (s *sse) send(event string, data []byte) error {
+	if event != "" {
+		if _, err := fmt.Fprintf(s.w, "event: %s\n", event); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", data); err != nil {
+		return err
+	}
+	if s.f != nil {
+		s.f.Flush()
+	}
+	return nil
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req ChatRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
+	defer cancel()
+	out := newSSE(w)
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill}, func(ev Event) error {
+		b, _ := json.Marshal(ev)
+		return out.send(ev.Type, b)
+	})
+	if err != nil && r.Context().Err() == nil {
+		b, _ := json.Marshal(Event{Type: EventError, Error: err.Error()})
+		_ = out.send(EventError, b)
+	}
+}
+
+// ToolRequest is the body of POST /api/tools/execute.
+type ToolRequest struct {
+	Skill string          `json:"skill,omitempty"`
+	Tool  string          `json:"tool"`
+	Args  json.RawMessage `json:"args"`
+}
+
+func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
+	var req ToolRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if req.Skill != "" {
+		if _, err := s.agent.Skills().Get(req.Skill); err != nil {
+			writeErr(w, http.StatusNotFound, "not_found", err.Error())
+			return
+		}
+	}
+	var events []Event
+	res, err := s.agent.ExecuteTool(r.Context(), userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
+	if err != nil {
+		code := http.StatusUnprocessableEntity
+		if errors.Is(err, ErrToolUnavailable) {
+			code = http.StatusNotFound
+		}
+		writeErr(w, code, "tool_error", err.Error())
+		return
+	}
+	writeJSON(w, 200, map[string]any{"result": res, "events": events})
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	_ = s.agent.Skills().Refresh()
+	created := s.opts.Now().Unix()
+	data := []map[string]any{{"id": "vibe", "object": "model", "created": created, "owned_by": "vibe"}}
+	for _, h := range s.agent.Skills().Headers() {
+		data = append(data, map[string]any{"id": "vibe/" + h.Name, "object": "model", "created": created, "owned_by": "vibe"})
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
+}
+
+type oaiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns the content as text (string or an array of text parts).
+func (m oaiMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(m.Content, &parts)
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String()
+}
+
+type oaiRequest struct {
+	Model    string       `json:"model"`
+	Messages []oaiMessage `json:"messages"`
+	Stream   bool         `json:"stream"`
+	User     string       `json:"user,omitempty"`
+}
+
+// completions is the OpenAI-compatible endpoint. The last user message is
+// the turn; the conversation is identified by the X-Conversation-ID header or
+// else by the user and the first user message, so a front-end resending the
+// whole history continues the same stored conversation.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	var req oaiRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	skill := ""
+	switch {
+	case req.Model == "vibe" || req.Model == "":
+	case strings.HasPrefix(req.Model, "vibe/"):
+		skill = strings.TrimPrefix(req.Model, "vibe/")
+		if _, err := s.agent.Skills().Get(skill); err != nil || skill == skills.CoreName {
+			writeErr(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("model %q: no skill %q; GET /v1/models lists the models", req.Model, skill))
+			return
+		}
+	default:
+		writeErr(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("model %q: use \"vibe\" or \"vibe/<skill>\"; GET /v1/models lists them", req.Model))
+		return
+	}
+	var last, first string
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			if first == "" {
+				first = m.text()
+			}
+			last = m.text()
+		}
+	}
+	if strings.TrimSpace(last) == "" {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "messages: at least one user message with text is required")
+		return
+	}
+	if _, err := CheckInput(last, s.agent.cfg.MaxInputChars); err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "messages: "+err.Error())
+		return
+	}
+	user := userOf(r)
+	conv := r.Header.Get("X-Conversation-ID")
+	if conv == "" {
+		h := sha256.Sum256([]byte(user + "\x00" + req.Model + "\x00" + first))
+		conv = "oai-" + hex.EncodeToString(h[:8])
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
+	defer cancel()
+	id := "chatcmpl-" + conv + fmt.Sprint(s.opts.Now().UnixNano())
+	created := s.opts.Now().Unix()
+	model := req.Model
+	if model == "" {
+		model = "vibe"
+	}
+	// Cards and forms are rendered as text for plain chat front-ends.
+	render := func(ev Event) string {
+		switch ev.Type {
+		case EventContent:
+			return ev.Content
+		case EventCard:
+			return fmt.Sprintf("\n\n[card %s] %s\n\n", ev.CardType, ev.Props)
+		case EventForm:
+			return fmt.Sprintf("\n\n[form] %s\n\n", ev.Form)
+		}
+		return ""
+	}
+	if !req.Stream {
+		var sb strings.Builder
+		_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill}, func(ev Event) error {
+			sb.WriteString(render(ev))
+			return nil
+		})
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+			return
+		}
+		writeJSON(w, 200, map[string]any{
+			"id": id, "object": "chat.completion", "created": created, "model": model,
+			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": sb.String()}, "finish_reason": "stop"}},
+			"usage":   map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+		})
+		return
+	}
+	out := newSSE(w)
+	chunk := func(delta map[string]any, finish any) error {
+		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
+		return out.send("", b)
+	}
+	if err := chunk(map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
+		return
+	}
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill}, func(ev Event) error {
+		if t := render(ev); t != "" {
+			return chunk(map[string]any{"content": t}, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		var e apiError
+		e.Error.Message, e.Error.Type = err.Error(), "server_error"
+		b, _ := json.Marshal(e)
+		_ = out.send("", b)
+		return
+	}
+	_ = chunk(map[string]any{}, "stop")
+	_ = out.send("", []byte("[DONE]"))
+}
+
+var _ knowledge.MemoryStore = (*MemStore)(nil)
