@@ -168,6 +168,9 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 		} else {
 			msg = display(path) + ": " + msg
 		}
+		if opts.IO.IsStderrTTY() && !opts.Quiet {
+			fmt.Fprint(errOut, "\r\033[K") // clear the progress bar line first
+		}
 		fmt.Fprintf(errOut, "convert: %s\n", msg)
 		if h := convertHint(err); h != "" && !hintAlreadyGiven(msg, err) {
 			fmt.Fprintf(errOut, "  hint: %s\n", h)
