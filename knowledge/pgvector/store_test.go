@@ -29,11 +29,14 @@ func testURL(t *testing.T) string {
 
 var schemaSeq atomic.Int64
 
+func getenvURL() string { return os.Getenv("VIBE_TEST_DATABASE_URL") }
+
 // openFresh opens the store in a fresh schema of the test database so
 // subtests do not see each other's data.
-func openFresh(t *testing.T) knowledge.Store {
+func openFresh(t *testing.T) knowledge.Store { return openFreshURL(t, testURL(t)) }
+
+func openFreshURL(t testing.TB, url string) *Store {
 	t.Helper()
-	url := testURL(t)
 	ctx := context.Background()
 	schema := fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
 	conn, err := pgx.Connect(ctx, url)
