@@ -25,6 +25,10 @@ type Options struct {
 	Chunks []chunk.Chunk
 	// Previous are the existing files, for stable ids; nil for a first build.
 	Previous *knowledge.Files
+	// Completer, when set, extracts with a model (*llm.Client) instead of
+	// the offline heuristic; Model names it.
+	Completer Completer
+	Model     string
 }
 
 // Counts says how many items of each kind were produced.
@@ -40,6 +44,8 @@ type Counts struct {
 type Result struct {
 	Files  knowledge.Files
 	Counts Counts
+	// LLM counts what the LLM path read (zero offline).
+	LLM LLMStats
 }
 
 // Run extracts the knowledge files offline.
@@ -47,11 +53,17 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if len(opt.Chunks) == 0 {
 		return Result{}, fmt.Errorf("extract %s: %w: run `vibe ingest %s` first", opt.Theme, ErrNoChunks, opt.Theme)
 	}
-	files, err := Offline(ctx, opt.Theme, opt.Chunks)
+	var res Result
+	var files knowledge.Files
+	var err error
+	if opt.Completer != nil {
+		files, res.LLM, err = LLM(ctx, opt.Theme, opt.Model, opt.Completer, opt.Chunks)
+	} else {
+		files, err = Offline(ctx, opt.Theme, opt.Chunks)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("extract %s: %w", opt.Theme, err)
 	}
-	var res Result
 	res.Counts.Dropped = Verify(&files, opt.Chunks)
 	res.Counts.Kept = StableIDs(&files, opt.Previous)
 	res.Files = files
