@@ -7,6 +7,8 @@ import "github.com/spf13/cobra"
 func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{
 		newConfigCmd(a),
+		newServeCmd(a),
+		newChatCmd(a),
 		newBuildCmd(a),
 		newCurateCmd(a),
 		newConvertCmd(a),
