@@ -71,7 +71,7 @@ if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]
 	log "creating database $DB"
 	psql_admin -c "CREATE DATABASE $DB"
 fi
-psql_admin -d $DB -c "CREATE EXTENSION IF NOT EXISTS vector"
+psql_admin -d $DB -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS vector"
 
 URL="postgres://postgres@127.0.0.1:$PORT/$DB?sslmode=disable"
 echo "VIBE_TEST_DATABASE_URL=$URL" >.vibe/test.env
