@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,6 +89,8 @@ func sections(chunks []chunk.Chunk) []section {
 type LLMStats struct {
 	Sections     int
 	SourceTokens int
+	// DryRun is true when the completer counted requests without sending.
+	DryRun bool
 }
 
 // LLM extracts with a model: map over sections, verify quotes, reduce by
@@ -127,6 +130,10 @@ func LLM(ctx context.Context, theme, model string, c Completer, chunks []chunk.C
 		resp, err := c.Chat(ctx, llm.Request{Stage: "extract.map", Model: model, PromptVersion: PromptVersion,
 			Messages: []llm.Message{{Role: llm.RoleSystem, Content: mapPrompt}, {Role: llm.RoleUser, Content: user}},
 			Schema:   &llm.Schema{Name: "extract_map", JSON: json.RawMessage(mapSchema)}})
+		if errors.Is(err, llm.ErrDryRun) {
+			st.DryRun = true
+			continue
+		}
 		if err != nil {
 			return knowledge.Files{}, st, fmt.Errorf("map %s: %w", sourceOf(&head), err)
 		}

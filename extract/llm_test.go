@@ -19,7 +19,7 @@ var chunkLine = regexp.MustCompile(`\[chunk ([^\]]+)\]\n`)
 func fakeExtractor(r llmtest.Request) llmtest.Reply {
 	msg := r.LastUserMessage()
 	type item = map[string]string
-	var rules, flags, pats, steps []item
+	rules, flags, pats, steps := []item{}, []item{}, []item{}, []item{}
 	locs := chunkLine.FindAllStringSubmatchIndex(msg, -1)
 	for i, m := range locs {
 		id := msg[m[2]:m[3]]
@@ -118,4 +118,34 @@ func TestLLMExtractResumeAndCache(t *testing.T) {
 
 type completerFunc func(context.Context, llm.Request) (llm.Response, error)
 
-func (f completerFunc) Chat(ctx context.Context, r llm.Request) (llm.Response, error) { return f(ctx, r) }
+func (f completerFunc) Chat(ctx context.Context, r llm.Request) (llm.Response, error) {
+	return f(ctx, r)
+}
+
+// TestLLMTokenRatio measures, for the whole bazi corpus against the fake
+// server, the tokens sent per source token (estimated with the same
+// tokenizer on both sides). The figures go in docs/extract.md.
+func TestLLMTokenRatio(t *testing.T) {
+	chunks := loadCorpus(t, "bazi")
+	srv := llmtest.New(t)
+	srv.SetFallback(fakeExtractor)
+	c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2})
+	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			sent += llm.EstimateTokens(m.Content)
+		}
+	}
+	u := c.Usage()["extract.map"]
+	ratio := float64(sent) / float64(res.LLM.SourceTokens)
+	t.Logf("bazi: sections %d, requests %d, prompt tokens sent %d (server-reported %d), completion tokens %d, source tokens %d, sent/source %.2f",
+		res.LLM.Sections, srv.Count(), sent, u.PromptTokens, u.CompletionTokens, res.LLM.SourceTokens, ratio)
+	if ratio > 1.5 {
+		t.Errorf("sent/source = %.2f, want under 1.5", ratio)
+	}
+	validate(t, res.Files)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
+	"github.com/vibelife/vibe/llm"
 )
 
 // extractOptions are the inputs of `vibe extract`.
@@ -102,10 +103,8 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			mode = "openai"
 		}
 	}
-	if mode == "openai" {
-		return withExit(exitError, withHint(
-			fmt.Errorf("extract %s: the LLM extractor is not available in this build", opts.Theme),
-			"run `vibe extract "+opts.Theme+" --llm offline`, or set extract.extractor: offline in vibe.yaml"))
+	if mode == "offline" && (opts.DryRun || opts.Budget > 0) {
+		return flagErrorf("--dry-run and --budget apply to --llm openai only")
 	}
 	chunks, err := a.loadThemeChunks(ctx, opts.Theme)
 	if err != nil {
@@ -120,7 +119,38 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if found {
 		eo.Previous = &prev
 	}
+	extractor := extract.OfflineExtractor
+	var client *llm.Client
+	if mode == "openai" {
+		budget := cfg.LLM.Budget
+		if opts.Budget > 0 {
+			budget = opts.Budget
+		}
+		prices := map[string]llm.Price{}
+		for m, p := range cfg.LLM.Prices {
+			prices[m] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
+		}
+		client = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
+			MaxConcurrency: cfg.LLM.MaxConcurrency, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+			CacheDir: ws.CacheDir("llm"), Prices: prices, Budget: budget, DryRun: opts.DryRun})
+		eo.Completer, eo.Model = client, cfg.LLM.Model
+		extractor = "llm:" + cfg.LLM.Model
+	}
 	res, err := extract.Run(ctx, eo)
+	if client != nil {
+		defer printUsage(opts, client)
+	}
+	if opts.DryRun {
+		if err != nil {
+			return err
+		}
+		u := client.Usage()["extract.map"]
+		p := cfg.LLM.Prices[cfg.LLM.Model]
+		cost := float64(u.DryRunPromptTokens) * p.InputPerMTok / 1e6
+		fmt.Fprintf(opts.IO.Out, "dry run: extract %s would send %d requests (%d answered from the cache), about %d prompt tokens, estimated input cost %.4f with model %s; nothing was sent\n",
+			opts.Theme, u.DryRunRequests, u.CachedHits, u.DryRunPromptTokens, cost, cfg.LLM.Model)
+		return nil
+	}
 	if err != nil {
 		if errors.Is(err, extract.ErrNoChunks) {
 			return withExit(exitError, err)
@@ -134,7 +164,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if err != nil {
 		return withExit(exitError, err)
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extract.OfflineExtractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -199,4 +229,15 @@ func (a *app) loadThemeChunks(ctx context.Context, theme string) ([]chunk.Chunk,
 			"run `vibe ingest "+theme+"` first"))
 	}
 	return chunks, nil
+}
+
+// printUsage reports LLM usage per stage on stderr.
+func printUsage(opts *extractOptions, c *llm.Client) {
+	if opts.Quiet || opts.JSON {
+		return
+	}
+	for stage, u := range c.Usage() {
+		fmt.Fprintf(opts.IO.ErrOut, "llm %s: %d requests, %d cached, %d retries, %d repairs, %d prompt + %d completion tokens, cost %.4f\n",
+			stage, u.Requests, u.CachedHits, u.Retries, u.Repairs, u.PromptTokens, u.CompletionTokens, u.Cost)
+	}
 }
