@@ -122,12 +122,18 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 	runes := []rune(string(data))
 	var out []Chunk
 	seen := map[string]int{}
-	emit := func(path []string, start, end int) {
-		start, end = trim(runes, start, end)
+	// emit records runes[start:end]; tokens is its count when known, or -1.
+	emit := func(path []string, start, end, tokens int) {
+		if a, b := trim(runes, start, end); a != start || b != end {
+			start, end, tokens = a, b, -1
+		}
 		if start >= end {
 			return
 		}
 		text := string(runes[start:end])
+		if tokens < 0 {
+			tokens = s.Count(text)
+		}
 		key := strings.Join(path, "\x1f") + "\x00" + text
 		n := seen[key]
 		seen[key] = n + 1
@@ -142,7 +148,7 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 			End:         end,
 			Ordinal:     len(out),
 			Text:        text,
-			Tokens:      s.Count(text),
+			Tokens:      tokens,
 		})
 	}
 	for _, sec := range sections(runes, bodyOff) {
@@ -156,12 +162,12 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 		if b-a <= 0 {
 			continue
 		}
-		if s.fits(runes, a, b) {
-			emit(sec.path, a, b)
+		if n, ok := s.fits(runes, a, b); ok {
+			emit(sec.path, a, b, n)
 			continue
 		}
 		for _, sp := range s.pack(runes, a, b) {
-			emit(sec.path, sp[0], sp[1])
+			emit(sec.path, sp[0], sp[1], sp[2])
 		}
 	}
 	return out, nil
@@ -248,20 +254,21 @@ func heading(line string) (int, string, bool) {
 	return level, title, true
 }
 
-// pack splits runes[a:b] into spans within the token budget.
-func (s *Splitter) pack(runes []rune, a, b int) [][2]int {
+// pack splits runes[a:b] into spans within the token budget, each with its
+// token count.
+func (s *Splitter) pack(runes []rune, a, b int) [][3]int {
 	type sent struct{ start, end, tokens int }
 	var sents []sent
 	for _, sp := range sentences(runes, a, b) {
-		if s.fits(runes, sp[0], sp[1]) {
-			sents = append(sents, sent{sp[0], sp[1], s.Count(string(runes[sp[0]:sp[1]]))})
+		if n, ok := s.fits(runes, sp[0], sp[1]); ok {
+			sents = append(sents, sent{sp[0], sp[1], n})
 			continue
 		}
 		for _, piece := range s.cut(runes, sp[0], sp[1]) {
 			sents = append(sents, sent{piece[0], piece[1], s.Count(string(runes[piece[0]:piece[1]]))})
 		}
 	}
-	var out [][2]int
+	var out [][3]int
 	i := 0
 	for i < len(sents) {
 		// Overlap: whole trailing sentences of the previous chunk.
@@ -283,13 +290,17 @@ func (s *Splitter) pack(runes []rune, a, b int) [][2]int {
 		}
 		// The sum of sentence counts can differ from the joint count at
 		// sentence seams; back off until the real count fits.
-		for j > i+1 && s.Count(string(runes[sents[first].start:sents[j-1].end])) > s.opts.MaxTokens {
+		count := func() int { return s.Count(string(runes[sents[first].start:sents[j-1].end])) }
+		n := count()
+		for j > i+1 && n > s.opts.MaxTokens {
 			j--
+			n = count()
 		}
-		for first < i && s.Count(string(runes[sents[first].start:sents[j-1].end])) > s.opts.MaxTokens {
+		for first < i && n > s.opts.MaxTokens {
 			first++
+			n = count()
 		}
-		out = append(out, [2]int{sents[first].start, sents[j-1].end})
+		out = append(out, [3]int{sents[first].start, sents[j-1].end, n})
 		i = j
 	}
 	return out
@@ -302,12 +313,14 @@ func (s *Splitter) pack(runes []rune, a, b int) [][2]int {
 // spaces or punctuation is one pre-token.
 const maxRunesPerToken = 6
 
-// fits reports whether runes[a:b] is within the token budget.
-func (s *Splitter) fits(runes []rune, a, b int) bool {
+// fits reports whether runes[a:b] is within the token budget, and its
+// token count when it is.
+func (s *Splitter) fits(runes []rune, a, b int) (int, bool) {
 	if b-a > s.opts.MaxTokens*maxRunesPerToken {
-		return false
+		return 0, false
 	}
-	return s.Count(string(runes[a:b])) <= s.opts.MaxTokens
+	n := s.Count(string(runes[a:b]))
+	return n, n <= s.opts.MaxTokens
 }
 
 // cutWindow is the number of runes counted at a time when cutting an
