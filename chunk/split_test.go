@@ -305,3 +305,34 @@ func TestSplitFromDisk(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
+
+// TestSplitConcurrent runs one Splitter from several goroutines (run with
+// -race): the results must equal the sequential ones.
+func TestSplitConcurrent(t *testing.T) {
+	s := newSplitter(t, Options{MaxTokens: 64, Overlap: 8})
+	var b strings.Builder
+	b.WriteString("# 并发\n\n")
+	for i := 0; i < 40; i++ {
+		b.WriteString("财官印食，此用神之善而顺用之者也。Words and more words here. ")
+	}
+	data := render(t, b.String())
+	want, err := s.SplitFile(context.Background(), "c.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			got, err := s.SplitFile(context.Background(), "c.md", data)
+			if err == nil && (len(got) != len(want) || got[len(got)-1].ID != want[len(want)-1].ID) {
+				t.Errorf("concurrent split differs: %d chunks vs %d", len(got), len(want))
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
