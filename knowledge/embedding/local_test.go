@@ -171,3 +171,51 @@ func BenchmarkLocalEmbed(b *testing.B) {
 		}
 	}
 }
+
+// TestLocalChapterRetrieval uses every chapter title of 子平真诠 (without its
+// number) as a query whose relevant chunks are those under that chapter, and
+// reports recall@5 and MRR of the local embedder.
+func TestLocalChapterRetrieval(t *testing.T) {
+	cs := corpusChunks(t, "子平真诠.md")
+	e := NewLocal(512)
+	vecs := make([][]float32, len(cs))
+	for i, c := range cs {
+		vecs[i] = e.Vector(c.Text)
+	}
+	num := regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]`)
+	seen := map[string]bool{}
+	var queries, hits int
+	var mrr float64
+	for _, c := range cs {
+		if len(c.HeadingPath) != 2 || seen[c.HeadingPath[1]] {
+			continue
+		}
+		chapter := c.HeadingPath[1]
+		seen[chapter] = true
+		q := e.Vector(num.ReplaceAllString(chapter, ""))
+		idx := make([]int, len(cs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return dot(q, vecs[idx[a]]) > dot(q, vecs[idx[b]]) })
+		queries++
+		for rank, i := range idx {
+			if len(cs[i].HeadingPath) == 2 && cs[i].HeadingPath[1] == chapter {
+				mrr += 1 / float64(rank+1)
+				if rank < 5 {
+					hits++
+				}
+				break
+			}
+		}
+	}
+	if queries < 20 {
+		t.Fatalf("only %d chapter queries", queries)
+	}
+	recall := float64(hits) / float64(queries)
+	mrr /= float64(queries)
+	t.Logf("子平真诠 chapters: %d queries, recall@5 %.3f, MRR %.3f", queries, recall, mrr)
+	if recall < 0.8 {
+		t.Errorf("recall@5 %.3f below 0.8", recall)
+	}
+}
