@@ -21,3 +21,8 @@ type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 // ErrDimensionMismatch is returned when a model answers with vectors of
 // another size than the configured one.
 var ErrDimensionMismatch = errors.New("embedding: dimension mismatch")
+
+var (
+	_ Embedder = (*Local)(nil)
+	_ Embedder = (*OpenAI)(nil)
+)
