@@ -59,6 +59,7 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 	tokenize = 'unicode61 remove_diacritics 0'
 );
 `},
+	{2, "memory", memorySQL},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -1,0 +1,206 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vibelife/vibe/knowledge"
+)
+
+// memorySQL is migration 2: the runtime's memory tables (users, profiles,
+// conversations, messages, summaries), in the same file as the knowledge.
+const memorySQL = `
+CREATE TABLE users (id TEXT PRIMARY KEY, profile TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL);
+CREATE TABLE conversations (
+	id TEXT PRIMARY KEY,
+	user_id TEXT NOT NULL REFERENCES users(id),
+	skill TEXT NOT NULL DEFAULT '',
+	created_at TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+CREATE INDEX conversations_user ON conversations(user_id, updated_at);
+CREATE TABLE messages (
+	conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+	seq INTEGER NOT NULL,
+	role TEXT NOT NULL,
+	content TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	PRIMARY KEY (conversation_id, seq)
+);
+CREATE TABLE summaries (
+	conversation_id TEXT PRIMARY KEY REFERENCES conversations(id) ON DELETE CASCADE,
+	up_to INTEGER NOT NULL,
+	text TEXT NOT NULL,
+	updated_at TEXT NOT NULL
+);
+`
+
+var _ knowledge.MemoryStore = (*Store)(nil)
+
+func nowText() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+func parseTime(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); return t }
+
+// EnsureUser implements knowledge.MemoryStore.
+func (s *Store) EnsureUser(ctx context.Context, userID string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, nowText())
+	if err != nil {
+		return fmt.Errorf("sqlite: ensure user %s: %w", userID, err)
+	}
+	return nil
+}
+
+// Profile implements knowledge.MemoryStore.
+func (s *Store) Profile(ctx context.Context, userID string) (json.RawMessage, error) {
+	var p string
+	err := s.db.QueryRowContext(ctx, `SELECT profile FROM users WHERE id = ?`, userID).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return json.RawMessage(`{}`), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: profile of %s: %w", userID, err)
+	}
+	return json.RawMessage(p), nil
+}
+
+// SaveProfile implements knowledge.MemoryStore.
+func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessage) error {
+	if !json.Valid(p) {
+		return fmt.Errorf("sqlite: save profile of %s: invalid JSON", userID)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO users(id, profile, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET profile = excluded.profile`, userID, string(p), nowText())
+	if err != nil {
+		return fmt.Errorf("sqlite: save profile of %s: %w", userID, err)
+	}
+	return nil
+}
+
+func (s *Store) conv(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, userID, id string) (knowledge.Conversation, error) {
+	var c knowledge.Conversation
+	var created, updated string
+	err := q.QueryRowContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE id = ?`, id).Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		now := nowText()
+		if _, err := q.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, now); err != nil {
+			return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+		}
+		if _, err := q.ExecContext(ctx, `INSERT INTO conversations(id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?)`, id, userID, now, now); err != nil {
+			return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+		}
+		return knowledge.Conversation{ID: id, UserID: userID, CreatedAt: parseTime(now), UpdatedAt: parseTime(now)}, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+	}
+	if c.UserID != userID {
+		return knowledge.Conversation{}, fmt.Errorf("conversation %s: %w", id, knowledge.ErrNotFound)
+	}
+	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	return c, nil
+}
+
+// Conversation implements knowledge.MemoryStore.
+func (s *Store) Conversation(ctx context.Context, userID, id string) (knowledge.Conversation, error) {
+	return s.conv(ctx, s.db, userID, id)
+}
+
+// AppendMessages implements knowledge.MemoryStore.
+func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs []knowledge.StoredMessage) ([]knowledge.StoredMessage, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := s.conv(ctx, tx, userID, convID); err != nil {
+		return nil, err
+	}
+	var seq int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?`, convID).Scan(&seq); err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	out := make([]knowledge.StoredMessage, len(msgs))
+	now := nowText()
+	for i, m := range msgs {
+		seq++
+		m.ConversationID, m.Seq = convID, seq
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = parseTime(now)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(conversation_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)`, convID, seq, m.Role, m.Content, m.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+			return nil, fmt.Errorf("sqlite: append messages: %w", err)
+		}
+		out[i] = m
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = ? WHERE id = ?`, now, convID); err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	return out, nil
+}
+
+// Messages implements knowledge.MemoryStore.
+func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]knowledge.StoredMessage, error) {
+	if _, err := s.conv(ctx, s.db, userID, convID); err != nil {
+		return nil, err
+	}
+	limit := n
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, convID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: messages: %w", err)
+	}
+	defer rows.Close()
+	var out []knowledge.StoredMessage
+	for rows.Next() {
+		m := knowledge.StoredMessage{ConversationID: convID}
+		var created string
+		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &created); err != nil {
+			return nil, fmt.Errorf("sqlite: messages: %w", err)
+		}
+		m.CreatedAt = parseTime(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Summary implements knowledge.MemoryStore.
+func (s *Store) Summary(ctx context.Context, userID, convID string) (knowledge.Summary, error) {
+	if _, err := s.conv(ctx, s.db, userID, convID); err != nil {
+		return knowledge.Summary{}, err
+	}
+	sum := knowledge.Summary{ConversationID: convID}
+	var updated string
+	err := s.db.QueryRowContext(ctx, `SELECT up_to, text, updated_at FROM summaries WHERE conversation_id = ?`, convID).Scan(&sum.UpTo, &sum.Text, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sum, nil
+	}
+	if err != nil {
+		return sum, fmt.Errorf("sqlite: summary: %w", err)
+	}
+	sum.UpdatedAt = parseTime(updated)
+	return sum, nil
+}
+
+// SaveSummary implements knowledge.MemoryStore.
+func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Summary) error {
+	if _, err := s.conv(ctx, s.db, userID, sum.ConversationID); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO summaries(conversation_id, up_to, text, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
+		sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return fmt.Errorf("sqlite: save summary: %w", err)
+	}
+	return nil
+}
