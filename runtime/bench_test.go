@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm"
 )
 
@@ -48,5 +50,28 @@ func BenchmarkIdleConversation(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		runtime.KeepAlive(a)
 		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "bytes/conversation")
+	}
+}
+
+// BenchmarkTurnSQLite is BenchmarkTurn with the memory in the embedded store.
+func BenchmarkTurnSQLite(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "vibe.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m := &fakeModel{}
+	a, _ := newTestAgent(b, m, func(c *Config) { c.SummaryEvery = 1 << 30; c.Memory = st })
+	ctx := context.Background()
+	emit := func(Event) error { return nil }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.mu.Lock()
+		m.script = []step{{calls: []llm.ToolCall{call("1", "get_rules", `{"question":"甲木寅月"}`)}}, {text: []string{"答案"}}}
+		m.requests = m.requests[:0]
+		m.mu.Unlock()
+		if _, err := a.Turn(ctx, TurnRequest{UserID: "u", ConversationID: fmt.Sprint("c", i%50), Message: "甲木生于寅月", Skill: "bazi"}, emit); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
