@@ -29,6 +29,8 @@ type Options struct {
 	// the offline heuristic; Model names it.
 	Completer Completer
 	Model     string
+	// Concurrency bounds map requests in flight (default 1).
+	Concurrency int
 }
 
 // Counts says how many items of each kind were produced.
@@ -57,7 +59,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	var files knowledge.Files
 	var err error
 	if opt.Completer != nil {
-		files, res.LLM, err = LLM(ctx, opt.Theme, opt.Model, opt.Completer, opt.Chunks)
+		files, res.LLM, err = LLM(ctx, opt.Theme, opt.Model, opt.Completer, opt.Chunks, opt.Concurrency)
 	} else {
 		files, err = Offline(ctx, opt.Theme, opt.Chunks)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
@@ -97,7 +98,7 @@ type LLMStats struct {
 // merging duplicates and capping tiers to the design's targets. A request
 // error stops the run (answers already received are in the client's cache,
 // so a rerun resumes).
-func LLM(ctx context.Context, theme, model string, c Completer, chunks []chunk.Chunk) (knowledge.Files, LLMStats, error) {
+func LLM(ctx context.Context, theme, model string, c Completer, chunks []chunk.Chunk, concurrency int) (knowledge.Files, LLMStats, error) {
 	var st LLMStats
 	byID := map[string]*chunk.Chunk{}
 	for i := range chunks {
@@ -120,22 +121,32 @@ func LLM(ctx context.Context, theme, model string, c Completer, chunks []chunk.C
 	}
 	secs := sections(chunks)
 	st.Sections = len(secs)
-	for _, s := range secs {
+	reqs := make([]llm.Request, len(secs))
+	for i, s := range secs {
 		var b strings.Builder
 		for _, ch := range s.chunks {
 			fmt.Fprintf(&b, "[chunk %s]\n%s\n\n", ch.ID, ch.Text)
 		}
 		head := s.chunks[0]
 		user := fmt.Sprintf("Document: %s\nSection: %s\n\n%s", sourceOf(&head), strings.Join(head.HeadingPath, " > "), b.String())
-		resp, err := c.Chat(ctx, llm.Request{Stage: "extract.map", Model: model, PromptVersion: PromptVersion,
+		reqs[i] = llm.Request{Stage: "extract.map", Model: model, PromptVersion: PromptVersion,
 			Messages: []llm.Message{{Role: llm.RoleSystem, Content: mapPrompt}, {Role: llm.RoleUser, Content: user}},
-			Schema:   &llm.Schema{Name: "extract_map", JSON: json.RawMessage(mapSchema)}})
+			Schema:   &llm.Schema{Name: "extract_map", JSON: json.RawMessage(mapSchema)}}
+	}
+	results := mapAll(ctx, c, reqs, concurrency)
+	// The first failure, in section order, stops the run; every answer
+	// received before it is in the client's cache for the rerun.
+	for i, r := range results {
+		if r.err != nil && !errors.Is(r.err, llm.ErrDryRun) {
+			return knowledge.Files{}, st, fmt.Errorf("map %s: %w", sourceOf(&secs[i].chunks[0]), r.err)
+		}
+	}
+	for i, s := range secs {
+		head := s.chunks[0]
+		resp, err := results[i].resp, results[i].err
 		if errors.Is(err, llm.ErrDryRun) {
 			st.DryRun = true
 			continue
-		}
-		if err != nil {
-			return knowledge.Files{}, st, fmt.Errorf("map %s: %w", sourceOf(&head), err)
 		}
 		var ans MapAnswer
 		if err := json.Unmarshal([]byte(stripFenceJSON(resp.Content)), &ans); err != nil {
@@ -244,4 +255,54 @@ func stripFenceJSON(s string) string {
 		t = strings.TrimSuffix(strings.TrimSpace(t), "```")
 	}
 	return t
+}
+
+type mapResult struct {
+	resp llm.Response
+	err  error
+}
+
+// mapAll sends reqs with up to concurrency in flight and returns the
+// results in request order. After a failure (other than a dry run) no new
+// request starts; requests never started get the context's error.
+func mapAll(ctx context.Context, c Completer, reqs []llm.Request, concurrency int) []mapResult {
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]mapResult, len(reqs))
+	for i := range results {
+		results[i].err = context.Canceled
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range reqs {
+			select {
+			case next <- i:
+			case <-cctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if cctx.Err() != nil {
+					continue
+				}
+				r, err := c.Chat(cctx, reqs[i])
+				results[i] = mapResult{r, err}
+				if err != nil && !errors.Is(err, llm.ErrDryRun) {
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return results
 }

@@ -130,7 +130,7 @@ func TestLLMTokenRatio(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.SetFallback(fakeExtractor)
 	c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2})
-	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c, Model: "m"})
+	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c, Model: "m", Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		client = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
 			MaxConcurrency: cfg.LLM.MaxConcurrency, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
 			CacheDir: ws.CacheDir("llm"), Prices: prices, Budget: budget, DryRun: opts.DryRun})
-		eo.Completer, eo.Model = client, cfg.LLM.Model
+		eo.Completer, eo.Model, eo.Concurrency = client, cfg.LLM.Model, max(1, cfg.LLM.MaxConcurrency)
 		extractor = "llm:" + cfg.LLM.Model
 	}
 	res, err := extract.Run(ctx, eo)
