@@ -58,6 +58,7 @@ CREATE TABLE kb_embedding_info (
 	dimensions INTEGER NOT NULL
 );
 `},
+	{2, "memory", memorySQL},
 }
 
 // migrationLock is the advisory lock key held while migrating.
