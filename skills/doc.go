@@ -7,3 +7,18 @@
 // workspace's skills/core/ overrides it. A Set re-checks file modification
 // times at most once per interval and reloads what changed.
 package skills
+
+// tools/tools.yaml may give a compute tool a plugin, the program that does
+// the computation:
+//
+//	- name: compute_chart
+//	  type: compute
+//	  parameters: [{name: birth_date, type: string, required: true}]
+//	  plugin:
+//	    url: http://127.0.0.1:9000/bazi   # POST JSON, or:
+//	    command: [bazi-plugin, --json]    # JSON on stdin, JSON on stdout
+//	    timeout: 10s
+//
+// The runtime validates the inputs against parameters, sends
+// {"tool": name, "input": {...}} and expects the unified output
+// {"result": ..., "features": ..., "confidence": 0.8, "meta": ...}.
