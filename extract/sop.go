@@ -24,23 +24,23 @@ var phaseSpecs = []phaseSpec{
 	{"P1", "收集", "Collect", "确定需要什么信息，通过工具或对话收集，确认信息完整。", "Decide what information is needed, collect it through tools or dialogue, confirm it is complete.",
 		"用户提出问题", "the user asks a question", "必要信息齐全", "the required information is complete",
 		"收集分析所需的基本信息", "collect the basic information the analysis needs", "完整的输入信息", "complete input",
-		"collect_info", regexp.MustCompile(`(?i)生辰|年月日时|出生|八字|information|birth|data`)},
+		"collect_info", regexp.MustCompile(`(?i)生辰|年月日时|出生|八字|收集|准备|询问|information|birth|data|gather|collect|prepare|choos`)},
 	{"P2", "计算", "Compute", "调用计算型工具，生成基础数据。", "Call the compute tools and produce the base data.",
 		"输入信息完整", "the input is complete", "基础数据已生成", "the base data exists",
 		"排出基础数据（如命盘）", "compute the base data", "基础数据", "base data",
-		"", regexp.MustCompile(`(?i)排|起例|推算|计算|calculat|comput`)},
+		"", regexp.MustCompile(`(?i)排|起例|推算|计算|称|量|calculat|comput|measur|weigh|\bgrams?\b|ratio`)},
 	{"P3", "扫描", "Scan", "匹配已知模式，检查红旗信号，确定分析方向。", "Match known patterns, check red flags, choose the direction of analysis.",
 		"计算完成", "the computation is done", "已确定格局与风险信号", "patterns and red flags are identified",
 		"对照模式库与红旗信号快速识别", "match the quick patterns and red flags", "命中的模式与红旗", "matched patterns and red flags",
-		"get_rules", regexp.MustCompile(`(?i)格局|成格|破格|pattern`)},
+		"get_rules", regexp.MustCompile(`(?i)格局|成格|破格|观|察|pattern|sign|look|watch|notice`)},
 	{"P4", "分析", "Analyze", "检索相关规则，应用规则推理，检索相似案例。", "Retrieve the relevant rules, reason with them, retrieve similar cases.",
 		"用户有具体问题", "the user has a specific question", "结论有规则与原文支撑", "every conclusion is backed by rules and sources",
 		"检索原典与规则并推理", "search the sources and rules and reason", "带出处的分析结论", "cited conclusions",
-		"search_knowledge", regexp.MustCompile(`(?i)用神|旺衰|喜忌|强弱|analy`)},
+		"search_knowledge", regexp.MustCompile(`(?i)用神|旺衰|喜忌|强弱|判断|analy|judg|if .+ then`)},
 	{"P5", "输出", "Output", "调用展示工具，生成个性化表达，准备追问应答。", "Call the display tools, phrase the answer for the user, prepare for follow-ups.",
 		"分析完成", "the analysis is done", "用户得到答复", "the user has the answer",
 		"展示报告并准备追问", "show the report and prepare follow-ups", "报告", "report",
-		"show_report", regexp.MustCompile(`(?i)断|岁运|大运|流年|report|conclu`)},
+		"show_report", regexp.MustCompile(`(?i)断|岁运|大运|流年|饮|report|conclu|serve|drink|result`)},
 }
 
 // buildSOP fills the generic phases with evidence from the sources and adds
@@ -78,10 +78,13 @@ func buildSOP(theme string, zh bool, sents []sentence) knowledge.SOP {
 			ph.Name, ph.Description, ph.EntryCondition, ph.ExitCondition = p.zhName, p.zhDesc, p.zhEntry, p.zhExit
 			st.Action, st.Output = p.zhAction, p.zhOutput
 		}
-		if st.Evidence == nil {
-			st.Evidence = []knowledge.Evidence{}
+		// A template step no source sentence supports is left out: every
+		// item in the knowledge files cites its evidence. The phase itself
+		// (its conditions and hand-off) still frames the procedure.
+		ph.Steps = []knowledge.Step{}
+		if st.Evidence != nil {
+			ph.Steps = append(ph.Steps, st)
 		}
-		ph.Steps = []knowledge.Step{st}
 		if p.id == "P4" {
 			for j, m := range method {
 				out := "该步骤的判断"
@@ -116,14 +119,15 @@ func methodSteps(sents []sentence) []methodStep {
 		if len(hp) == 0 || !methodH.MatchString(hp[len(hp)-1]) {
 			continue
 		}
-		if !strings.Contains(s.Chunk.Text, "\n"+s.Text) && !enumLine.MatchString(s.Text) {
+		// The sentence must start an enumerated line in the chunk: only the
+		// enumerator ("1. ", "一、", "- ") may stand before it on its line.
+		idx := strings.Index(s.Chunk.Text, s.Text)
+		if idx < 0 {
 			continue
 		}
-		// The sentence must start an enumerated line in the chunk.
-		idx := strings.Index(s.Chunk.Text, s.Text)
 		lineStart := strings.LastIndex(s.Chunk.Text[:idx], "\n") + 1
-		line := s.Chunk.Text[lineStart:]
-		if !enumLine.MatchString(line) {
+		prefix := s.Chunk.Text[lineStart:idx]
+		if !enumLine.MatchString(prefix+s.Text) || strings.TrimSpace(enumLine.ReplaceAllString(prefix, "")) != "" {
 			continue
 		}
 		action := trimPunct(enumLine.ReplaceAllString(s.Text, ""))
