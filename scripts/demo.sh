@@ -34,8 +34,16 @@ else
 fi
 
 echo
-echo "==> a re-run changes nothing"
-"$BIN" --workspace "$DIR" curate demo | tail -n 1
+echo "==> search: vibe search demo \"water temperature for green tea\" -k 3"
+"$BIN" --workspace "$DIR" search demo "water temperature for green tea" -k 3
+
+echo
+echo "==> search in Chinese: vibe search demo \"醒茶\" -k 2"
+"$BIN" --workspace "$DIR" search demo "醒茶" -k 2
+
+echo
+echo "==> a rebuild changes nothing: nothing converted, embedded or extracted again"
+"$BIN" --workspace "$DIR" --quiet build demo 2>&1 | grep -E "unchanged|embedded|ids kept|check demo" || true
 
 echo
 echo "==> files"
