@@ -45,15 +45,16 @@ type RunOptions struct {
 	// SourceName maps an input path to the path recorded in the front
 	// matter (e.g. relative to the workspace). Default: the path itself.
 	SourceName func(path string) string
-	// OnError is called, possibly concurrently, for each file that fails. The
-	// error already names the file. Returning nil goes on with the other
-	// files; returning an error stops the run and the runner returns it.
-	// Nil means: go on.
+	// OnError is called for each file that fails, never concurrently with
+	// itself or OnProgress. The error already names the file. Returning nil
+	// goes on with the other files; returning an error stops the run and
+	// the runner returns it. A nil OnError means: go on.
 	OnError func(path string, err error) error
 	// OnStart is called once with the number of inputs before any is
 	// converted.
 	OnStart func(total int)
-	// OnProgress is called, possibly concurrently, after each input is done.
+	// OnProgress is called after each input is done, never concurrently
+	// with itself or OnError.
 	OnProgress func(path string, status Status)
 }
 
@@ -268,7 +269,9 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 	done := make([]bool, len(jobs))
 	idx := make(chan int)
 	var wg sync.WaitGroup
-	var errMu sync.Mutex
+	// One lock serialises both callbacks, so callers may write to a shared
+	// stream from them without locking.
+	var cbMu sync.Mutex
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -280,17 +283,16 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 				r := convertOne(ctx, jobs[i], opts)
 				results[i] = r
 				done[i] = true
+				cbMu.Lock()
 				if r.Status == StatusFailed && opts.OnError != nil {
-					errMu.Lock()
-					abort := opts.OnError(jobs[i].src, r.err)
-					errMu.Unlock()
-					if abort != nil {
+					if abort := opts.OnError(jobs[i].src, r.err); abort != nil {
 						cancel(abort)
 					}
 				}
 				if opts.OnProgress != nil {
 					opts.OnProgress(jobs[i].src, r.Status)
 				}
+				cbMu.Unlock()
 			}
 		}()
 	}
