@@ -73,7 +73,24 @@ func (a *app) openEmbedder(ctx context.Context) (knowledge.Embedder, error) {
 	case "", "local":
 		return embedding.NewLocal(cfg.Embedding.Dimensions), nil
 	case "openai":
-		return nil, withHint(errors.New("the openai embedder is not wired in this build yet"), "use --embedder local (embedding.provider: local)")
+		if cfg.Embedding.Model == "" || cfg.Embedding.Model == embedding.LocalModel {
+			return nil, withHint(errors.New("embedding.provider is openai but embedding.model names no remote model"),
+				"set embedding.model (e.g. text-embedding-3-small) and embedding.dimensions in vibe.yaml")
+		}
+		ws, err := a.workspace()
+		if err != nil {
+			return nil, err
+		}
+		return embedding.NewOpenAI(embedding.OpenAIOptions{
+			BaseURL:     cfg.LLM.BaseURL,
+			APIKey:      cfg.LLM.APIKey,
+			Model:       cfg.Embedding.Model,
+			Dimensions:  cfg.Embedding.Dimensions,
+			BatchSize:   cfg.Embedding.BatchSize,
+			Concurrency: cfg.Embedding.Concurrency,
+			MaxRetries:  cfg.LLM.MaxRetries,
+			CacheDir:    ws.CacheDir("embeddings"),
+		})
 	default:
 		return nil, withHint(fmt.Errorf("embedding.provider %q is not known", cfg.Embedding.Provider), "use local or openai in vibe.yaml (embedding.provider)")
 	}
