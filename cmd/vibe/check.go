@@ -84,8 +84,14 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 	if judge && !cfg.LLMEnabled() {
 		return integrate.Report{}, withHint(errors.New("--judge needs an LLM endpoint"), "set OPENAI_BASE_URL (and OPENAI_API_KEY), or drop --judge")
 	}
+	var verdict integrate.Judge
 	if judge {
-		return integrate.Report{}, errors.New("--judge: the LLM entailment judge is not wired in this build yet; run without --judge")
+		// Verdicts are cached with every other answer in .vibe/cache/llm.
+		verdict = integrate.NewLLMJudge(newLLMClient(ws, cfg, cfg.LLM.JudgeModel, cfg.LLM.Budget, false), cfg.LLM.JudgeModel)
+	}
+	embedder, err := a.openEmbedder(ctx)
+	if err != nil {
+		return integrate.Report{}, err
 	}
 	store, err := a.openStore(ctx)
 	if err != nil {
@@ -98,6 +104,8 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		RelTo:    ws.Root,
 		Chunks:   store,
 		Config:   cfg.Check,
+		Embedder: embedder,
+		Judge:    verdict,
 	})
 }
 

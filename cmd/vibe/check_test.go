@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/vibelife/vibe/llm/llmtest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,5 +107,35 @@ func TestCheckExitStatuses(t *testing.T) {
 				t.Errorf("exit %d, want 2: %s", code, errOut)
 			}
 		})
+	}
+}
+
+func TestCheckJudgeAsksTheModelOnceAndCachesTheVerdict(t *testing.T) {
+	dir := checkWorkspace(t)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	p := filepath.Join(dir, "skills", "demo", "knowledge", "rules.yaml")
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(data), "conclusion: the chart should be drained by output stars", "conclusion: marriage will be happy within a year", 1)), 0o644)
+
+	srv := llmtest.New(t)
+	srv.SetFallback(func(llmtest.Request) llmtest.Reply {
+		return llmtest.JSON(map[string]any{"supported": false, "reason": "the passage says nothing about marriage"})
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "sk-test"}
+	code, out, errOut := runVibe(t, env, "-w", dir, "check", "demo", "--judge")
+	if code != 1 || !strings.Contains(out, "T2_002") {
+		t.Fatalf("--judge with a 'not supported' verdict: exit %d\n%s%s", code, out, errOut)
+	}
+	asked := srv.Count()
+	if asked == 0 {
+		t.Fatal("the judge never asked the model")
+	}
+	if code, _, _ := runVibe(t, env, "-w", dir, "check", "demo", "--judge"); code != 1 || srv.Count() != asked {
+		t.Fatalf("a second check should reuse the cached verdict: exit %d, %d new requests", code, srv.Count()-asked)
+	}
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "check", "demo", "--judge"); code != 2 || !strings.Contains(errOut, "LLM endpoint") {
+		t.Fatalf("--judge without an endpoint: exit %d %q", code, errOut)
 	}
 }

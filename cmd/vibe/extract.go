@@ -126,13 +126,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		if opts.Budget > 0 {
 			budget = opts.Budget
 		}
-		prices := map[string]llm.Price{}
-		for m, p := range cfg.LLM.Prices {
-			prices[m] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
-		}
-		client = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
-			MaxConcurrency: cfg.LLM.MaxConcurrency, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
-			CacheDir: ws.CacheDir("llm"), Prices: prices, Budget: budget, DryRun: opts.DryRun})
+		client = newLLMClient(ws, cfg, cfg.LLM.Model, budget, opts.DryRun)
 		eo.Completer, eo.Model, eo.Concurrency = client, cfg.LLM.Model, max(1, cfg.LLM.MaxConcurrency)
 		extractor = "llm:" + cfg.LLM.Model
 	}

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/workspace"
+)
+
+// newLLMClient builds the client every build stage shares: the endpoint,
+// concurrency, timeout and retries from vibe.yaml, per-model prices, and the
+// response cache in .vibe/cache/llm, so an unchanged rebuild (or re-check)
+// makes no request.
+func newLLMClient(ws *workspace.Workspace, cfg *workspace.Config, model string, budget float64, dryRun bool) *llm.Client {
+	prices := map[string]llm.Price{}
+	for m, p := range cfg.LLM.Prices {
+		prices[m] = llm.Price{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok}
+	}
+	return llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: model,
+		MaxConcurrency: cfg.LLM.MaxConcurrency, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+		CacheDir: ws.CacheDir("llm"), Prices: prices, Budget: budget, DryRun: dryRun})
+}
