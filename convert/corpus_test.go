@@ -197,3 +197,12 @@ func TestEncodingsAndChapterHeadings(t *testing.T) {
 		})
 	}
 }
+
+func TestVolumeLinesRepeatingTheTitleSitAboveChapters(t *testing.T) {
+	md := structureText([]string{"三命通会卷之一\n\n一、论五行生成\n\n天地之初。\n\n三命通会卷之二\n\n二、论五行生克\n\n五行相生。\n"})
+	for _, want := range []string{"# 三命通会卷之一\n", "## 一、论五行生成\n", "# 三命通会卷之二\n", "## 二、论五行生克\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in:\n%s", want, md)
+		}
+	}
+}
