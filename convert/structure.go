@@ -26,8 +26,8 @@ const (
 )
 
 var (
-	cjkNum      = `[一二三四五六七八九十百千零〇两\d]+`
-	reVolume    = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)` +
+	cjkNum   = `[一二三四五六七八九十百千零〇两\d]+`
+	reVolume = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)` +
 		// A volume line that repeats the book's title: 三命通会卷之一.
 		`|^\p{Han}{1,8}卷之?` + cjkNum + `[上下]?$`)
 	reChapter   = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter)\s+[\dIVXLC]+\b)`)
