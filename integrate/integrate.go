@@ -291,11 +291,7 @@ func renderRegions(theme string, ks *knowledgeSet, tools ToolsFile) []region {
 		desc = string(r[:200])
 	}
 	fm := FrontMatter{Name: theme, DisplayName: display, Description: desc, RequiresBirthInfo: needsBirth(s)}
-	for _, p := range s.Phases {
-		if p.Name != "" && len(fm.Triggers) < 5 {
-			fm.Triggers = append(fm.Triggers, p.Name)
-		}
-	}
+	fm.Triggers = skillTriggers(theme, ks, 8)
 	fmData, _ := yaml.Marshal(fm)
 
 	var b strings.Builder
