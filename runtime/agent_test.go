@@ -216,6 +216,18 @@ func TestOfflineMode(t *testing.T) {
 	}
 }
 
+func TestOfflineModeFallsBackToTheOnlySkill(t *testing.T) {
+	a, _ := newTestAgent(t, nil, nil)
+	c := &collect{}
+	answer, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: "what about wood in spring?"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "using the only skill") || !strings.Contains(answer, "技能 / skill: bazi") {
+		t.Fatalf("offline answer without a trigger match:\n%s", answer)
+	}
+}
+
 func TestProtocolWindowAndSummary(t *testing.T) {
 	m := &fakeModel{}
 	a, mem := newTestAgent(t, m, func(c *Config) { c.SummaryEvery = 2; c.History = 2 })

@@ -21,6 +21,11 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	}
 	var sb strings.Builder
 	sb.WriteString(OfflineLabel + "\n")
+	if hs := a.cfg.Skills.Headers(); skill == "" && len(hs) == 1 {
+		// No trigger matched, but there is only one skill to ask.
+		skill = hs[0].Name
+		sb.WriteString("（未匹配到触发词，使用唯一的技能 / no trigger matched; using the only skill）\n")
+	}
 	if skill == "" {
 		sb.WriteString("没有技能的触发词与问题匹配。可用技能 / no skill matched; available: " + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
