@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"context"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -202,29 +203,7 @@ func TestSplitBadInput(t *testing.T) {
 
 // corpusDir finds ../shared/corpus relative to the repository root.
 func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus missing: %v", err)
-		}
-		t.Skipf("corpus missing at %s", c)
-	}
-	return c
+	return testcorpus.Dir(t)
 }
 
 var chapterLine = regexp.MustCompile(`(?m)^([一二三四五六七八九十百]+[、．.].{1,30})$`)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,26 +19,7 @@ import (
 
 // corpusDir returns ../shared/corpus relative to the repository root.
 func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("repository root not found")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus missing under CI: %v", err)
-		}
-		t.Skipf("no corpus at %s", c)
-	}
-	return c
+	return testcorpus.Dir(t)
 }
 
 // reference runs a reference converter; missing tools fail under CI.

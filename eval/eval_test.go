@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,25 +15,7 @@ import (
 )
 
 func corpusDir(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus", "bazi")
-	if _, err := os.Stat(c); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus missing under CI: %v", err)
-		}
-		t.Skipf("corpus not available: %v", err)
-	}
-	return c
+	return testcorpus.Dir(t, "bazi")
 }
 
 // ingestBazi converts (the corpus files are Markdown already) and ingests

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,29 +18,7 @@ import (
 
 // corpusDir finds ../shared/corpus/<theme> from the repository root.
 func corpusDir(t testing.TB, theme string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus", theme)
-	if _, err := os.Stat(c); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus %s missing: %v", c, err)
-		}
-		t.Skipf("corpus %s missing", c)
-	}
-	return c
+	return testcorpus.Dir(t, theme)
 }
 
 // splitMarkdown is a simple test splitter: a chunk per paragraph group of at

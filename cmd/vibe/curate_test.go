@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,29 +152,7 @@ func TestCurateDemoCorpus(t *testing.T) {
 
 // curateCorpusDir finds ../shared/corpus next to the repository root.
 func curateCorpusDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	corpus := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(corpus); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus missing in CI: %v", err)
-		}
-		t.Skipf("no corpus at %s", corpus)
-	}
-	return corpus
+	return testcorpus.Dir(t)
 }
 
 // TestCurateRealCorpus gathers the shared corpus's EPUBs, PDFs and texts with

@@ -2,6 +2,7 @@ package embedding
 
 import (
 	"context"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"math"
 	"os"
 	"path/filepath"
@@ -69,26 +70,7 @@ func TestLocalDeterministicAndNormalised(t *testing.T) {
 }
 
 func repoCorpus(t testing.TB) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		p := filepath.Dir(dir)
-		if p == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = p
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus missing: %v", err)
-		}
-		t.Skipf("corpus missing at %s", c)
-	}
-	return c
+	return testcorpus.Dir(t)
 }
 
 var chapterLine = regexp.MustCompile(`(?m)^([一二三四五六七八九十百]+[、．.].{1,30})$`)
