@@ -67,35 +67,35 @@ func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, e
 		}
 		pages = append(pages, text)
 	}
+	outline := map[string]int{}
+	collectOutline(r.Outline(), 0, outline)
+	if err := finishPDF(&doc, pages, failed, "could not be read completely (damaged content stream)", outline); err != nil {
+		return doc, err
+	}
+	return doc, nil
+}
+
+// finishPDF records which pages failed or lack a text layer, refuses a
+// document with no text at all, and structures the pages into Markdown with
+// the outline's headings. Both PDF engines end here.
+func finishPDF(doc *Document, pages []string, failed []int, failedWhat string, outline map[string]int) error {
+	n := len(pages)
 	if len(failed) > 0 {
-		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf("pages %s could not be read completely (damaged content stream)", intList(failed)))
+		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf("pages %s %s", intList(failed), failedWhat))
 	}
 	if len(doc.Quality.PagesWithoutText) > 0 {
 		doc.Quality.NeedsOCR = true
 		doc.Quality.Warnings = append(doc.Quality.Warnings,
 			fmt.Sprintf("needs OCR: pages %s have no text layer", intList(doc.Quality.PagesWithoutText)))
 	}
-	if len(doc.Quality.PagesWithoutText) == n {
-		if len(failed) > 0 {
-			return doc, fmt.Errorf("%w: no page could be read", ErrDamaged)
+	if n == 0 || len(doc.Quality.PagesWithoutText) == n {
+		if len(failed) > 0 || n == 0 {
+			return fmt.Errorf("%w: no page could be read", ErrDamaged)
 		}
-		return doc, fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
+		return fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
 	}
-	outline := map[string]int{}
-	collectOutline(r.Outline(), 0, outline)
-	for i := range pages {
-		pages[i] = cleanControl(pages[i])
-	}
-	if len(pages) > 1 {
-		pages = stripRunningLines(pages)
-	}
-	var lines []string
-	for _, p := range pages {
-		lines = append(lines, strings.Split(p, "\n")...)
-		lines = append(lines, "")
-	}
-	doc.Markdown = linesToMarkdownWith(lines, outline)
-	return doc, nil
+	doc.Markdown = structureTextWith(pages, outline)
+	return nil
 }
 
 func collectOutline(o pdf.Outline, depth int, out map[string]int) {

@@ -141,32 +141,9 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		}
 		pages = append(pages, text)
 	}
-	if len(failed) > 0 {
-		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf("pages %s could not be read (damaged page)", intList(failed)))
+	if err := finishPDF(&doc, pages, failed, "could not be read (damaged page)", outline); err != nil {
+		return doc, err
 	}
-	if len(doc.Quality.PagesWithoutText) > 0 {
-		doc.Quality.NeedsOCR = true
-		doc.Quality.Warnings = append(doc.Quality.Warnings,
-			fmt.Sprintf("needs OCR: pages %s have no text layer", intList(doc.Quality.PagesWithoutText)))
-	}
-	if n == 0 || len(doc.Quality.PagesWithoutText) == n {
-		if len(failed) > 0 || n == 0 {
-			return doc, fmt.Errorf("%w: no page could be read", ErrDamaged)
-		}
-		return doc, fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
-	}
-	for i := range pages {
-		pages[i] = cleanControl(pages[i])
-	}
-	if len(pages) > 1 {
-		pages = stripRunningLines(pages)
-	}
-	var lines []string
-	for _, p := range pages {
-		lines = append(lines, strings.Split(p, "\n")...)
-		lines = append(lines, "")
-	}
-	doc.Markdown = linesToMarkdownWith(lines, outline)
 	return doc, nil
 }
 

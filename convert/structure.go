@@ -112,7 +112,11 @@ func isAllCapsTitle(line string) bool {
 // characters), drops control characters, and turns chapter lines (第一章,
 // 卷二, 第三回, numbered and all-caps headings) into Markdown headings whose
 // levels keep the hierarchy of the kinds found.
-func structureText(pages []string) string {
+func structureText(pages []string) string { return structureTextWith(pages, nil) }
+
+// structureTextWith is structureText with known headings (normalised text ->
+// level, e.g. from a PDF outline) that take precedence over the patterns.
+func structureTextWith(pages []string, known map[string]int) string {
 	for i := range pages {
 		pages[i] = cleanControl(pages[i])
 	}
@@ -124,7 +128,7 @@ func structureText(pages []string) string {
 		lines = append(lines, strings.Split(p, "\n")...)
 		lines = append(lines, "")
 	}
-	return linesToMarkdown(lines)
+	return linesToMarkdownWith(lines, known)
 }
 
 // linesToMarkdown is the core of structureText over already-cleaned lines.
