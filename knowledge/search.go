@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -115,4 +116,41 @@ func RankOnly(hits []Hit, mode SearchMode, k int) []Hit {
 		}
 	}
 	return hits
+}
+
+// SideSearch returns up to n candidates of one side (vector or lexical) of a
+// theme, ranked, carrying at least the chunk id.
+type SideSearch func(ctx context.Context, q Query, n int) ([]Hit, error)
+
+// Search is the search every store shares: it normalises q, asks each side
+// the query's mode needs for its candidates (CandidatesPerSide of each for a
+// hybrid search), and ranks or fuses them. Stores fill the chunks of the
+// hits it returns.
+func Search(ctx context.Context, q Query, vector, lexical SideSearch) ([]Hit, error) {
+	q, err := NormalizeQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	n := q.K
+	if q.Mode == SearchHybrid && n < CandidatesPerSide {
+		n = CandidatesPerSide
+	}
+	var vec, lex []Hit
+	if q.Mode != SearchLexical {
+		if vec, err = vector(ctx, q, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	if q.Mode != SearchVector {
+		if lex, err = lexical(ctx, q, n); err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+	}
+	switch q.Mode {
+	case SearchVector:
+		return RankOnly(vec, q.Mode, q.K), nil
+	case SearchLexical:
+		return RankOnly(lex, q.Mode, q.K), nil
+	}
+	return Fuse(vec, lex, q.K), nil
 }

@@ -230,33 +230,15 @@ func (s *Store) Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error)
 
 // Search implements knowledge.Store.
 func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
-	q, err := knowledge.NormalizeQuery(q)
+	hits, err := knowledge.Search(ctx, q,
+		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
+			return s.vectorSearch(ctx, q.Theme, q.Vector, n)
+		},
+		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
+			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
+		})
 	if err != nil {
 		return nil, err
-	}
-	n := q.K
-	if q.Mode == knowledge.SearchHybrid && n < knowledge.CandidatesPerSide {
-		n = knowledge.CandidatesPerSide
-	}
-	var vec, lex []knowledge.Hit
-	if q.Mode != knowledge.SearchLexical {
-		if vec, err = s.vectorSearch(ctx, q.Theme, q.Vector, n); err != nil {
-			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
-		}
-	}
-	if q.Mode != knowledge.SearchVector {
-		if lex, err = s.lexicalSearch(ctx, q.Theme, q.Text, n); err != nil {
-			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
-		}
-	}
-	var hits []knowledge.Hit
-	switch q.Mode {
-	case knowledge.SearchVector:
-		hits = knowledge.RankOnly(vec, q.Mode, q.K)
-	case knowledge.SearchLexical:
-		hits = knowledge.RankOnly(lex, q.Mode, q.K)
-	default:
-		hits = knowledge.Fuse(vec, lex, q.K)
 	}
 	return s.fill(ctx, hits)
 }
