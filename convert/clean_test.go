@@ -50,6 +50,28 @@ func TestStructureText(t *testing.T) {
 			notWant: []string{"THE ART OF WAR", "\n1\n", "\n4\n"},
 		},
 		{
+			name:    "numbered list in plain text keeps one item per line",
+			pages:   []string{"二、煮饮之法\n1. 取老白茶五克，置于壶中。\n2. 注水五百毫升，以小火慢煮。\n\nSteps\n1. Warm the pot with hot water\n2. Add five grams of leaves\n"},
+			want:    []string{"1. 取老白茶五克，置于壶中。", "2. 注水五百毫升，以小火慢煮。", "1. Warm the pot with hot water", "2. Add five grams of leaves"},
+			notWant: []string{"置于壶中。2.", "# 1. Warm", "# 2. Add"},
+		},
+		{
+			name:    "hard-wrapped list items rejoined, prose after the list kept apart",
+			pages:   []string{"Rules\n(a) The agency shall\nconsider the costs.\n(b) The agency may\nwaive them.\nAfter the list comes prose.\n"},
+			want:    []string{"(a) The agency shall consider the costs.", "(b) The agency may waive them.", "After the list comes prose."},
+			notWant: []string{"them. After"},
+		},
+		{
+			name:  "bullets with indented continuation",
+			pages: []string{"Notes:\n- first bullet\n- second bullet\n  continues here\n"},
+			want:  []string{"- first bullet", "- second bullet continues here"},
+		},
+		{
+			name:  "a lone numbered title line stays a heading; 1.5 is no list",
+			pages: []string{"1. Introduction\n\nUse 1.5 grams\n2. per cup of water.\n"},
+			want:  []string{"# 1. Introduction", "Use 1.5 grams 2. per cup of water."},
+		},
+		{
 			name:  "chapter > section hierarchy in Chinese",
 			pages: []string{"第一章 总论\n\n第一节 概念\n\n正文一。\n\n第二节 方法\n\n正文二。\n\n第二章 分论\n\n第一节 细则\n\n正文三。\n"},
 			want:  []string{"# 第一章 总论", "## 第一节 概念", "## 第二节 方法", "# 第二章 分论", "## 第一节 细则", "正文三。"},

@@ -36,7 +36,10 @@ var (
 	reCNParen   = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
 	reNumbered  = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
 	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄)$`)
-	rePageNum   = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
+	// A list item line: bullets, "1." / "1)" / "1、" numbers, "(1)", "a)".
+	// "1.5 grams" is not one: a number must be followed by space or Han.
+	reListItem = regexp.MustCompile(`^(?:[-*•·▪◦]\s+\S|\d{1,3}(?:[.)]\s+\S|[.)、]\s*\p{Han})|[（(](?:\d{1,3}|[a-z])[)）]\s*\S|[a-z]\)\s+\S)`)
+	rePageNum  = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
 )
 
 // classifyHeading says whether a trimmed line is a heading line and of what
@@ -142,25 +145,44 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 		kind  headingKind
 		level int
 		text  string
+		item  bool // a list item: no blank line before the next item
 	}
 	var blocks []block
 	var para []string
+	inItem := false // para holds a list item and its continuation lines
 	flush := func() {
 		if len(para) > 0 {
-			blocks = append(blocks, block{kind: kindNone, text: joinParagraph(para)})
+			blocks = append(blocks, block{kind: kindNone, text: joinParagraph(para), item: inItem})
 			para = nil
 		}
+		inItem = false
 	}
-	for _, raw := range lines {
+	items := listItemLines(lines)
+	for i, raw := range lines {
 		indented := strings.HasPrefix(raw, "　") || strings.HasPrefix(raw, "  ") || strings.HasPrefix(raw, "\t")
 		line := strings.TrimSpace(strings.Trim(raw, "　"))
 		if line == "" {
 			flush()
 			continue
 		}
+		if inItem && !items[i] && (strings.HasPrefix(raw, " ") || strings.HasPrefix(raw, "\t") || !endsSentence(para[len(para)-1])) {
+			// An indented line, or one after an item cut mid-sentence
+			// (a hard-wrapped item), continues the item.
+			para = append(para, line)
+			continue
+		}
+		if inItem {
+			flush()
+		}
 		if lv := known[normHeading(line)]; lv > 0 {
 			flush()
 			blocks = append(blocks, block{kind: kindNone, level: lv, text: strings.Join(strings.Fields(line), " ")})
+			continue
+		}
+		if items[i] {
+			flush()
+			inItem = true
+			para = append(para, line)
 			continue
 		}
 		if len(known) == 0 {
@@ -196,7 +218,14 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 	}
 	level[kindFront] = 1
 	var sb strings.Builder
-	for _, b := range blocks {
+	for i, b := range blocks {
+		if i > 0 {
+			if b.item && blocks[i-1].item {
+				sb.WriteString("\n")
+			} else {
+				sb.WriteString("\n\n")
+			}
+		}
 		switch {
 		case b.level > 0:
 			sb.WriteString(strings.Repeat("#", min(b.level, 6)) + " ")
@@ -204,9 +233,42 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 			sb.WriteString(strings.Repeat("#", level[b.kind]) + " ")
 		}
 		sb.WriteString(b.text)
-		sb.WriteString("\n\n")
 	}
 	return strings.TrimRight(sb.String(), "\n") + "\n"
+}
+
+// endsSentence says whether a line ends a sentence or introduces what follows.
+func endsSentence(line string) bool {
+	r, _ := utf8.DecodeLastRuneInString(line)
+	return strings.ContainsRune(".!?:;。！？：；」』”\")", r)
+}
+
+// listItemLines marks the lines that open a list item. A line with a list
+// marker counts only beside another one in the same run of non-blank lines
+// (continuation lines may sit between them): a lone "1. Introduction"
+// between blank lines stays a heading candidate, and a wrapped line that
+// happens to start with "2. " inside prose stays prose.
+func listItemLines(lines []string) []bool {
+	items := make([]bool, len(lines))
+	for start := 0; start < len(lines); {
+		end := start
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		var marked []int
+		for i := start; i < end; i++ {
+			if reListItem.MatchString(strings.TrimSpace(strings.Trim(lines[i], "　"))) {
+				marked = append(marked, i)
+			}
+		}
+		if len(marked) >= 2 {
+			for _, i := range marked {
+				items[i] = true
+			}
+		}
+		start = end + 1
+	}
+	return items
 }
 
 // joinParagraph joins hard-wrapped lines: a hyphen at a line end before a
