@@ -70,3 +70,31 @@ func TestConvertDOCXStructure(t *testing.T) {
 		t.Errorf("field instruction text leaked:\n%s", md)
 	}
 }
+
+func TestConvertDOCXTitleAboveHeadings(t *testing.T) {
+	styles := `<w:styles ` + wNS + `>
+<w:style w:styleId="Title"><w:name w:val="Title"/></w:style>
+<w:style w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>
+<w:style w:styleId="Heading2"><w:name w:val="heading 2"/></w:style>
+</w:styles>`
+	convertBody := func(paras ...string) string {
+		t.Helper()
+		body := `<w:document ` + wNS + `><w:body>` + strings.Join(paras, "") + `</w:body></w:document>`
+		doc, err := convertDOCX(zipBytes(t, "[Content_Types].xml", "<Types/>", "word/document.xml", body, "word/styles.xml", styles), Options{}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc.Markdown
+	}
+	md := convertBody(wPara("Title", "Black Tea"), wPara("Heading1", "Withering"), wPara("", "Text."), wPara("Heading2", "Timing"))
+	for _, want := range []string{"# Black Tea\n", "\n## Withering\n", "\n### Timing\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("title + heading 1: markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Without Heading 1 under it the title needs no room: levels stay.
+	md = convertBody(wPara("Title", "Black Tea"), wPara("Heading2", "Timing"))
+	if !strings.Contains(md, "# Black Tea\n") || !strings.Contains(md, "\n## Timing\n") {
+		t.Errorf("title + heading 2 only:\n%s", md)
+	}
+}

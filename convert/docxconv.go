@@ -286,7 +286,14 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 				}
 				switch {
 				case level > 0:
-					emit(strings.Repeat("#", level) + " " + text)
+					// Headings are written with a placeholder level that
+					// resolveHeadingLevels settles once the whole body
+					// is known (a Title style pushes the others down).
+					if isTitleStyle(para.style, styles) {
+						emit(headingMark + "T " + text)
+					} else {
+						emit(headingMark + strconv.Itoa(level) + " " + text)
+					}
 				case para.numID != "" && para.numID != "0":
 					depth, _ := strconv.Atoi(para.ilvl)
 					depth = max(0, min(depth, 8))
@@ -347,7 +354,57 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 		}
 	}
 	s := reBlankRuns.ReplaceAllString(out.String(), "\n\n")
-	return strings.TrimSpace(s) + "\n", nil
+	return resolveHeadingLevels(strings.TrimSpace(s)) + "\n", nil
+}
+
+// headingMark starts a heading line of the body before its level is settled.
+const headingMark = "\x01H"
+
+// isTitleStyle says whether a paragraph style is Word's Title (or based on it).
+func isTitleStyle(styleID string, styles map[string]docxStyle) bool {
+	for i := 0; i < 5 && styleID != ""; i++ {
+		st, ok := styles[styleID]
+		if !ok {
+			return strings.EqualFold(styleID, "title")
+		}
+		if st.name == "title" {
+			return true
+		}
+		styleID = st.basedOn
+	}
+	return false
+}
+
+// resolveHeadingLevels turns the heading placeholders into Markdown. The
+// document title is '#'; when a Title paragraph and Heading 1 both occur,
+// every heading moves one level down so the title stays above the chapters.
+func resolveHeadingLevels(md string) string {
+	lines := strings.Split(md, "\n")
+	hasTitle, hasH1 := false, false
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, headingMark); ok {
+			hasTitle = hasTitle || strings.HasPrefix(rest, "T ")
+			hasH1 = hasH1 || strings.HasPrefix(rest, "1 ")
+		}
+	}
+	shift := 0
+	if hasTitle && hasH1 {
+		shift = 1
+	}
+	for i, l := range lines {
+		rest, ok := strings.CutPrefix(l, headingMark)
+		if !ok {
+			continue
+		}
+		lv, text, _ := strings.Cut(rest, " ")
+		level := 1
+		if lv != "T" {
+			n, _ := strconv.Atoi(lv)
+			level = min(n+shift, 6)
+		}
+		lines[i] = strings.Repeat("#", level) + " " + text
+	}
+	return strings.Join(lines, "\n")
 }
 
 func attrVal(t xml.StartElement) string {
