@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vibelife/vibe/internal/textmetric"
 )
 
 // Formats vibe converts.
@@ -91,8 +94,9 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 		doc.Source = name
 	}
 	doc.Converter = Version
+	doc.Title = cleanMetaTitle(doc.Title)
 	if doc.Title == "" {
-		doc.Title = firstHeading(doc.Markdown)
+		doc.Title = titleFromText(doc.Markdown)
 	}
 	if doc.Title == "" {
 		doc.Title = strings.TrimSuffix(name, filepath.Ext(name))
@@ -209,11 +213,87 @@ func hasMarkdownHeadings(s string) bool {
 	return false
 }
 
-func firstHeading(md string) string {
+// titleFromText guesses a document's title from its Markdown when the file
+// carries none: a 《book title》 named before the first heading, else the
+// first heading that is not a numbered or chapter heading ("1. Introduction",
+// 第一回 … and 目录 name a part, not the work), else a short first line that
+// reads like a title. It returns "" when nothing qualifies, and the caller
+// falls back to the file name.
+func titleFromText(md string) string {
+	var lead []string // non-empty lines before the first heading
 	for _, l := range strings.Split(md, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
 		if isMarkdownHeading(l) {
-			return strings.TrimSpace(strings.TrimLeft(l, "#"))
+			h := strings.TrimSpace(strings.TrimLeft(l, "#"))
+			if m := reBookTitle.FindStringSubmatch(strings.Join(lead, "\n")); m != nil {
+				return m[1]
+			}
+			if !isPartHeading(h) {
+				return h
+			}
+			break
+		}
+		lead = append(lead, l)
+	}
+	if m := reBookTitle.FindStringSubmatch(strings.Join(lead, "\n")); m != nil {
+		return m[1]
+	}
+	if len(lead) > 0 {
+		// "周公解梦作者：周公旦": the title is what comes before the author.
+		first, _, _ := strings.Cut(lead[0], "作者")
+		first = strings.TrimSpace(first)
+		if looksLikeTitle(first) {
+			return first
 		}
 	}
 	return ""
+}
+
+// cleanMetaTitle drops what authoring tools put in the title field instead of
+// a title: "Microsoft Word - report.docx" keeps "report", "Untitled" goes.
+func cleanMetaTitle(t string) string {
+	t = strings.TrimSpace(t)
+	t = strings.TrimSpace(reToolPrefix.ReplaceAllString(t, ""))
+	t = strings.TrimSpace(reDocExt.ReplaceAllString(t, ""))
+	if reNoTitle.MatchString(t) {
+		return ""
+	}
+	return t
+}
+
+var (
+	reToolPrefix = regexp.MustCompile(`(?i)^(microsoft (word|powerpoint|excel) - |writer - )`)
+	reDocExt     = regexp.MustCompile(`(?i)\.(docx?|pdf|odt|rtf|txt|tex|dvi|pptx?|xlsx?|indd)$`)
+	reNoTitle    = regexp.MustCompile(`(?i)^(untitled(\s*\d+)?|document\d*|无标题|新建\s*microsoft.*|slide \d+)?$`)
+)
+
+var reBookTitle = regexp.MustCompile(`《([^《》\n]{1,30})》`)
+
+// isPartHeading says whether a heading names a part of a work (chapter,
+// numbered section, table of contents) rather than the work itself.
+func isPartHeading(h string) bool {
+	for _, re := range []*regexp.Regexp{reVolume, reChapter, reSection, reCNList, reCNParen, reNumbered, reFrontPart} {
+		if re.MatchString(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeTitle accepts a short line without sentence punctuation or links.
+func looksLikeTitle(line string) bool {
+	n := utf8.RuneCountInString(line)
+	if n < 2 || n > 80 || strings.Contains(line, "://") || endsSentence(line) || strings.ContainsAny(line, "，,。；;：") {
+		return false
+	}
+	cjk := 0
+	for _, r := range line {
+		if textmetric.IsCJK(r) {
+			cjk++
+		}
+	}
+	return cjk == 0 || n <= 30
 }
