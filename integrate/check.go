@@ -88,6 +88,9 @@ type Options struct {
 	Embedder Embedder // optional
 	Judge    Judge    // optional (--judge)
 	Config   workspace.CheckConfig
+	// DeclaredTools is the hand-written knowledge/<theme>/tools.yaml, checked
+	// and compared with the merged tools/tools.yaml; empty skips it.
+	DeclaredTools string
 	// CountTokens counts tokens; nil uses the tiktoken cl100k_base encoding.
 	CountTokens func(string) int
 }
@@ -193,12 +196,14 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	var sopF knowledge.SOPFile
 	var patF knowledge.PatternsFile
 	var ruleF knowledge.RulesFile
-	var tools ToolsFile
 	sopL, sopOK := c.loadYAML(filepath.Join(kdir, "sop.yaml"), schema.SOP, &sopF, true)
 	patL, patOK := c.loadYAML(filepath.Join(kdir, "patterns.yaml"), schema.Patterns, &patF, true)
 	ruleL, ruleOK := c.loadYAML(filepath.Join(kdir, "rules.yaml"), schema.Rules, &ruleF, true)
-	toolsL, toolsOK := c.loadYAML(filepath.Join(opt.SkillDir, "tools", "tools.yaml"), schema.Tools, &tools, false)
-	_ = toolsL
+	tools := c.loadTools(filepath.Join(opt.SkillDir, "tools", "tools.yaml"))
+	var declared *toolsDoc
+	if opt.DeclaredTools != "" {
+		declared = c.checkDeclaredTools(opt.DeclaredTools, tools)
+	}
 
 	// Unique ids across files.
 	seen := map[string]string{}
@@ -228,7 +233,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	}
 	var items []cited
 	if sopOK {
-		c.checkSOP(sopF.SOP, sopL, tools, toolsOK)
+		c.checkSOP(sopF.SOP, sopL, tools, declared)
 		for _, ph := range sopF.SOP.Phases {
 			if len(ph.Evidence) > 0 {
 				items = append(items, cited{ph.ID, sopL.path, sopL.ix, ph.Evidence, nil})
@@ -391,13 +396,21 @@ func (c *checker) embedSim(a, b string) (float64, error) {
 	return dot / (sqrt(na) * sqrt(nb)), nil
 }
 
-func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools ToolsFile, toolsOK bool) {
+func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools *toolsDoc, declared *toolsDoc) {
 	known := map[string]bool{}
 	for _, t := range coreTools {
 		known[t] = true
 	}
-	for _, t := range tools.Tools {
-		known[t.Name] = true
+	if tools != nil {
+		for _, t := range tools.file.Tools {
+			known[t.Name] = true
+		}
+	}
+	handMade := map[string]bool{}
+	if declared != nil {
+		for _, t := range declared.file.Tools {
+			handMade[t.Name] = true
+		}
 	}
 	phases := map[string]string{}
 	for _, ph := range s.Phases {
@@ -406,7 +419,10 @@ func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools ToolsFile, toolsOK 
 	for _, ph := range s.Phases {
 		for _, st := range ph.Steps {
 			if st.Tool != "" && !known[st.Tool] {
-				hint := "declare it in tools/tools.yaml (run `vibe integrate " + c.opt.Theme + "`) or use a core tool"
+				hint := "run `vibe integrate " + c.opt.Theme + "`, which declares every tool the SOP calls, or use a core tool"
+				if handMade[st.Tool] {
+					hint = "it is declared in " + c.rel(c.opt.DeclaredTools) + ": run `vibe integrate " + c.opt.Theme + "` to merge it"
+				}
 				c.add(SevError, "VIBE004", "ref.tool-missing", st.ID, l.path, l.ix.field(st.ID, "tool"), "step %s calls tool %q, which is neither in tools.yaml nor a core tool: %s", st.ID, st.Tool, hint)
 			}
 		}

@@ -160,14 +160,15 @@ func textOf(t *testing.T, rep Report) string {
 func TestCleanFixturePasses(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
 	fixed := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, Version: "test", Now: fixed})
+	declared := "testdata/declared/tools.yaml"
+	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, Version: "test", Now: fixed, DeclaredTools: declared})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Tools != 2 {
-		t.Errorf("tools.yaml declares %d tools, want 2 (calc_strength, show_chart)", res.Tools)
+	if res.Tools != 3 {
+		t.Errorf("tools.yaml declares %d tools, want 3 (calc_strength, show_chart, show_strength)", res.Tools)
 	}
-	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: declared})
 	if err != nil {
 		t.Fatal(err)
 	}

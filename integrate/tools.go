@@ -1,27 +1,370 @@
 package integrate
 
-// ToolsFile is skills/<theme>/tools/tools.yaml (design §8.5; schema in
-// knowledge/schema/tools.schema.json).
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/schema"
+	"github.com/vibelife/vibe/skills"
+)
+
+// ToolsFile is the shape of a tools.yaml (design §8.5; schema in
+// knowledge/schema/tools.schema.json): both the generated
+// skills/<theme>/tools/tools.yaml the runtime reads and the hand-written
+// knowledge/<theme>/tools.yaml a knowledge engineer declares the theme's own
+// tools in. The tool type is the runtime's, so nothing a hand declaration
+// says (a plugin, a card) is lost on the way.
 type ToolsFile struct {
-	Tools []Tool `yaml:"tools" json:"tools"`
+	Tools []skills.Tool `yaml:"tools" json:"tools"`
 }
 
-// Tool is one tool declaration.
-type Tool struct {
-	Name        string  `yaml:"name" json:"name"`
-	Type        string  `yaml:"type" json:"type"` // compute|collect|display|retrieve|flow
-	Description string  `yaml:"description" json:"description"`
-	WhenToCall  string  `yaml:"when_to_call,omitempty" json:"when_to_call,omitempty"`
-	CardType    string  `yaml:"card_type,omitempty" json:"card_type,omitempty"`
-	CardProps   []Field `yaml:"card_props,omitempty" json:"card_props,omitempty"`
-	Parameters  []Field `yaml:"parameters,omitempty" json:"parameters,omitempty"`
-	Returns     []Field `yaml:"returns,omitempty" json:"returns,omitempty"`
+// DeclaredToolsName is the file name of the hand-written tool declarations
+// in knowledge/<theme>/.
+const DeclaredToolsName = "tools.yaml"
+
+// ToolProblem is one thing wrong with a tools.yaml, located in the file.
+type ToolProblem struct {
+	Line, Column int
+	// Tool names the tool concerned ("" for the whole file).
+	Tool string
+	// Severity is SevError or SevWarning.
+	Severity Severity
+	Check    string
+	Message  string
 }
 
-// Field is a parameter, return value or card property of a tool.
-type Field struct {
-	Name        string `yaml:"name" json:"name"`
-	Type        string `yaml:"type" json:"type"`
-	Required    bool   `yaml:"required,omitempty" json:"required,omitempty"`
-	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+// ToolsFileError reports the errors of a hand-written tools.yaml.
+type ToolsFileError struct {
+	Path     string
+	Problems []ToolProblem
+}
+
+func (e *ToolsFileError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d problem(s) in the tool declarations", e.Path, len(e.Problems))
+	for _, p := range e.Problems {
+		fmt.Fprintf(&b, "\n  %s:%d:%d: %s", e.Path, p.Line, p.Column, p.Message)
+	}
+	return b.String()
+}
+
+// toolsDoc is a parsed tools.yaml with the position of each tool and field.
+type toolsDoc struct {
+	file ToolsFile
+	// at[i] is the position of tools[i]; fields[i] of each of its keys.
+	at     []pos
+	fields []map[string]pos
+}
+
+func (d *toolsDoc) pos(i int, field string) pos {
+	if i < 0 || i >= len(d.at) {
+		return pos{1, 1}
+	}
+	if p, ok := d.fields[i][field]; ok && field != "" {
+		return p
+	}
+	return d.at[i]
+}
+
+// parseTools validates data against the tools schema and the rules the
+// runtime relies on. It returns the decoded file (nil when it cannot be
+// decoded) and every problem found.
+func parseTools(data []byte) (*toolsDoc, []ToolProblem) {
+	var probs []ToolProblem
+	sp, err := schema.ValidateYAML(schema.Tools, data)
+	if err != nil {
+		return nil, []ToolProblem{{Line: 1, Column: 1, Severity: SevError, Check: "schema.invalid", Message: err.Error()}}
+	}
+	for _, p := range sp {
+		at := p.Path
+		if at == "" {
+			at = "/"
+		}
+		probs = append(probs, ToolProblem{Line: p.Line, Column: p.Column, Severity: SevError, Check: "schema.invalid", Message: at + ": " + p.Message})
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		if len(probs) == 0 {
+			probs = append(probs, ToolProblem{Line: yamlErrPos(err).Line, Column: 1, Severity: SevError, Check: "schema.yaml-syntax", Message: "invalid YAML: " + err.Error()})
+		}
+		return nil, probs
+	}
+	d := &toolsDoc{}
+	if err := root.Decode(&d.file); err != nil {
+		if len(probs) == 0 {
+			probs = append(probs, ToolProblem{Line: yamlErrPos(err).Line, Column: 1, Severity: SevError, Check: "schema.invalid", Message: "does not match the tools.yaml schema: " + err.Error()})
+		}
+		return nil, probs
+	}
+	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
+		m := root.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value != "tools" || m.Content[i+1].Kind != yaml.SequenceNode {
+				continue
+			}
+			for _, t := range m.Content[i+1].Content {
+				d.at = append(d.at, pos{t.Line, t.Column})
+				f := map[string]pos{}
+				for j := 0; j+1 < len(t.Content); j += 2 {
+					f[t.Content[j].Value] = pos{t.Content[j+1].Line, t.Content[j+1].Column}
+				}
+				d.fields = append(d.fields, f)
+			}
+		}
+	}
+	if len(sp) > 0 {
+		return d, probs // the semantic checks below assume a schema-valid file
+	}
+	return d, append(probs, toolSemantics(d)...)
+}
+
+// toolSemantics finds what the schema cannot: duplicate names, names that
+// shadow core tools, and plugins the runtime could not run.
+func toolSemantics(d *toolsDoc) []ToolProblem {
+	var probs []ToolProblem
+	add := func(i int, field string, sev Severity, check, tool, format string, args ...any) {
+		p := d.pos(i, field)
+		probs = append(probs, ToolProblem{Line: p.Line, Column: p.Column, Tool: tool, Severity: sev, Check: check, Message: fmt.Sprintf(format, args...)})
+	}
+	first := map[string]int{}
+	for i, t := range d.file.Tools {
+		if j, ok := first[t.Name]; ok {
+			add(i, "name", SevError, "tools.duplicate", t.Name, "tool %s is declared twice (first at line %d): keep one declaration", t.Name, d.pos(j, "").Line)
+			continue
+		}
+		first[t.Name] = i
+		if isCoreTool(t.Name) {
+			add(i, "name", SevError, "tools.core-name", t.Name, "tool %s has the name of a core tool, which every skill already has: choose another name", t.Name)
+		}
+		if p := t.Plugin; p != nil {
+			switch {
+			case p.URL != "" && len(p.Command) > 0:
+				add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin gives both url and command: keep one", t.Name)
+			case p.URL == "" && len(p.Command) == 0:
+				add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin needs url (POST JSON) or command (JSON on stdin and stdout)", t.Name)
+			case p.URL != "":
+				if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin url %q must be an absolute http:// or https:// URL", t.Name, p.URL)
+				}
+			case strings.TrimSpace(p.Command[0]) == "":
+				add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin command starts with an empty program name", t.Name)
+			}
+			if p.Timeout != "" {
+				if dur, err := time.ParseDuration(p.Timeout); err != nil || dur <= 0 {
+					add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin timeout %q is not a positive Go duration such as 10s", t.Name, p.Timeout)
+				}
+			}
+			if t.Type != "compute" {
+				add(i, "plugin", SevWarning, "tools.plugin", t.Name, "tool %s is of type %s, and only compute tools run a plugin: make it type compute or drop the plugin", t.Name, t.Type)
+			}
+		}
+		if t.Type != "display" && (t.CardType != "" || len(t.CardProps) > 0) {
+			add(i, "card_type", SevWarning, "tools.card", t.Name, "tool %s is of type %s, and only display tools show a card: make it type display or drop card_type and card_props", t.Name, t.Type)
+		}
+	}
+	return probs
+}
+
+// LoadDeclaredTools reads the hand-written tool declarations at path
+// (knowledge/<theme>/tools.yaml). A missing file declares nothing. A file
+// with errors gives a *ToolsFileError listing each with its line and column.
+// display is the path used in messages.
+func LoadDeclaredTools(path, display string) (ToolsFile, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return ToolsFile{}, nil
+	}
+	if err != nil {
+		return ToolsFile{}, err
+	}
+	d, probs := parseTools(data)
+	var errs []ToolProblem
+	for _, p := range probs {
+		if p.Severity == SevError {
+			errs = append(errs, p)
+		}
+	}
+	if len(errs) > 0 || d == nil {
+		return ToolsFile{}, &ToolsFileError{Path: display, Problems: errs}
+	}
+	return d.file, nil
+}
+
+func isCoreTool(name string) bool {
+	for _, c := range coreTools {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// toolType infers the design §2.3 tool type from a tool's name.
+func toolType(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasPrefix(n, "show_") || strings.HasPrefix(n, "display_") || strings.HasPrefix(n, "render_"):
+		return "display"
+	case strings.HasPrefix(n, "collect_") || strings.HasPrefix(n, "ask_"):
+		return "collect"
+	case strings.HasPrefix(n, "search_") || strings.HasPrefix(n, "get_") || strings.HasPrefix(n, "lookup_") || strings.HasPrefix(n, "read_"):
+		return "retrieve"
+	case strings.HasPrefix(n, "calc") || strings.HasPrefix(n, "compute_"):
+		return "compute"
+	}
+	return "flow"
+}
+
+// deriveTools declares every non-core tool the SOP steps call.
+func deriveTools(s knowledge.SOP) ToolsFile {
+	byName := map[string]*skills.Tool{}
+	var order []string
+	for _, ph := range s.Phases {
+		for _, st := range ph.Steps {
+			if st.Tool == "" || isCoreTool(st.Tool) {
+				continue
+			}
+			if _, ok := byName[st.Tool]; ok {
+				continue
+			}
+			t := &skills.Tool{Name: st.Tool, Type: toolType(st.Tool), Description: st.Action}
+			t.WhenToCall = fmt.Sprintf("phase %s (%s), step %s: %s", ph.ID, ph.Name, st.ID, st.Action)
+			t.Parameters = []skills.Field{{Name: "input", Type: "object", Description: "what the step works on"}}
+			t.Returns = []skills.Field{{Name: "output", Type: "object", Description: nonEmpty(st.Output, "the step's result")}}
+			if t.Type == "display" {
+				t.CardType = strings.TrimPrefix(strings.TrimPrefix(st.Tool, "show_"), "display_") + "_card"
+				t.CardProps = []skills.Field{{Name: "title", Type: "string", Required: true}, {Name: "content", Type: "object"}}
+			}
+			byName[st.Tool] = t
+			order = append(order, st.Tool)
+		}
+	}
+	out := ToolsFile{Tools: []skills.Tool{}}
+	for _, n := range order {
+		out.Tools = append(out.Tools, *byName[n])
+	}
+	return out
+}
+
+// mergeTools combines the tools derived from the SOP with the hand-declared
+// ones. A hand declaration wins by name, whole; only an empty when_to_call
+// is filled from the SOP step that calls the tool, so the model still learns
+// when to call it. Generated tools keep the SOP's order; hand-declared tools
+// no SOP step calls follow in the order of their file.
+func mergeTools(gen, hand ToolsFile) ToolsFile {
+	declared := map[string]skills.Tool{}
+	for _, t := range hand.Tools {
+		declared[t.Name] = t
+	}
+	out := ToolsFile{Tools: []skills.Tool{}}
+	used := map[string]bool{}
+	for _, g := range gen.Tools {
+		if h, ok := declared[g.Name]; ok {
+			if strings.TrimSpace(h.WhenToCall) == "" {
+				h.WhenToCall = g.WhenToCall
+			}
+			out.Tools = append(out.Tools, h)
+			used[g.Name] = true
+			continue
+		}
+		out.Tools = append(out.Tools, g)
+	}
+	for _, h := range hand.Tools {
+		if !used[h.Name] {
+			out.Tools = append(out.Tools, h)
+		}
+	}
+	return out
+}
+
+// loadTools checks the skill's tools/tools.yaml (what the runtime reads) and
+// returns it parsed, or nil when it is missing or cannot be decoded.
+func (c *checker) loadTools(path string) *toolsDoc {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		c.add(SevError, "VIBE001", "schema.unreadable", "", path, pos{1, 1}, "cannot read: %v", err)
+		return nil
+	}
+	d, probs := parseTools(data)
+	c.addToolProblems(path, probs)
+	if d == nil {
+		return nil
+	}
+	for i, t := range d.file.Tools {
+		if t.Type == "compute" && (t.Plugin == nil || (t.Plugin.URL == "" && len(t.Plugin.Command) == 0)) {
+			c.add(SevWarning, "VIBE007", "tools.no-plugin", t.Name, path, d.pos(i, "name"),
+				"compute tool %s has no plugin, so the agent cannot run it: declare it in knowledge/%s/%s with plugin: {url: ...} or plugin: {command: [...]}",
+				t.Name, c.opt.Theme, DeclaredToolsName)
+		}
+	}
+	return d
+}
+
+func (c *checker) addToolProblems(path string, probs []ToolProblem) {
+	for _, p := range probs {
+		id := "VIBE007"
+		if strings.HasPrefix(p.Check, "schema.") {
+			id = "VIBE001"
+		}
+		c.add(p.Severity, id, p.Check, p.Tool, path, pos{p.Line, p.Column}, "%s", p.Message)
+	}
+}
+
+// checkDeclaredTools checks the hand-written declarations and that the
+// merged tools.yaml carries each of them as written (else integrate has not
+// run since they changed).
+func (c *checker) checkDeclaredTools(path string, merged *toolsDoc) *toolsDoc {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		c.add(SevError, "VIBE001", "schema.unreadable", "", path, pos{1, 1}, "cannot read: %v", err)
+		return nil
+	}
+	d, probs := parseTools(data)
+	c.addToolProblems(path, probs)
+	if d == nil {
+		return nil
+	}
+	have := map[string]skills.Tool{}
+	if merged != nil {
+		for _, t := range merged.file.Tools {
+			have[t.Name] = t
+		}
+	}
+	for i, t := range d.file.Tools {
+		m, ok := have[t.Name]
+		if ok && strings.TrimSpace(t.WhenToCall) == "" {
+			m.WhenToCall = ""
+		}
+		if !ok || !sameTool(m, t) {
+			what := "lacks it"
+			if ok {
+				what = "declares it differently"
+			}
+			c.add(SevWarning, "VIBE008", "tools.stale", t.Name, path, d.pos(i, "name"),
+				"tool %s is declared here but skills/%s/tools/tools.yaml %s, so the agent does not see this declaration: run `vibe integrate %s`",
+				t.Name, c.opt.Theme, what, c.opt.Theme)
+		}
+	}
+	return d
+}
+
+// sameTool compares two declarations as they would be written, so an empty
+// list and an absent one are the same.
+func sameTool(a, b skills.Tool) bool {
+	ja, errA := yaml.Marshal(a)
+	jb, errB := yaml.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }

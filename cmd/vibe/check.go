@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,9 +29,11 @@ func newCheckCmd(a *app) *cobra.Command {
 		Short: "Check a built skill: schema, references, grounding in the sources, duplicates, size",
 		Long: `Check a built skill, offline by default:
 
-  schema      sop.yaml, patterns.yaml, rules.yaml and tools/tools.yaml against their schemas
+  schema      sop.yaml, patterns.yaml, rules.yaml, tools/tools.yaml and the hand-declared
+              knowledge/<theme>/tools.yaml against their schemas; plugins and cards of tools
   references  unique ids; every cited chunk exists in the store; every SOP step's tool is
-              declared in tools.yaml or is a core tool; every next_phase exists; no phase cycle
+              declared in tools.yaml or is a core tool; every next_phase exists; no phase cycle;
+              every hand-declared tool is merged into tools.yaml (else: run vibe integrate)
   grounding   each quote occurs in its cited chunk; each rule's condition and conclusion are
               supported by it (lexical overlap, check.min_lexical_support in vibe.yaml)
   coverage    rule-like passages of the sources no rule cites (notes), with a percentage
@@ -106,6 +109,8 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		Config:   cfg.Check,
 		Embedder: embedder,
 		Judge:    verdict,
+		// The hand-written declarations are checked too, and against the merged tools.yaml.
+		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName),
 	})
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/vibelife/vibe/llm/llmtest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/sqlite"
+	"github.com/vibelife/vibe/llm/llmtest"
 )
 
 // checkWorkspace builds a workspace holding the integrate clean fixture's

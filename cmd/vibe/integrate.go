@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,8 @@ func newIntegrateCmd(a *app) *cobra.Command {
 
   skills/<theme>/SKILL.md          front matter, expert identity, core SOP, intent -> tool table,
                                    forbidden behaviours
-  skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call
+  skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call, merged with the
+                                   tools declared by hand in knowledge/<theme>/tools.yaml
   skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, check summary
 
 Which parts of SKILL.md are generated: the front matter and the text between
@@ -27,7 +30,13 @@ Which parts of SKILL.md are generated: the front matter and the text between
 A generated region you edited by hand is kept on rebuild (vibe compares it with
 the hash recorded in meta.json), as is everything outside the markers.
 --regenerate rewrites the whole file from the template, discarding hand edits.
-tools.yaml is always rewritten.`,
+
+tools/tools.yaml is rewritten on every run. Declare the theme's own tools (a
+compute tool with its plugin, a display tool with its card) in
+knowledge/<theme>/tools.yaml, same schema (` + "`vibe schema tools`" + `): a declaration
+there wins over the generated one of the same name, an empty when_to_call is
+filled from the SOP step that calls the tool, and tools no step calls are
+added too. Errors in that file stop integrate with their line and column.`,
 		Example: `  vibe integrate bazi
   vibe integrate bazi --regenerate`,
 		Args: cobra.ExactArgs(1),
@@ -55,7 +64,12 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	}
 	res, err := integrate.Integrate(ctx, integrate.IntegrateOptions{
 		Theme: theme, SkillDir: ws.SkillDir(theme), Regenerate: regenerate, Version: version, Now: a.now,
+		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
 	})
+	var te *integrate.ToolsFileError
+	if errors.As(err, &te) {
+		return withHint(err, "fix the tool declarations; `vibe schema tools` prints the schema")
+	}
 	if err != nil {
 		return withHint(err, "run `vibe extract "+theme+"` first, or `vibe check "+theme+"` to locate the problem")
 	}

@@ -1,0 +1,227 @@
+package integrate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/skills"
+)
+
+func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: "testdata/declared/tools.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The runtime's own loader reads what integrate wrote.
+	sk, err := skills.LoadFS(os.DirFS(dir), "demo", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range sk.Tools {
+		names = append(names, tl.Name)
+	}
+	if got, want := strings.Join(names, ","), "calc_strength,show_chart,show_strength"; got != want {
+		t.Fatalf("tools %s, want %s (SOP order, then hand-only tools)", got, want)
+	}
+	calc, _ := sk.Tool("calc_strength")
+	if calc.Plugin == nil || strings.Join(calc.Plugin.Command, " ") != "bazi-strength --json" || calc.Plugin.Timeout != "5s" {
+		t.Errorf("the hand-declared plugin was lost: %+v", calc.Plugin)
+	}
+	if calc.Description != "按月令与通根计算日主旺衰" || len(calc.Parameters) != 1 || calc.Parameters[0].Name != "pillars" {
+		t.Errorf("the hand declaration did not win: %+v", calc)
+	}
+	if !strings.Contains(calc.WhenToCall, "P2_S1") {
+		t.Errorf("an empty when_to_call should come from the SOP step: %q", calc.WhenToCall)
+	}
+	show, _ := sk.Tool("show_strength")
+	if show.Type != "display" || show.CardType != "strength_card" || len(show.CardProps) != 2 || show.WhenToCall != "用户想看日主旺衰时" {
+		t.Errorf("hand-only display tool changed: %+v", show)
+	}
+	gen, _ := sk.Tool("show_chart")
+	if gen.CardType != "chart_card" {
+		t.Errorf("generated tool show_chart: %+v", gen)
+	}
+	if res.Tools != 3 {
+		t.Errorf("Result.Tools = %d, want 3", res.Tools)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	for _, want := range []string{"`show_strength`", "用户想看日主旺衰时", "`calc_strength`"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the SKILL.md tool table lacks %q", want)
+		}
+	}
+
+	// The check resolves the SOP's tools against the merged set and finds
+	// nothing stale.
+	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: "testdata/declared/tools.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Check, "tools.") || f.Check == "ref.tool-missing" {
+			t.Errorf("unexpected finding: %+v", f)
+		}
+	}
+}
+
+func TestDeclaredToolsStaleAndMissing(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	// Declared after the last integrate: the check says so, at the tool's line.
+	decl := filepath.Join(t.TempDir(), "tools.yaml")
+	data, _ := os.ReadFile("testdata/declared/tools.yaml")
+	if err := os.WriteFile(decl, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"calc_strength": 3, "show_strength": 13}
+	for _, f := range rep.Findings {
+		if f.Check == "tools.stale" {
+			if f.Line != want[f.Item] || f.Severity != SevWarning {
+				t.Errorf("stale finding %+v, want line %d", f, want[f.Item])
+			}
+			delete(want, f.Item)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no tools.stale finding for %v:\n%s", want, textOf(t, rep))
+	}
+	// Without a plugin the generated compute tool cannot run: a warning on tools.yaml.
+	found := false
+	for _, f := range rep.Findings {
+		if f.Check == "tools.no-plugin" && f.Item == "calc_strength" && f.File == "tools/tools.yaml" && f.Line == 4 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no tools.no-plugin warning for calc_strength at tools/tools.yaml:4:\n%s", textOf(t, rep))
+	}
+
+	// A tool the SOP calls that is missing from tools.yaml but declared by hand.
+	sop := filepath.Join(dir, "knowledge", "sop.yaml")
+	s, _ := os.ReadFile(sop)
+	if err := os.WriteFile(sop, []byte(strings.Replace(string(s), "tool: show_chart", "tool: show_strength", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found = false
+	for _, f := range rep.Findings {
+		if f.Check == "ref.tool-missing" && f.Item == "P2_S2" && f.Severity == SevError && strings.Contains(f.Message, "run `vibe integrate demo` to merge it") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no ref.tool-missing error pointing at the hand declaration:\n%s", textOf(t, rep))
+	}
+	// After integrate the same check is clean of tool problems.
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: decl}); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Check, "tools.") || f.Check == "ref.tool-missing" {
+			t.Errorf("after integrate: %+v", f)
+		}
+	}
+}
+
+func TestDeclaredToolsErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string // "line:check" of every error, in order
+	}{
+		{"unknown type", "tools:\n  - name: show_x\n    type: chart\n    description: d\n", []string{"3:schema.invalid"}},
+		{"misspelt key", "tools:\n  - name: show_x\n    type: display\n    description: d\n    when_to_cal: now\n", []string{"2:schema.invalid"}},
+		{"bad timeout", "tools:\n  - name: calc_x\n    type: compute\n    description: d\n    plugin: {command: [x], timeout: soon}\n", []string{"5:schema.invalid"}},
+		{"plugin url and duplicate and core name", `tools:
+  - name: calc_x
+    type: compute
+    description: d
+    plugin:
+      url: ftp://example.org/x
+  - name: calc_x
+    type: compute
+    description: again
+    plugin: {command: [x]}
+  - name: get_rules
+    type: retrieve
+    description: shadows the core tool
+  - name: calc_y
+    type: compute
+    description: both
+    plugin: {url: "http://127.0.0.1:9/y", command: [y]}
+`, []string{"6:tools.plugin", "7:tools.duplicate", "11:tools.core-name", "17:tools.plugin"}},
+		{"not YAML", "tools: [\n", []string{"1:schema.invalid"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "tools.yaml")
+			if err := os.WriteFile(p, []byte(tt.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadDeclaredTools(p, "knowledge/demo/tools.yaml")
+			var te *ToolsFileError
+			if !errors.As(err, &te) {
+				t.Fatalf("err = %v, want a *ToolsFileError", err)
+			}
+			var got []string
+			for _, pr := range te.Problems {
+				got = append(got, strconv.Itoa(pr.Line)+":"+pr.Check)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("problems %v, want %v\n%v", got, tt.want, err)
+			}
+			if !strings.Contains(err.Error(), "knowledge/demo/tools.yaml:") {
+				t.Errorf("the error does not name the file: %v", err)
+			}
+			// Integrate refuses to merge a broken declaration file.
+			dir := copyDir(t, "testdata/clean")
+			if _, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: p}); !errors.As(err, &te) {
+				t.Errorf("Integrate err = %v, want the declaration errors", err)
+			}
+		})
+	}
+	// A missing file declares nothing.
+	tf, err := LoadDeclaredTools(filepath.Join(t.TempDir(), "none.yaml"), "none.yaml")
+	if err != nil || len(tf.Tools) != 0 {
+		t.Errorf("missing file: %+v, %v", tf, err)
+	}
+}
+
+func TestPluginOnNonComputeToolIsAWarning(t *testing.T) {
+	doc := "tools:\n  - name: show_x\n    type: display\n    description: d\n    plugin: {command: [x]}\n"
+	d, probs := parseTools([]byte(doc))
+	if d == nil || len(probs) != 1 || probs[0].Severity != SevWarning || probs[0].Line != 5 {
+		t.Fatalf("problems %+v", probs)
+	}
+	p := filepath.Join(t.TempDir(), "tools.yaml")
+	os.WriteFile(p, []byte(doc), 0o644)
+	tf, err := LoadDeclaredTools(p, p)
+	if err != nil || len(tf.Tools) != 1 {
+		t.Errorf("a warning must not stop the merge: %v", err)
+	}
+	var back ToolsFile
+	out, _ := yaml.Marshal(tf)
+	if err := yaml.Unmarshal(out, &back); err != nil || back.Tools[0].Plugin == nil {
+		t.Errorf("round trip lost the plugin: %s", out)
+	}
+}
