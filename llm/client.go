@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -154,19 +153,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// EstimateTokens approximates a token count without a tokenizer.
-func EstimateTokens(s string) int {
-	han, other := 0, 0
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) {
-			han++
-		} else {
-			other += len(string(r))
-		}
-	}
-	return han + (other+3)/4
-}
-
 // Usage returns a copy of the usage per stage.
 func (c *Client) Usage() map[string]StageUsage {
 	c.mu.Lock()
@@ -263,19 +249,9 @@ func (c *Client) cachePut(req Request, r Response) error {
 	return atomicfile.WriteFile(p, b, 0o644)
 }
 
-func (c *Client) promptTokens(req Request) int {
-	n := 0
-	for _, m := range req.Messages {
-		n += 4 + c.opt.CountTokens(m.Content)
-	}
-	for _, t := range req.Tools {
-		n += c.opt.CountTokens(t.Name + t.Description + string(t.Parameters))
-	}
-	if req.Schema != nil {
-		n += c.opt.CountTokens(string(req.Schema.JSON))
-	}
-	return n
-}
+// PromptTokens counts the prompt tokens req would send with the client's
+// counter (Options.CountTokens).
+func (c *Client) PromptTokens(req Request) int { return PromptTokens(req, c.opt.CountTokens) }
 
 // admit checks the cache, dry run and budget before a request is sent.
 func (c *Client) admit(req Request) (Response, bool, error) {
@@ -286,7 +262,7 @@ func (c *Client) admit(req Request) (Response, bool, error) {
 		return r, true, nil
 	}
 	model := c.model(req)
-	prompt := c.promptTokens(req)
+	prompt := c.PromptTokens(req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.stage(req.Stage)
@@ -328,7 +304,11 @@ func (c *Client) record(req Request, r Response) {
 }
 
 // Chat sends one request (with retries) and returns the answer. With a
-// Schema the answer is validated, with one repair round when it does not.
+// Schema the answer is validated, with one repair round when it does not;
+// an answer delivered as a function call instead of content is taken from
+// the call's arguments. Answers are cached (see Options.CacheDir) once they
+// validate, so an unchanged rebuild sends nothing and a killed build
+// resumes with every answer it had received.
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if r, ok, err := c.admit(req); ok || err != nil {
 		return r, err
@@ -338,6 +318,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	if req.Schema != nil {
+		r = answerFromToolCall(r)
 		if verr := c.validate(req.Schema, r.Content); verr != nil {
 			c.mu.Lock()
 			c.stage(req.Stage).Repairs++
@@ -350,6 +331,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			if err != nil {
 				return Response{}, err
 			}
+			r2 = answerFromToolCall(r2)
 			if verr := c.validate(req.Schema, r2.Content); verr != nil {
 				return Response{}, fmt.Errorf("%w (schema %s, after one repair round): %v", ErrInvalidOutput, req.Schema.Name, verr)
 			}
@@ -362,6 +344,17 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// answerFromToolCall takes a structured answer some endpoints deliver as a
+// function call (the way they implement structured output) rather than as
+// content: with no content and a call, the call's arguments are the answer.
+func answerFromToolCall(r Response) Response {
+	if strings.TrimSpace(r.Content) == "" && len(r.ToolCalls) > 0 {
+		r.Content = r.ToolCalls[0].Arguments
+		r.ToolCalls = nil
+	}
+	return r
 }
 
 // Stream sends one request and calls onDelta as text arrives. A stream that

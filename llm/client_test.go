@@ -203,3 +203,54 @@ func TestStream(t *testing.T) {
 		t.Errorf("tool stream: err %v, calls %+v, response %+v", err, calls, r)
 	}
 }
+
+func TestStructuredFaults(t *testing.T) {
+	good := `{"condition":"财多身弱"}`
+	tests := []struct {
+		name         string
+		script       []llmtest.Reply
+		timeout      time.Duration
+		wantRequests int
+		wantRepairs  int
+		wantRetries  int
+	}{
+		{name: "answer as a tool call", script: []llmtest.Reply{llmtest.ToolCall("extract", good)}, wantRequests: 1},
+		{name: "schema broken then repaired", script: []llmtest.Reply{llmtest.Text(`{"condition":""}`), llmtest.Text(good)}, wantRequests: 2, wantRepairs: 1},
+		{name: "body cut mid-way", script: []llmtest.Reply{llmtest.CutBody(good), llmtest.Text(good)}, wantRequests: 2, wantRetries: 1},
+		{name: "slow past the timeout", script: []llmtest.Reply{llmtest.Slow(2*time.Second, llmtest.Text(good)), llmtest.Text(good)}, timeout: 100 * time.Millisecond, wantRequests: 2, wantRetries: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.New(t, tt.script...)
+			c, _ := newClient(t, srv, func(o *llm.Options) {
+				if tt.timeout > 0 {
+					o.Timeout = tt.timeout
+				}
+			})
+			r, err := c.Chat(context.Background(), llm.Request{Stage: "s", Messages: user("x"), Schema: ruleSchema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := c.Usage()["s"]
+			if r.Content != good || srv.Count() != tt.wantRequests || u.Repairs != tt.wantRepairs || u.Retries != tt.wantRetries {
+				t.Errorf("content %q, requests %d, usage %+v", r.Content, srv.Count(), u)
+			}
+		})
+	}
+}
+
+func TestPromptTokens(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "a b c"}, {Role: llm.RoleUser, Content: "d e"}},
+		Schema: &llm.Schema{Name: "x", JSON: json.RawMessage(`{"type": "object"}`)}}
+	// 3 priming + (4+3) + (4+2) + 2 schema words.
+	if got := llm.PromptTokens(req, words); got != 18 {
+		t.Errorf("PromptTokens = %d, want 18", got)
+	}
+	for model, want := range map[string]string{"gpt-4o-mini": llm.EncodingO200K, "openai/gpt-4.1": llm.EncodingO200K, "o3-mini": llm.EncodingO200K,
+		"gpt-4-turbo": llm.EncodingCL100K, "qwen2.5-72b-instruct": llm.EncodingCL100K, "gpt-3.5-turbo": llm.EncodingCL100K} {
+		if got := llm.EncodingFor(model); got != want {
+			t.Errorf("EncodingFor(%s) = %s, want %s", model, got, want)
+		}
+	}
+}

@@ -29,7 +29,9 @@ type Reply struct {
 	// Delay waits this long before answering (or until the client gives up).
 	Delay time.Duration
 	// CutAfter, for a streamed answer, aborts the connection after this many
-	// content pieces, before the stream ends.
+	// content pieces, before the stream ends. For a plain (non-streamed)
+	// answer any value above 0 sends the first half of the JSON body and
+	// then aborts the connection.
 	CutAfter int
 	// PromptTokens and CompletionTokens are reported in usage; when 0 they
 	// are estimated from the text (about 4 bytes per token).
@@ -68,6 +70,10 @@ func RateLimited(retryAfter string) Reply {
 // CutStream streams text in pieces and aborts the connection after n pieces.
 func CutStream(text string, n int) Reply { return Reply{Text: text, CutAfter: n} }
 
+// CutBody answers text without streaming but aborts the connection half-way
+// through the JSON body, like a proxy dropping the connection.
+func CutBody(text string) Reply { return Reply{Text: text, CutAfter: 1} }
+
 // Slow delays r by d.
 func Slow(d time.Duration, r Reply) Reply { r.Delay = d; return r }
 
@@ -94,6 +100,29 @@ func (r Request) ResponseFormatType() string {
 	}
 	_ = json.Unmarshal(r.ResponseFormat, &rf)
 	return rf.Type
+}
+
+// SchemaName returns response_format.json_schema.name ("" in JSON mode or
+// without structured output).
+func (r Request) SchemaName() string {
+	var rf struct {
+		JSONSchema struct {
+			Name string `json:"name"`
+		} `json:"json_schema"`
+	}
+	_ = json.Unmarshal(r.ResponseFormat, &rf)
+	return rf.JSONSchema.Name
+}
+
+// SystemMessage returns the system messages' contents joined by newlines.
+func (r Request) SystemMessage() string {
+	var parts []string
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleSystem {
+			parts = append(parts, m.Content)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // LastUserMessage returns the content of the last user message.
@@ -280,8 +309,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   usage(rep),
 	}
+	b, _ := json.Marshal(resp)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(resp)
+	if rep.CutAfter > 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+		_, _ = w.Write(b[:len(b)/2])
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		panic(http.ErrAbortHandler) // the client sees the body end early
+	}
+	_, _ = w.Write(append(b, '\n'))
 }
 
 func (s *Server) stream(w http.ResponseWriter, req Request, rep Reply, finish string) {

@@ -107,3 +107,21 @@ func TestStream(t *testing.T) {
 		t.Errorf("cut stream: err=%v body=%s, want an abrupt end", err, b)
 	}
 }
+
+func TestCutBodyAndSchemaName(t *testing.T) {
+	srv := New(t, CutBody(`{"rules":[]}`), Text("ok"))
+	body := `{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"extract_map","schema":{}}},"messages":[{"role":"system","content":"version: map/2"},{"role":"user","content":"x"}]}`
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || json.Valid(b) {
+		t.Errorf("cut body: err=%v body=%s, want an unexpected EOF and half a JSON document", err, b)
+	}
+	reqs := srv.Requests()
+	if reqs[0].SchemaName() != "extract_map" || reqs[0].SystemMessage() != "version: map/2" {
+		t.Errorf("schema name %q, system %q", reqs[0].SchemaName(), reqs[0].SystemMessage())
+	}
+}
