@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,13 +82,21 @@ type Config struct {
 	// History is the window of past messages (default 10; doubled during a protocol).
 	History     int
 	ToolTimeout time.Duration
-	HTTPClient  *http.Client
-	Now         func() time.Time
+	// PluginDir is the directory relative plugin commands are resolved
+	// against and run in (the workspace root); "" keeps the process's.
+	PluginDir string
+	// ModelEndpoint names the model's base URL in /readyz (informational).
+	ModelEndpoint string
+	HTTPClient    *http.Client
+	Now           func() time.Time
 }
 
-// Agent runs conversations.
+// Agent runs conversations. It is safe for concurrent use.
 type Agent struct {
-	cfg Config
+	cfg   Config
+	rules ruleCache
+	// bg tracks work that outlives a turn (rolling summaries).
+	bg sync.WaitGroup
 }
 
 // New returns an Agent; cfg.Skills and cfg.Memory are required.
@@ -118,6 +128,10 @@ func New(cfg Config) (*Agent, error) {
 	return &Agent{cfg: cfg}, nil
 }
 
+// Wait blocks until the background work started by finished turns (rolling
+// summaries) is done; call it before closing the memory store.
+func (a *Agent) Wait() { a.bg.Wait() }
+
 // Skills returns the agent's skill set.
 func (a *Agent) Skills() *skills.Set { return a.cfg.Skills }
 
@@ -134,8 +148,19 @@ type TurnRequest struct {
 	Skill string
 }
 
-// Role names of persisted non-chat records.
-const roleSkill = "skill"
+// Role names of persisted non-chat records: the active skill, and the
+// protocol in progress ("" once it is finished).
+const (
+	roleSkill    = "skill"
+	roleProtocol = "protocol"
+)
+
+// newConversationID returns a random conversation id.
+func newConversationID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "c-" + hex.EncodeToString(b[:])
+}
 
 // turn is the state of one running turn.
 type turn struct {
@@ -178,7 +203,7 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return "", err
 	}
 	if req.ConversationID == "" {
-		req.ConversationID = fmt.Sprintf("c%d", a.cfg.Now().UnixNano())
+		req.ConversationID = newConversationID()
 	}
 	if err := a.cfg.Memory.EnsureUser(ctx, req.UserID); err != nil {
 		return "", fmt.Errorf("runtime: user %s: %w", req.UserID, err)
@@ -218,38 +243,54 @@ func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMes
 	return err
 }
 
-func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
-	startActive := t.active
-	protocol := a.matchProtocol(t.active, msg, all)
-	window := a.cfg.History
-	if protocol != nil {
-		window *= 2
-	}
-	var history []llm.Message
+// chatHistory returns the last n user and assistant messages of the stored
+// conversation.
+func chatHistory(all []knowledge.StoredMessage, n int) []llm.Message {
+	var h []llm.Message
 	for _, m := range all {
 		if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
-			history = append(history, llm.Message{Role: m.Role, Content: m.Content})
+			h = append(h, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}
-	if len(history) > window {
-		history = history[len(history)-window:]
+	if len(h) > n {
+		h = h[len(h)-n:]
 	}
-	conv := append(history, llm.Message{Role: llm.RoleUser, Content: msg})
-	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
+	return h
+}
 
+func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
+	startActive := t.active
+	startProtocol := recordedProtocol(all)
+	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
+	// stepMsgs are this turn's assistant tool-call and tool messages.
+	var stepMsgs []llm.Message
 	var answer strings.Builder
+	var protocol *skills.Protocol
 	reason := "stop"
 	step := 0
 	for ; step < a.cfg.MaxSteps; step++ {
+		// The skill may have changed in the previous step (use_skill), and
+		// with it the protocol, the window, the rules and the tools.
+		active := t.activeSkill()
+		protocol = a.protocolFor(active, msg, all)
+		window := a.cfg.History
+		if protocol != nil {
+			window *= 2
+		}
 		sys, err := a.systemPrompt(ctx, t, msg, all, protocol)
 		if err != nil {
 			return "", err
 		}
+		msgs := make([]llm.Message, 0, window+2+len(stepMsgs))
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: sys})
+		msgs = append(msgs, chatHistory(all, window)...)
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: msg})
+		msgs = append(msgs, stepMsgs...)
 		req := llm.Request{
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
-			Messages: append([]llm.Message{{Role: llm.RoleSystem, Content: sys}}, conv...),
-			Tools:    a.toolsFor(t.activeSkill()),
+			Messages: msgs,
+			Tools:    a.toolsFor(active),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
@@ -278,10 +319,10 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		if len(resp.ToolCalls) == 0 {
 			break
 		}
-		conv = append(conv, llm.Message{Role: llm.RoleAssistant, Content: stepText.String(), ToolCalls: resp.ToolCalls})
+		stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleAssistant, Content: stepText.String(), ToolCalls: resp.ToolCalls})
 		results := a.runCalls(ctx, t, resp.ToolCalls)
 		for i, c := range resp.ToolCalls {
-			conv = append(conv, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i]})
+			stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i]})
 		}
 		if t.formSent {
 			reason = "form"
@@ -302,11 +343,28 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})
 	}
+	if protocol != nil && protocol.Name != startProtocol {
+		recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: protocol.Name})
+	}
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer.String()})
+	if protocol != nil && len(protocol.Steps) > 0 {
+		// Finished with this answer: record the end, so a later trigger
+		// starts the protocol afresh.
+		run := append(append([]knowledge.StoredMessage(nil), protocolRun(all, protocol)...), recs...)
+		if _, next := progress(protocol, run); next == "" {
+			recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: ""})
+		}
+	}
 	if err := a.persist(ctx, t, recs); err != nil {
 		return answer.String(), fmt.Errorf("runtime: save conversation: %w", err)
 	}
-	a.maybeSummarize(ctx, t, all, msg, answer.String())
+	if a.summaryDue(all) {
+		a.bg.Add(1)
+		go func() {
+			defer a.bg.Done()
+			a.summarize(context.WithoutCancel(ctx), t, all, msg, answer.String())
+		}()
+	}
 	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill()})
 }
 
@@ -352,48 +410,110 @@ func rawOrNull(s string) json.RawMessage {
 	return b
 }
 
-// matchProtocol returns the protocol of the active skill that the
-// conversation triggers (in this message or the recent history).
-func (a *Agent) matchProtocol(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
+// recordedProtocol returns the protocol the history says is in progress
+// ("" when none).
+func recordedProtocol(all []knowledge.StoredMessage) string {
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Role == roleProtocol {
+			return all[i].Content
+		}
+	}
+	return ""
+}
+
+// since returns the messages after the last record starting the named
+// protocol (all of them when there is none).
+func since(all []knowledge.StoredMessage, name string) []knowledge.StoredMessage {
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Role == roleProtocol && all[i].Content == name {
+			return all[i+1:]
+		}
+	}
+	return all
+}
+
+// protocolRun returns the messages of the run of p in progress: those since
+// its start record, or none when the history records no run of it in
+// progress (it starts with this turn).
+func protocolRun(all []knowledge.StoredMessage, p *skills.Protocol) []knowledge.StoredMessage {
+	if recordedProtocol(all) != p.Name {
+		return nil
+	}
+	return since(all, p.Name)
+}
+
+func containsFold(s, sub string) bool {
+	return sub != "" && strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// protocolFor returns the protocol of the active skill in progress, as
+// coreagent-refactor.md describes: one the message triggers, else the one the
+// history recorded, as long as it is not finished. A protocol with steps is
+// finished once every step marker appeared in the assistant's messages since
+// it started; one without steps stays in progress while its start is within
+// the doubled history window.
+func (a *Agent) protocolFor(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
 	if active == "" {
 		return nil
 	}
 	sk, err := a.cfg.Skills.Get(active)
-	if err != nil {
+	if err != nil || len(sk.Protocols) == 0 {
 		return nil
 	}
-	texts := []string{msg}
-	for i := len(all) - 1; i >= 0 && len(texts) < 6; i-- {
-		if all[i].Role == llm.RoleUser {
-			texts = append(texts, all[i].Content)
+	for i := range sk.Protocols {
+		for _, tr := range sk.Protocols[i].Triggers {
+			if containsFold(msg, tr) {
+				return &sk.Protocols[i]
+			}
 		}
+	}
+	name := recordedProtocol(all)
+	if name == "" {
+		return nil
 	}
 	for i := range sk.Protocols {
 		p := &sk.Protocols[i]
-		for _, tr := range p.Triggers {
-			for _, x := range texts {
-				if tr != "" && strings.Contains(strings.ToLower(x), strings.ToLower(tr)) {
-					return p
-				}
+		if p.Name != name {
+			continue
+		}
+		after := protocolRun(all, p)
+		if len(p.Steps) > 0 {
+			if _, next := progress(p, after); next == "" {
+				return nil
 			}
+			return p
+		}
+		n := 0
+		for _, m := range after {
+			if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
+				n++
+			}
+		}
+		if n < 2*a.cfg.History {
+			return p
 		}
 	}
 	return nil
 }
 
-// maybeSummarize asks the model for a rolling summary every SummaryEvery
-// user turns. Failures leave the previous summary in place.
-func (a *Agent) maybeSummarize(ctx context.Context, t *turn, all []knowledge.StoredMessage, msg, answer string) {
+// summaryDue reports whether the turn that follows the history all is the
+// SummaryEvery-th user turn.
+func (a *Agent) summaryDue(all []knowledge.StoredMessage) bool {
 	users := 1
 	for _, m := range all {
 		if m.Role == llm.RoleUser {
 			users++
 		}
 	}
-	if users%a.cfg.SummaryEvery != 0 {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
+	return users%a.cfg.SummaryEvery == 0
+}
+
+// summarize asks the model for the rolling summary of the conversation: the
+// previous summary plus the messages since. Failures leave the previous
+// summary in place.
+func (a *Agent) summarize(ctx context.Context, t *turn, all []knowledge.StoredMessage, msg, answer string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	prev, _ := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
 	var sb strings.Builder
 	if prev.Text != "" {

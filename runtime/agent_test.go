@@ -240,6 +240,7 @@ func TestProtocolWindowAndSummary(t *testing.T) {
 		if _, err := a.Turn(ctx, req, func(Event) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
+		a.Wait() // the rolling summary is written after the turn
 	}
 	var last llm.Request
 	for _, r := range m.requests {

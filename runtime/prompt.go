@@ -49,7 +49,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	} else {
 		sb.WriteString("可用技能（用 use_skill 激活）/ available skills (activate with use_skill):\n")
 		for _, h := range a.cfg.Skills.Headers() {
-			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Description)
+			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Summary())
 		}
 	}
 
@@ -61,7 +61,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		fmt.Fprintf(&sb, "计算结果 / computed: %s\n", c)
 	}
 	if active != "" {
-		if rules, err := a.rulesFor(active, msg, 3); err == nil && len(rules) > 0 {
+		if rules, err := a.contextRules(active, msg, all, protocol, 3); err == nil && len(rules) > 0 {
 			sb.WriteString("相关规则 / relevant rules:\n")
 			for _, r := range rules {
 				fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
@@ -71,8 +71,13 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	if protocol != nil {
 		fmt.Fprintf(&sb, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
 		if len(protocol.Steps) > 0 {
-			done, next := progress(protocol, all)
+			done, next := progress(protocol, protocolRun(all, protocol))
+			if next == "" {
+				next = "（全部完成 / all done）"
+			}
 			fmt.Fprintf(&sb, "已完成 / done: %s；下一步 / next: %s\n", strings.Join(done, "、"), next)
+		} else {
+			sb.WriteString("从对话历史判断进度，继续未完成的部分。/ Read the progress from the conversation and continue where it stopped.\n")
 		}
 	}
 	sum, err := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
@@ -82,11 +87,12 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	return sb.String(), nil
 }
 
-// progress reads a protocol's progress from the assistant messages of the
-// history: a step is done once its marker appeared.
-func progress(p *skills.Protocol, all []knowledge.StoredMessage) (done []string, next string) {
+// progress reads a protocol's progress from the assistant messages given:
+// a step is done once its marker appeared; next is the first step not done
+// ("" when every step is).
+func progress(p *skills.Protocol, msgs []knowledge.StoredMessage) (done []string, next string) {
 	var hist strings.Builder
-	for _, m := range all {
+	for _, m := range msgs {
 		if m.Role == llm.RoleAssistant {
 			hist.WriteString(m.Content)
 		}
@@ -98,9 +104,6 @@ func progress(p *skills.Protocol, all []knowledge.StoredMessage) (done []string,
 		} else if next == "" {
 			next = s
 		}
-	}
-	if next == "" {
-		next = "（全部完成 / all done）"
 	}
 	return done, next
 }

@@ -9,12 +9,10 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-	"unicode"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -106,13 +104,32 @@ func schemaOf(fields []skills.Field) json.RawMessage {
 			req = append(req, f.Name)
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": req})
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false})
 	return b
 }
 
-// validate checks args against declared fields: required present, types.
+// validate checks args against declared fields: required ones present,
+// types, and no field that was not declared.
 func validate(fields []skills.Field, args map[string]any) error {
 	var errs []string
+	declared := map[string]bool{}
+	for _, f := range fields {
+		declared[f.Name] = true
+	}
+	var unknown []string
+	for k := range args {
+		if !declared[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		var names []string
+		for _, f := range fields {
+			names = append(names, f.Name)
+		}
+		errs = append(errs, fmt.Sprintf("undeclared %s (declared: %s)", strings.Join(unknown, ", "), strings.Join(names, ", ")))
+	}
 	for _, f := range fields {
 		v, ok := args[f.Name]
 		if !ok || v == nil {
@@ -173,6 +190,9 @@ func intArg(m map[string]any, k string, def int) int {
 // ExecuteTool runs one tool outside a model turn (POST /api/tools/execute),
 // with skill active (or "" for core tools only).
 func (a *Agent) ExecuteTool(ctx context.Context, userID, skill, name string, args json.RawMessage, emit func(Event) error) (json.RawMessage, error) {
+	if err := a.cfg.Skills.Refresh(); err != nil {
+		return nil, err
+	}
 	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
 		return nil, err
 	}
@@ -376,6 +396,9 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := a.cfg.HTTPClient.Do(req)
 		if err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", p.URL, timeout)
+			}
 			return nil, fmt.Errorf("plugin %s: %w", p.URL, err)
 		}
 		defer resp.Body.Close()
@@ -387,7 +410,12 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 			return nil, fmt.Errorf("plugin %s: HTTP %d: %s", p.URL, resp.StatusCode, bytes.TrimSpace(out))
 		}
 	} else {
-		cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
+		prog := p.Command[0]
+		if a.cfg.PluginDir != "" && !filepath.IsAbs(prog) && strings.ContainsRune(filepath.ToSlash(prog), '/') {
+			prog = filepath.Join(a.cfg.PluginDir, prog)
+		}
+		cmd := exec.CommandContext(ctx, prog, p.Command[1:]...)
+		cmd.Dir = a.cfg.PluginDir
 		cmd.Stdin = bytes.NewReader(in)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -395,14 +423,17 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 		out, err = cmd.Output()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("plugin %s: timed out after %s", p.Command[0], timeout)
+				return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", p.Command[0], timeout)
 			}
 			return nil, fmt.Errorf("plugin %s: %v: %s", p.Command[0], err, bytes.TrimSpace(stderr.Bytes()))
 		}
 	}
 	var res PluginResult
-	if err := json.Unmarshal(out, &res); err != nil || len(res.Result) == 0 {
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Result) == 0 || string(res.Result) == "null" {
 		return nil, fmt.Errorf("plugin output must be a JSON object {result, features, confidence, meta}; got %.200q", out)
+	}
+	if res.Confidence != nil && (*res.Confidence < 0 || *res.Confidence > 1) {
+		return nil, fmt.Errorf("plugin output confidence %v is outside 0..1", *res.Confidence)
 	}
 	return json.Marshal(res)
 }
@@ -458,80 +489,4 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
 	}
 	return out, nil
-}
-
-// rulesFor returns the k rules of a skill most relevant to the question:
-// character-bigram overlap between the question and each rule, tier 1
-// rules breaking ties first. Never the whole file.
-func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule, error) {
-	sk, err := a.cfg.Skills.Get(skill)
-	if err != nil {
-		return nil, err
-	}
-	b, err := sk.ReadResource("knowledge/rules.yaml")
-	if err != nil {
-		return nil, nil
-	}
-	var rf knowledge.RulesFile
-	if err := yaml.Unmarshal(b, &rf); err != nil {
-		return nil, fmt.Errorf("get_rules: skill %s knowledge/rules.yaml: %w", skill, err)
-	}
-	qg := grams(question)
-	type scored struct {
-		r knowledge.TieredRule
-		s float64
-		i int
-	}
-	var all []scored
-	for i, r := range rf.Rules.All() {
-		rg := grams(r.Condition + " " + r.Conclusion + " " + r.Action + " " + r.Note)
-		n := 0
-		for g := range qg {
-			if rg[g] {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		all = append(all, scored{r, float64(n) / float64(len(rg)+1), i})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
-	out := []knowledge.TieredRule{}
-	for i := 0; i < len(all) && i < k; i++ {
-		out = append(out, all[i].r)
-	}
-	return out, nil
-}
-
-// grams returns the lower-cased word tokens and CJK character bigrams.
-func grams(s string) map[string]bool {
-	out := map[string]bool{}
-	var word []rune
-	var prev rune
-	flush := func() {
-		if len(word) > 1 {
-			out[string(word)] = true
-		}
-		word = word[:0]
-	}
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.Is(unicode.Han, r):
-			flush()
-			out[string(r)] = true
-			if prev != 0 {
-				out[string([]rune{prev, r})] = true
-			}
-			prev = r
-			continue
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			word = append(word, r)
-		default:
-			flush()
-		}
-		prev = 0
-	}
-	flush()
-	return out
 }

@@ -19,6 +19,18 @@ package skills
 //	    command: [bazi-plugin, --json]    # JSON on stdin, JSON on stdout
 //	    timeout: 10s
 //
-// The runtime validates the inputs against parameters, sends
-// {"tool": name, "input": {...}} and expects the unified output
-// {"result": ..., "features": ..., "confidence": 0.8, "meta": ...}.
+// A command whose program is a relative path with a slash in it
+// (plugins/brew-calc) is resolved against the workspace root, and runs there;
+// a bare name (bazi-plugin) is looked up in PATH.
+//
+// The runtime validates the inputs against parameters (required fields,
+// types, no undeclared fields), sends {"tool": name, "input": {...}} and
+// expects the unified output {"result": ..., "features": ..., "confidence":
+// 0.8, "meta": ...} with confidence between 0 and 1. A plugin reports a
+// failure with a non-2xx status or a non-zero exit and a message on stderr;
+// the message goes back to the model as the tool's error.
+//
+// Skill names follow skill-spec-v5: lower-case letters, digits and single
+// hyphens, at most 32 characters; system and admin are reserved and core is
+// the core skill's. A skill that breaks the rule is skipped with an error
+// naming its directory.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,45 @@ const CoreName = "core"
 
 // ErrNotFound is returned for an unknown skill or resource.
 var ErrNotFound = errors.New("skills: not found")
+
+// ErrInvalidName is returned for a skill whose name breaks the naming rule.
+var ErrInvalidName = errors.New("skills: invalid skill name")
+
+// MaxDescription is the longest description listed to the model in tier 1
+// (skill-spec-v5: at most 512 characters); longer ones are cut there.
+const MaxDescription = 512
+
+var nameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// reserved names a workspace skill may not take (core may only be overridden
+// by skills/core/).
+var reserved = map[string]bool{"system": true, "admin": true}
+
+// ValidateName checks a skill name: lower-case letters, digits and single
+// hyphens, at most 32 characters, not a reserved name.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty (give name: in the SKILL.md front matter)", ErrInvalidName)
+	case len(name) > 32:
+		return fmt.Errorf("%w: %q is longer than 32 characters", ErrInvalidName, name)
+	case !nameRe.MatchString(name):
+		return fmt.Errorf("%w: %q: use lower-case letters, digits and single hyphens, e.g. tarot-reading", ErrInvalidName, name)
+	case reserved[name]:
+		return fmt.Errorf("%w: %q is reserved", ErrInvalidName, name)
+	}
+	return nil
+}
+
+// Summary returns the tier-1 description: at most MaxDescription
+// characters, on one line.
+func (h Header) Summary() string {
+	d := strings.Join(strings.Fields(h.Description), " ")
+	if r := []rune(d); len(r) > MaxDescription {
+		d = string(r[:MaxDescription-1]) + "…"
+	}
+	return d
+}
 
 // Header is the tier-1 front matter of a SKILL.md.
 type Header struct {
@@ -217,6 +257,10 @@ type Set struct {
 	interval time.Duration
 	now      func() time.Time
 
+	// reloading is held by the one caller that checks and reloads; others
+	// go on with the skills they have.
+	reloading sync.Mutex
+
 	mu      sync.RWMutex
 	skills  map[string]*Skill
 	stamp   string
@@ -282,6 +326,9 @@ func (s *Set) reload() error {
 			continue
 		}
 		sk, err := LoadFS(os.DirFS(dir), e.Name(), dir)
+		if err == nil {
+			err = checkLoaded(sk, e.Name(), dir, m)
+		}
 		if err != nil {
 			if s.onError != nil {
 				s.onError(dir, err)
@@ -297,9 +344,31 @@ func (s *Set) reload() error {
 	return nil
 }
 
+// checkLoaded refuses a skill whose name breaks the naming rule, that claims
+// the core name outside skills/core/, or whose name another directory
+// already took.
+func checkLoaded(sk *Skill, dirName, dir string, loaded map[string]*Skill) error {
+	if err := ValidateName(sk.Name); err != nil {
+		return fmt.Errorf("load skill %s: %w", dir, err)
+	}
+	if sk.Name == CoreName && dirName != CoreName {
+		return fmt.Errorf("load skill %s: the name core belongs to the core skill; override it in skills/core/ or rename this one", dir)
+	}
+	if prev, ok := loaded[sk.Name]; ok && !prev.Embedded {
+		return fmt.Errorf("load skill %s: another skill directory is already named %q; names must be unique", dir, sk.Name)
+	}
+	return nil
+}
+
 // Refresh reloads the skills if any file changed since the last check and the
-// check interval has passed. It is cheap to call on every request.
+// check interval has passed. It is cheap to call on every request and safe
+// for concurrent use: one caller checks, the others keep the current skills
+// meanwhile.
 func (s *Set) Refresh() error {
+	if !s.reloading.TryLock() {
+		return nil
+	}
+	defer s.reloading.Unlock()
 	s.mu.RLock()
 	due := s.interval < 0 || s.now().Sub(s.checked) >= s.interval
 	stamp := s.stamp

@@ -113,3 +113,115 @@ func TestReloadAndCoreOverride(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestSkillNamesAreChecked(t *testing.T) {
+	tests := []struct {
+		dir, front string
+		wantErr    string
+	}{
+		{"ok-skill", "name: ok-skill", ""},
+		{"upper", "name: Tarot", "lower-case"},
+		{"under", "name: tarot_reading", "lower-case"},
+		{"long", "name: " + strings.Repeat("a", 33), "longer than 32"},
+		{"sys", "name: system", "reserved"},
+		{"fakecore", "name: core", "belongs to the core skill"},
+		{"zz-dup", "name: ok-skill", "already named"}, // read after ok-skill/
+	}
+	root := t.TempDir()
+	for _, tt := range tests {
+		p := filepath.Join(root, tt.dir, "SKILL.md")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("---\n"+tt.front+"\ndescription: d\n---\nbody"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := map[string]string{}
+	s, err := Open(root, Options{OnError: func(dir string, err error) { errs[filepath.Base(dir)] = err.Error() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		got := errs[tt.dir]
+		if tt.wantErr == "" {
+			if got != "" {
+				t.Errorf("%s: unexpected error %s", tt.dir, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, tt.wantErr) || !strings.Contains(got, "load skill") {
+			t.Errorf("%s: error %q, want %q", tt.dir, got, tt.wantErr)
+		}
+	}
+	if hs := s.Headers(); len(hs) != 1 || hs[0].Name != "ok-skill" {
+		t.Fatalf("headers = %+v", hs)
+	}
+	if c, _ := s.Get(CoreName); !c.Embedded {
+		t.Fatal("a skill named core outside skills/core/ replaced the core skill")
+	}
+}
+
+func TestSummaryCutsLongDescriptions(t *testing.T) {
+	h := Header{Description: strings.Repeat("长", 600) + "\n  tail"}
+	if got := []rune(h.Summary()); len(got) != MaxDescription || got[len(got)-1] != '…' {
+		t.Fatalf("summary has %d runes", len(got))
+	}
+	if got := (Header{Description: "two\n lines"}).Summary(); got != "two lines" {
+		t.Fatalf("summary = %q", got)
+	}
+}
+
+// TestConcurrentRefresh reloads while many goroutines read: run with -race.
+func TestConcurrentRefresh(t *testing.T) {
+	root := t.TempDir()
+	write := func(desc string) {
+		p := filepath.Join(root, "a", "SKILL.md")
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("---\nname: a\ndescription: "+desc+"\n---\nbody"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("v0")
+	s, err := Open(root, Options{Interval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errc := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errc <- nil
+					return
+				default:
+				}
+				if err := s.Refresh(); err != nil {
+					errc <- err
+					return
+				}
+				if _, err := s.Get("a"); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 20; i++ {
+		write("v" + strings.Repeat("x", i)) // the size changes, so the stamp does
+	}
+	close(done)
+	for range 8 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if sk, _ := s.Get("a"); sk.Description != "v"+strings.Repeat("x", 20) {
+		t.Fatalf("last version not loaded: %q", sk.Description)
+	}
+}
