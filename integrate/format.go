@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -157,7 +159,7 @@ func SARIF(rep Report) map[string]any {
 			"message":   map[string]any{"text": f.Message},
 			"locations": []any{map[string]any{
 				"physicalLocation": map[string]any{
-					"artifactLocation": map[string]any{"uri": f.File},
+					"artifactLocation": map[string]any{"uri": uriOf(f.File)},
 					"region":           map[string]any{"startLine": line, "startColumn": col},
 				},
 			}},
@@ -177,6 +179,18 @@ func SARIF(rep Report) map[string]any {
 				"rules":          rules,
 			}},
 			"results": results,
+			// Columns are yaml.v3's: characters, not UTF-16 code units.
+			"columnKind": "unicodeCodePoints",
 		}},
 	}
+}
+
+// uriOf turns a slash-separated relative path into a URI reference, each
+// segment percent-encoded (RFC 3986), as SARIF artifactLocation.uri requires.
+func uriOf(p string) string {
+	segs := strings.Split(filepath.ToSlash(p), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
 }
