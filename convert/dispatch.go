@@ -197,10 +197,10 @@ func convertText(data []byte, format string) (Document, error) {
 			doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(clean, "\n\n")) + "\n"
 			return doc, nil
 		}
-		doc.Markdown = structureText([]string{clean})
+		doc.Markdown = structureText([]string{numberTOCSections(clean)})
 		return doc, nil
 	}
-	doc.Markdown = structureText([]string{unprefixChapterLines(text)})
+	doc.Markdown = structureText([]string{numberTOCSections(unprefixChapterLines(text))})
 	return doc, nil
 }
 

@@ -1,6 +1,9 @@
 package convert
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // reTOCPrefixedChapter matches chapter lines that a text site prefixed with
 // its table-of-contents label, e.g. "《》目录 第一回　灵根育孕源流出"
@@ -12,4 +15,51 @@ var reTOCPrefixedChapter = regexp.MustCompile(`(?m)^[ \t\x{3000}]*(?:《[^》\n]
 // chapter line starts the line.
 func unprefixChapterLines(text string) string {
 	return reTOCPrefixedChapter.ReplaceAllString(text, "$1")
+}
+
+// reTOCEntry matches a numbered entry of a table of contents in Wikisource
+// layout: "1.2.1<TAB>甲木".
+var reTOCEntry = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})[\t ]+(\S.*?)[\t ]*$`)
+
+// numberTOCSections handles the Wikisource text layout of the classical
+// texts (滴天髓, 穷通宝鉴, 三命通会...): a 目录 line followed by numbered
+// entries, then the body, whose section titles are bare lines ("甲木"). The
+// entries become a list, and the first body line after them equal to an
+// entry's title gets the entry's number ("1.2.1 甲木"), so that heading
+// detection finds the sections in the body instead of in the table of
+// contents. A run of fewer than three entries is left alone.
+func numberTOCSections(text string) string {
+	lines := strings.Split(text, "\n")
+	pending := map[string][]string{} // title -> numbers not yet found in the body
+	for i := 0; i < len(lines); i++ {
+		t := strings.TrimSpace(strings.Trim(lines[i], "\u3000"))
+		if t == "目录" || t == "目錄" {
+			j := i + 1
+			var entries [][]string
+			for ; j < len(lines); j++ {
+				m := reTOCEntry.FindStringSubmatch(strings.TrimRight(lines[j], "\r"))
+				if m == nil {
+					break
+				}
+				entries = append(entries, m[1:])
+			}
+			if len(entries) < 3 {
+				continue
+			}
+			for k, e := range entries {
+				lines[i+1+k] = "- " + e[0] + " " + e[1]
+				pending[e[1]] = append(pending[e[1]], e[0])
+			}
+			// A blank line ends the list, so the body's first line is not
+			// read as the last entry's continuation.
+			lines[j-1] += "\n"
+			i = j - 1
+			continue
+		}
+		if nums := pending[t]; len(nums) > 0 {
+			lines[i] = nums[0] + " " + t
+			pending[t] = nums[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
