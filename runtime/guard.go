@@ -59,17 +59,48 @@ var softenings = []struct{ from, to string }{
 	{"will definitely", "will likely"},
 }
 
-// disclaimers are appended when a turn touches a sensitive domain.
+// disclaimers are appended when a turn touches a sensitive domain. Chinese
+// keywords match anywhere; English ones as whole words.
 var disclaimers = []struct {
 	keywords []string
 	text     string
 }{
-	{[]string{"健康", "疾病", "病", "医", "药", "寿命", "health", "disease", "medical", "medicine"},
+	{[]string{"健康", "疾病", "生病", "病情", "病症", "看病", "医生", "医院", "医疗", "药物", "吃药", "服药", "寿命",
+		"health", "disease", "diseases", "illness", "medical", "medicine", "medication", "symptom", "symptoms"},
 		"（提示：以上内容不构成医疗建议，健康问题请咨询医生。/ Not medical advice; consult a doctor.）"},
-	{[]string{"法律", "诉讼", "合同", "官司", "legal", "lawsuit", "contract"},
+	{[]string{"法律", "诉讼", "合同", "官司", "律师", "legal", "lawsuit", "lawyer", "contract", "contracts"},
 		"（提示：以上内容不构成法律意见，请咨询律师。/ Not legal advice; consult a lawyer.）"},
-	{[]string{"投资", "股票", "理财", "贷款", "financial", "invest", "stock", "loan"},
+	{[]string{"投资", "股票", "理财", "贷款", "基金", "financial", "finance", "invest", "investment", "investments", "investing",
+		"stock", "stocks", "loan", "loans", "mortgage"},
 		"（提示：以上内容不构成投资或财务建议。/ Not financial advice.）"},
+}
+
+// containsWord reports whether text holds w as a whole word (ASCII w) or
+// anywhere (other w).
+func containsWord(text, w string) bool {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return strings.Contains(text, w)
+	}
+	isWord := func(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' }
+	for from := 0; ; {
+		i := strings.Index(text[from:], w)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(w)
+		if (i == 0 || !isWord(text[i-1])) && (end == len(text) || !isWord(text[end])) {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // Disclaimer returns the disclaimers for a turn's texts ("" when none).
@@ -78,7 +109,7 @@ func Disclaimer(texts ...string) string {
 	var out []string
 	for _, d := range disclaimers {
 		for _, k := range d.keywords {
-			if strings.Contains(all, k) {
+			if containsWord(all, k) {
 				out = append(out, d.text)
 				break
 			}

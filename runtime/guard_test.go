@@ -67,6 +67,11 @@ func TestDisclaimer(t *testing.T) {
 		{"我的健康怎么样", "医疗"},
 		{"should I buy this stock", "financial"},
 		{"今天适合出行吗", ""},
+		{"Is it bad for my health?", "medical"},
+		{"we should investigate the stockpile", ""},
+		{"这茶有什么毛病", ""},
+		{"wealth", ""},
+		{"合同纠纷怎么办", "法律"},
 	} {
 		got := Disclaimer(tt.in)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {

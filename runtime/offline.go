@@ -45,7 +45,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			}
 		}
 		if a.cfg.Searcher != nil {
-			ps, err := a.search(ctx, skill, msg, 3)
+			ps, err := a.search(ctx, skill, msg, 4)
 			if err == nil && len(ps) > 0 {
 				sb.WriteString("\n相关原文 / passages:\n")
 				for _, p := range ps {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -117,7 +118,19 @@ func ruleLine(r knowledge.TieredRule) string {
 	if len(r.Evidence) > 0 {
 		cite = " [" + r.Evidence[0].Chunk + "]"
 	}
-	return fmt.Sprintf("%s (%s): 如果 %s，则 %s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+	if hasHan(r.Condition + then) {
+		return fmt.Sprintf("%s (%s): 如果 %s，则 %s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+	}
+	return fmt.Sprintf("%s (%s): if %s, then %s (%s)%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Narrative renders a profile JSON as sentences rather than JSON.

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -23,8 +25,17 @@ type ServerOptions struct {
 	Insecure       bool
 	MaxBodyBytes   int64
 	RequestsPerMin int
-	TurnTimeout    time.Duration
-	Now            func() time.Time
+	// TurnTimeout bounds one turn (default 5 minutes).
+	TurnTimeout time.Duration
+	// BodyTimeout bounds reading a request body (default 30s); WriteTimeout
+	// bounds writing one streamed event to a client that stopped reading
+	// (default 30s).
+	BodyTimeout  time.Duration
+	WriteTimeout time.Duration
+	// ShutdownGrace is how long Serve lets open streams finish once asked
+	// to stop (default TurnTimeout plus 10s).
+	ShutdownGrace time.Duration
+	Now           func() time.Time
 }
 
 // Server is the HTTP API over an Agent.
@@ -46,6 +57,15 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 	if opts.TurnTimeout <= 0 {
 		opts.TurnTimeout = 5 * time.Minute
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = opts.TurnTimeout + 10*time.Second
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -64,6 +84,46 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
+// ShutdownGrace returns how long Serve lets open streams finish.
+func (s *Server) ShutdownGrace() time.Duration { return s.opts.ShutdownGrace }
+
+// Serve answers connections on ln until ctx is done, then shuts down
+// gracefully: it stops accepting, lets the open streams finish (up to
+// ShutdownGrace, after which their turns are cancelled), and waits for the
+// agent's background work. It returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// No server-wide ReadTimeout or WriteTimeout: either would cut long
+	// streams (a read deadline cancels the request context once it passes).
+	// The body read and every streamed write get their own deadlines.
+	turns, cancelTurns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelTurns()
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return turns },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(shCtx)
+	if err != nil {
+		cancelTurns() // past the grace period: end the turns still running
+		_ = hs.Close()
+	}
+	s.agent.Wait()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: streams still open after %s were cut", s.opts.ShutdownGrace)
+	}
+	return err
+}
+
 type apiError struct {
 	Error struct {
 		Message string `json:"message"`
@@ -74,7 +134,9 @@ type apiError struct {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func writeErr(w http.ResponseWriter, code int, typ, msg string) {
@@ -115,8 +177,18 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
+	err := json.NewDecoder(r.Body).Decode(v)
+	if err != nil {
+		// The connection is not reused: what is left of the body is not
+		// worth waiting for.
+		w.Header().Set("Connection", "close")
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeErr(w, http.StatusRequestTimeout, "invalid_request_error", fmt.Sprintf("request body not received within %s", s.opts.BodyTimeout))
+			return false
+		}
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeErr(w, http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("request body larger than %d bytes (serve.max_body_bytes)", mbe.Limit))
@@ -125,19 +197,91 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "request body is not valid JSON: "+err.Error())
 		return false
 	}
+	// Clear the deadline: once passed, it would cancel a streaming turn.
+	_ = rc.SetReadDeadline(time.Time{})
 	return true
 }
 
+// documentLister is the store capability /readyz uses to check each skill's
+// theme is ingested (knowledge.Store satisfies it).
+type documentLister interface {
+	Documents(ctx context.Context, theme string) ([]knowledge.Document, error)
+}
+
+// readyz answers 200 when the server can answer as configured and 503
+// otherwise, with every check and what to do about a failing one: the skills
+// loaded (at least one besides core), the memory store answering, the
+// knowledge store answering (and each skill's theme holding documents, a
+// warning when not), and the model configured or the retrieval-only mode.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := s.agent.Skills().Refresh(); err != nil {
-		writeErr(w, http.StatusServiceUnavailable, "not_ready", err.Error())
-		return
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	a := s.agent
+	checks := map[string]any{}
+	var problems, warnings []string
+	fail := func(name, msg string) {
+		checks[name] = map[string]any{"ok": false, "error": msg}
+		problems = append(problems, name+": "+msg)
 	}
+
+	var hs []skills.Header
+	if err := a.Skills().Refresh(); err != nil {
+		fail("skills", err.Error())
+	} else if hs = a.Skills().Headers(); len(hs) == 0 {
+		fail("skills", fmt.Sprintf("no skill under %s besides core: run `vibe build <theme>`", a.Skills().Root()))
+	} else {
+		checks["skills"] = map[string]any{"ok": true, "count": len(hs), "names": strings.Split(names(hs), ", ")}
+	}
+
+	if _, err := a.cfg.Memory.Profile(ctx, "readyz"); err != nil {
+		fail("memory", "the memory store does not answer: "+err.Error())
+	} else {
+		checks["memory"] = map[string]any{"ok": true}
+	}
+
+	switch dl, ok := a.cfg.Searcher.(documentLister); {
+	case a.cfg.Searcher == nil:
+		fail("store", "no knowledge store: search_knowledge is unavailable; check store.driver / DATABASE_URL and restart")
+	case !ok:
+		checks["store"] = map[string]any{"ok": true}
+	default:
+		docs := map[string]int{}
+		var err error
+		for _, h := range hs {
+			var ds []knowledge.Document
+			if ds, err = dl.Documents(ctx, h.Theme); err != nil {
+				break
+			}
+			docs[h.Theme] = len(ds)
+			if len(ds) == 0 {
+				warnings = append(warnings, fmt.Sprintf("skill %s: theme %s has no documents in the store, so search_knowledge finds nothing: run `vibe ingest %s`", h.Name, h.Theme, h.Theme))
+			}
+		}
+		if err != nil {
+			fail("store", "the knowledge store does not answer: "+err.Error())
+		} else {
+			checks["store"] = map[string]any{"ok": true, "documents": docs}
+		}
+	}
+
 	mode := "model"
-	if s.agent.Offline() {
+	if a.Offline() {
 		mode = "retrieval-only"
+		checks["model"] = map[string]any{"ok": true, "configured": false, "note": "no model configured: chat answers in retrieval-only mode (set OPENAI_API_KEY / OPENAI_BASE_URL or llm.provider: openai)"}
+	} else {
+		checks["model"] = map[string]any{"ok": true, "configured": true, "name": a.cfg.ModelName}
 	}
-	writeJSON(w, 200, map[string]any{"status": "ready", "mode": mode, "skills": len(s.agent.Skills().Headers())})
+
+	body := map[string]any{"status": "ready", "mode": mode, "checks": checks}
+	if len(warnings) > 0 {
+		body["warnings"] = warnings
+	}
+	code := http.StatusOK
+	if len(problems) > 0 {
+		body["status"], body["problems"] = "not_ready", problems
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, body)
 }
 
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
@@ -152,22 +296,28 @@ type ChatRequest struct {
 	Skill          string `json:"skill,omitempty"`
 }
 
-// sse writes Server-Sent Events.
+// sse writes Server-Sent Events, each write bounded by a deadline so a
+// client that stopped reading ends its turn instead of holding it.
 type sse struct {
-	w http.ResponseWriter
-	f http.Flusher
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
 }
 
-func newSSE(w http.ResponseWriter) *sse {
+func (s *Server) newSSE(w http.ResponseWriter) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	f, _ := w.(http.Flusher)
-	return &sse{w: w, f: f}
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 }
 
+// end clears the write deadline: the server does not reset it, so it would
+// otherwise fail the next response on a kept-alive connection.
+func (s *sse) end() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+
 func (s *sse) send(event string, data []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	if event != "" {
 		if _, err := fmt.Fprintf(s.w, "event: %s\n", event); err != nil {
 			return err
@@ -176,15 +326,12 @@ func (s *sse) send(event string, data []byte) error {
 	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", data); err != nil {
 		return err
 	}
-	if s.f != nil {
-		s.f.Flush()
-	}
-	return nil
+	return s.rc.Flush()
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req ChatRequest
-	if !decodeBody(w, r, &req) {
+	if !s.decodeBody(w, r, &req) {
 		return
 	}
 	if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
@@ -193,7 +340,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
-	out := newSSE(w)
+	out := s.newSSE(w)
+	defer out.end()
 	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill}, func(ev Event) error {
 		b, _ := json.Marshal(ev)
 		return out.send(ev.Type, b)
@@ -213,7 +361,7 @@ type ToolRequest struct {
 
 func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 	var req ToolRequest
-	if !decodeBody(w, r, &req) {
+	if !s.decodeBody(w, r, &req) {
 		return
 	}
 	if req.Skill != "" {
@@ -283,7 +431,7 @@ type oaiRequest struct {
 // whole history continues the same stored conversation.
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var req oaiRequest
-	if !decodeBody(w, r, &req) {
+	if !s.decodeBody(w, r, &req) {
 		return
 	}
 	skill := ""
@@ -359,7 +507,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	out := newSSE(w)
+	out := s.newSSE(w)
+	defer out.end()
 	chunk := func(delta map[string]any, finish any) error {
 		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
@@ -387,5 +536,3 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	_ = chunk(map[string]any{}, "stop")
 	_ = out.send("", []byte("[DONE]"))
 }
-
-var _ knowledge.MemoryStore = (*MemStore)(nil)

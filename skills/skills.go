@@ -295,6 +295,9 @@ func Open(root string, opts Options) (*Set, error) {
 	return s, nil
 }
 
+// Root returns the directory the skills are loaded from.
+func (s *Set) Root() string { return s.root }
+
 // stampOf summarises the modification times and sizes of every file.
 func (s *Set) stampOf() string {
 	var sb strings.Builder
