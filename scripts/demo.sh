@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # demo.sh BIN DIR: build the demo theme "demo" from examples/demo in a fresh
-# workspace DIR and show what each stage produced.
+# workspace DIR, show what each stage produced, and end with an offline chat.
 set -euo pipefail
 
 BIN=${1:?usage: scripts/demo.sh BIN DIR}
 DIR=${2:?usage: scripts/demo.sh BIN DIR}
+GO=${GO:-go}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 case "$BIN" in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 
 echo "==> fresh workspace $DIR"
 rm -rf "$DIR"
@@ -14,17 +16,15 @@ mkdir -p "$DIR/books" "$DIR/knowledge/demo"
 cp "$REPO"/examples/demo/*.* "$DIR/books/"
 rm -f "$DIR/books/README.md"
 
-# The demo's curate.yaml: green-tea.md comes before its HTML copy, so the copy
-# is the one dropped as a near-duplicate; scratch.txt is dropped as junk.
-cat > "$DIR/knowledge/demo/curate.yaml" <<'YAML'
-# Sources of the demo theme (see examples/demo/README.md).
-sources:
-  - source: books/green-tea.md
-    notes: the original notes
-  - books/                  # everything else in the folder
-quality:
-  min_chars: 200
-YAML
+# The demo's curate.yaml and its own tools (examples/demo/theme/): a compute
+# plugin (a brew calculator, built with Go) and a display tool with a card.
+# `vibe integrate` merges the declarations in knowledge/demo/tools.yaml into
+# skills/demo/tools/tools.yaml; the plugin's relative command
+# (plugins/brew-calc) is resolved against the workspace.
+cp "$REPO/examples/demo/theme/curate.yaml" "$DIR/knowledge/demo/curate.yaml"
+cp "$REPO/examples/demo/theme/tools.yaml" "$DIR/knowledge/demo/tools.yaml"
+echo "==> building the demo's compute plugin into $DIR/plugins/brew-calc"
+(cd "$REPO" && "$GO" build -o "$DIR/plugins/brew-calc" ./examples/demo/plugins/brew)
 
 if "$BIN" build --help >/dev/null 2>&1; then
   "$BIN" --workspace "$DIR" build demo
@@ -47,4 +47,15 @@ echo "==> a rebuild changes nothing: nothing converted, embedded or extracted ag
 
 echo
 echo "==> files"
-(cd "$DIR" && for d in knowledge skills; do if [ -d "$d" ]; then find "$d" -type f; fi; done | sort)
+(cd "$DIR" && for d in knowledge skills plugins; do if [ -d "$d" ]; then find "$d" -type f; fi; done | sort)
+
+echo
+echo "==> the compute plugin on its own: 300 ml of green tea"
+echo '{"tool":"calc_brew","input":{"tea":"green","vessel_ml":300}}' | "$DIR/plugins/brew-calc"
+
+echo
+echo "==> an offline chat (no model: retrieval-only answers with citations)"
+echo "    vibe chat, one question: How hot should the water be for green tea?"
+echo "How hot should the water be for green tea?" | VIBE_LLM_PROVIDER=offline "$BIN" --workspace "$DIR" chat
+echo
+echo "Serve it: $BIN --workspace $DIR serve --insecure-dev   (then POST /api/chat or /v1/chat/completions)"
