@@ -87,6 +87,9 @@ type StageUsage struct {
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	Cost             float64 `json:"cost"`
+	// SentPromptTokens counts the prompt tokens of the answered requests
+	// with Options.CountTokens (PromptTokens is the endpoint's own count).
+	SentPromptTokens int `json:"sent_prompt_tokens"`
 	// DryRunRequests and DryRunPromptTokens count what would have been sent.
 	DryRunRequests     int `json:"dry_run_requests,omitempty"`
 	DryRunPromptTokens int `json:"dry_run_prompt_tokens,omitempty"`
@@ -249,17 +252,22 @@ func (c *Client) cachePut(req Request, r Response) error {
 	return atomicfile.WriteFile(p, b, 0o644)
 }
 
+// CountTokens counts the tokens of s with the client's counter
+// (Options.CountTokens, else an estimate).
+func (c *Client) CountTokens(s string) int { return c.opt.CountTokens(s) }
+
 // PromptTokens counts the prompt tokens req would send with the client's
 // counter (Options.CountTokens).
 func (c *Client) PromptTokens(req Request) int { return PromptTokens(req, c.opt.CountTokens) }
 
-// admit checks the cache, dry run and budget before a request is sent.
-func (c *Client) admit(req Request) (Response, bool, error) {
+// admit checks the cache, dry run and budget before a request is sent. It
+// returns the cached answer, or the prompt tokens of the request to send.
+func (c *Client) admit(req Request) (Response, bool, int, error) {
 	if r, ok := c.cacheGet(req); ok {
 		c.mu.Lock()
 		c.stage(req.Stage).CachedHits++
 		c.mu.Unlock()
-		return r, true, nil
+		return r, true, 0, nil
 	}
 	model := c.model(req)
 	prompt := c.PromptTokens(req)
@@ -269,7 +277,7 @@ func (c *Client) admit(req Request) (Response, bool, error) {
 	if c.opt.DryRun {
 		u.DryRunRequests++
 		u.DryRunPromptTokens += prompt
-		return Response{}, false, ErrDryRun
+		return Response{}, false, prompt, ErrDryRun
 	}
 	if c.opt.Budget > 0 {
 		completion := req.MaxTokens
@@ -278,10 +286,10 @@ func (c *Client) admit(req Request) (Response, bool, error) {
 		}
 		est := c.cost(model, prompt, completion)
 		if c.spent+est > c.opt.Budget {
-			return Response{}, false, fmt.Errorf("%w: spent %.4f of %.4f, the next %s request would cost about %.4f (raise --budget or llm.budget)", ErrBudgetExceeded, c.spent, c.opt.Budget, stageName(req.Stage), est)
+			return Response{}, false, prompt, fmt.Errorf("%w: spent %.4f of %.4f, the next %s request would cost about %.4f (raise --budget or llm.budget)", ErrBudgetExceeded, c.spent, c.opt.Budget, stageName(req.Stage), est)
 		}
 	}
-	return Response{}, false, nil
+	return Response{}, false, prompt, nil
 }
 
 func stageName(s string) string {
@@ -291,11 +299,12 @@ func stageName(s string) string {
 	return s
 }
 
-func (c *Client) record(req Request, r Response) {
+func (c *Client) record(req Request, r Response, prompt int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.stage(req.Stage)
 	u.Requests++
+	u.SentPromptTokens += prompt
 	u.PromptTokens += r.Usage.PromptTokens
 	u.CompletionTokens += r.Usage.CompletionTokens
 	cost := c.cost(c.model(req), r.Usage.PromptTokens, r.Usage.CompletionTokens)
@@ -310,10 +319,11 @@ func (c *Client) record(req Request, r Response) {
 // validate, so an unchanged rebuild sends nothing and a killed build
 // resumes with every answer it had received.
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
-	if r, ok, err := c.admit(req); ok || err != nil {
+	r, ok, prompt, err := c.admit(req)
+	if ok || err != nil {
 		return r, err
 	}
-	r, err := c.send(ctx, req, nil)
+	r, err = c.send(ctx, req, nil, prompt)
 	if err != nil {
 		return Response{}, err
 	}
@@ -327,7 +337,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			repair.Messages = append(append([]Message(nil), req.Messages...),
 				Message{Role: RoleAssistant, Content: r.Content},
 				Message{Role: RoleUser, Content: "Your JSON does not match the schema: " + verr.Error() + "\nAnswer again with only the corrected JSON."})
-			r2, err := c.send(ctx, repair, nil)
+			r2, err := c.send(ctx, repair, nil, c.PromptTokens(repair))
 			if err != nil {
 				return Response{}, err
 			}
@@ -362,10 +372,11 @@ func answerFromToolCall(r Response) Response {
 // with ErrStreamCut. Streamed answers are not cached.
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta) error) (Response, error) {
 	req.NoCache = true
-	if _, _, err := c.admit(req); err != nil {
+	_, _, prompt, err := c.admit(req)
+	if err != nil {
 		return Response{}, err
 	}
-	return c.send(ctx, req, onDelta)
+	return c.send(ctx, req, onDelta, prompt)
 }
 
 func (c *Client) validate(s *Schema, content string) error {
@@ -406,8 +417,9 @@ func stripFence(s string) string {
 	return t
 }
 
-// send runs the retry loop around one attempt.
-func (c *Client) send(ctx context.Context, req Request, onDelta func(Delta) error) (Response, error) {
+// send runs the retry loop around one attempt; prompt is the request's
+// counted prompt tokens, recorded with the answer.
+func (c *Client) send(ctx context.Context, req Request, onDelta func(Delta) error, prompt int) (Response, error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -419,7 +431,7 @@ func (c *Client) send(ctx context.Context, req Request, onDelta func(Delta) erro
 		delivered := false
 		r, err := c.attempt(ctx, req, onDelta, &delivered)
 		if err == nil {
-			c.record(req, r)
+			c.record(req, r, prompt)
 			return r, nil
 		}
 		if ctx.Err() != nil {

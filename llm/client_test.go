@@ -150,7 +150,10 @@ func TestCacheBudgetDryRun(t *testing.T) {
 			t.Errorf("%s: %+v, want cached answer", q, r)
 		}
 	}
-	if srv.Count() != 2 || c2.Usage()["map"].CachedHits != 2 {
+	if u := c.Usage()["map"]; u.SentPromptTokens != 2*llm.PromptTokens(llm.Request{Messages: user("q1")}, nil) {
+		t.Errorf("sent prompt tokens %d, want the two requests counted", u.SentPromptTokens)
+	}
+	if srv.Count() != 2 || c2.Usage()["map"].CachedHits != 2 || c2.Usage()["map"].SentPromptTokens != 0 {
 		t.Errorf("requests %d, usage %+v", srv.Count(), c2.Usage())
 	}
 	// A new prompt version misses the cache; dry run counts it without sending.
