@@ -1,5 +1,7 @@
 package chunk
 
+import "strings"
+
 // Chunk is a span of a converted document, the unit of retrieval and citation.
 type Chunk struct {
 	// ID is derived from the document, the chunk's position and its content;
@@ -25,4 +27,26 @@ type Chunk struct {
 	Text string `json:"text" yaml:"text"`
 	// Tokens is the token count of Text in the configured encoding.
 	Tokens int `json:"tokens" yaml:"tokens"`
+}
+
+// Citation is the chunk's place in its document as a reader cites it: the
+// document title and the heading path, joined by " > " ("子平真诠 > 八、论用神").
+// Either part may be missing.
+func (c Chunk) Citation() string {
+	parts := make([]string, 0, len(c.HeadingPath)+1)
+	if c.Title != "" {
+		parts = append(parts, c.Title)
+	}
+	parts = append(parts, c.HeadingPath...)
+	return strings.Join(parts, " > ")
+}
+
+// EmbedText is what an embedder is given for the chunk: its [Chunk.Citation]
+// on a line of its own, then its text. A passage deep in a section does not
+// repeat the section's title, which is often what a question names.
+func (c Chunk) EmbedText() string {
+	if cit := c.Citation(); cit != "" {
+		return cit + "\n\n" + c.Text
+	}
+	return c.Text
 }

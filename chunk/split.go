@@ -94,7 +94,9 @@ func (s *Splitter) Split(ctx context.Context, path string) ([]Chunk, error) {
 // How it splits:
 //   - The body is cut into sections at ATX headings (# to ######, outside
 //     fenced code). Each section's HeadingPath is the chain of headings above
-//     it, outermost first. A section that fits the budget becomes one chunk,
+//     it, outermost first, leaving out the document's first heading when it
+//     repeats the title (the title is cited with the path, see
+//     [Chunk.Citation]). A section that fits the budget becomes one chunk,
 //     heading line included; sections are never merged, so a chunk never
 //     crosses a heading and its heading path is always exact. A section that
 //     is only a heading line yields no chunk.
@@ -151,7 +153,7 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 			Tokens:      tokens,
 		})
 	}
-	for _, sec := range sections(runes, bodyOff) {
+	for _, sec := range sections(runes, bodyOff, doc.Title) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -180,13 +182,19 @@ type section struct {
 	end       int
 }
 
-// sections cuts runes[from:] at ATX headings outside fenced code.
-func sections(runes []rune, from int) []section {
+// sections cuts runes[from:] at ATX headings outside fenced code. When the
+// document's first heading repeats its title (the front matter title was
+// taken from that H1), the heading stays out of the paths: a citation reads
+// "Title > Chapter 1", not "Title > Title > Chapter 1".
+func sections(runes []rune, from int, title string) []section {
 	var out []section
-	var stack []struct {
+	type open struct {
 		level int
 		title string
+		hide  bool
 	}
+	var stack []open
+	first := true
 	cur := section{start: from, bodyStart: from}
 	inFence := false
 	var fence string
@@ -209,19 +217,19 @@ func sections(runes []rune, from int) []section {
 				inFence = false
 			}
 		} else if !inFence && len(line)-len(trimmed) <= 3 {
-			if level, title, ok := heading(trimmed); ok {
+			if level, htitle, ok := heading(trimmed); ok {
 				cur.end = i
 				out = append(out, cur)
 				for len(stack) > 0 && stack[len(stack)-1].level >= level {
 					stack = stack[:len(stack)-1]
 				}
-				stack = append(stack, struct {
-					level int
-					title string
-				}{level, title})
-				path := make([]string, len(stack))
-				for k, h := range stack {
-					path[k] = h.title
+				stack = append(stack, open{level, htitle, first && sameTitle(htitle, title)})
+				first = false
+				path := make([]string, 0, len(stack))
+				for _, h := range stack {
+					if !h.hide {
+						path = append(path, h.title)
+					}
 				}
 				cur = section{path: path, start: i, bodyStart: next}
 			}
@@ -231,6 +239,12 @@ func sections(runes []rune, from int) []section {
 	cur.end = len(runes)
 	out = append(out, cur)
 	return out
+}
+
+// sameTitle compares a heading with the document title, ignoring case and
+// runs of white space.
+func sameTitle(heading, title string) bool {
+	return title != "" && strings.EqualFold(strings.Join(strings.Fields(heading), " "), strings.Join(strings.Fields(title), " "))
 }
 
 // heading parses an ATX heading line.

@@ -315,3 +315,43 @@ func TestSplitConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitTitleHeadingNotRepeated(t *testing.T) {
+	s := newSplitter(t, Options{MaxTokens: 200})
+	body := "# Brewing  green tea\n\nWhy a guide.\n\n## Chapter 1. Water\n\nSoft water is best.\n\n# Brewing Green Tea\n\nA second heading of the same name is kept.\n"
+	data, err := convert.Render(convert.Document{Source: "knowledge/t/source/g.md", Title: "Brewing Green Tea", Format: "md", Markdown: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := s.SplitFile(context.Background(), "knowledge/t/converted/g.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s, data, chunks)
+	want := []struct{ path, citation, prefix string }{
+		{"", "Brewing Green Tea", "# Brewing  green tea"},
+		{"Chapter 1. Water", "Brewing Green Tea > Chapter 1. Water", "## Chapter 1. Water"},
+		{"Brewing Green Tea", "Brewing Green Tea > Brewing Green Tea", "# Brewing Green Tea"},
+	}
+	if len(chunks) != len(want) {
+		t.Fatalf("got %d chunks, want %d", len(chunks), len(want))
+	}
+	for i, w := range want {
+		c := chunks[i]
+		if got := strings.Join(c.HeadingPath, ">"); got != w.path {
+			t.Errorf("chunk %d path %q, want %q", i, got, w.path)
+		}
+		if got := c.Citation(); got != w.citation {
+			t.Errorf("chunk %d citation %q, want %q", i, got, w.citation)
+		}
+		if !strings.HasPrefix(c.Text, w.prefix) {
+			t.Errorf("chunk %d text %q, want prefix %q", i, c.Text, w.prefix)
+		}
+	}
+	if got, want := chunks[1].EmbedText(), "Brewing Green Tea > Chapter 1. Water\n\n## Chapter 1. Water\n\nSoft water is best."; got != want {
+		t.Errorf("EmbedText = %q, want %q", got, want)
+	}
+	if got := (Chunk{Text: "bare"}).EmbedText(); got != "bare" {
+		t.Errorf("EmbedText without title or path = %q", got)
+	}
+}
