@@ -31,6 +31,15 @@ type Options struct {
 	Model     string
 	// Concurrency bounds map requests in flight (default 1).
 	Concurrency int
+	// Embedder, for the LLM path, groups near-duplicate candidates before
+	// the model merges them; nil groups identical text only.
+	Embedder Embedder
+	// SimilarityThreshold is the cosine at which candidates are grouped
+	// (default 0.75).
+	SimilarityThreshold float64
+	// CountTokens counts tokens for the dry-run plan and the figures (a
+	// tiktoken counter); nil uses llm.EstimateTokens.
+	CountTokens func(string) int
 }
 
 // Counts says how many items of each kind were produced.
@@ -50,7 +59,9 @@ type Result struct {
 	LLM LLMStats
 }
 
-// Run extracts the knowledge files offline.
+// Run extracts the knowledge files, with the model when opt.Completer is
+// set (see LLM), else offline. In a dry run (the completer answers
+// llm.ErrDryRun) it returns no files, only Result.LLM.Plan.
 func Run(ctx context.Context, opt Options) (Result, error) {
 	if len(opt.Chunks) == 0 {
 		return Result{}, fmt.Errorf("extract %s: %w: run `vibe ingest %s` first", opt.Theme, ErrNoChunks, opt.Theme)
@@ -59,7 +70,11 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	var files knowledge.Files
 	var err error
 	if opt.Completer != nil {
-		files, res.LLM, err = LLM(ctx, opt.Theme, opt.Model, opt.Completer, opt.Chunks, opt.Concurrency)
+		files, res.LLM, err = LLM(ctx, opt)
+		if err == nil && res.LLM.DryRun {
+			// Nothing was sent: res.LLM.Plan says what a build would send.
+			return res, nil
+		}
 	} else {
 		files, err = Offline(ctx, opt.Theme, opt.Chunks)
 	}

@@ -14,16 +14,60 @@ import (
 	"github.com/vibelife/vibe/llm"
 )
 
-//go:embed prompts/map.md
-var mapPrompt string
+// The prompts of the LLM path, embedded in the binary. The first line of
+// each is "version: <pass>/<n>"; that version is part of the cache key of
+// every request the prompt makes, so changing a prompt (and bumping its
+// version) re-asks exactly the requests it concerns.
+var (
+	//go:embed prompts/map.md
+	mapPrompt string
+	//go:embed prompts/gap.md
+	gapPrompt string
+	//go:embed prompts/reduce.md
+	reducePrompt string
+	//go:embed prompts/tiers.md
+	tiersPrompt string
+	//go:embed prompts/sop.md
+	sopPrompt string
+)
 
-// PromptVersion is the version of the embedded prompts, part of the cache
-// key of every request.
-var PromptVersion = strings.TrimSpace(strings.TrimPrefix(strings.SplitN(mapPrompt, "\n", 2)[0], "version:"))
+// promptVersion reads the "version: x/n" first line of a prompt.
+func promptVersion(p string) string {
+	return strings.TrimSpace(strings.TrimPrefix(strings.SplitN(p, "\n", 2)[0], "version:"))
+}
+
+// PromptVersion lists the versions of the embedded prompts, in pass order;
+// it is written in meta.prompt_version of LLM-extracted files.
+var PromptVersion = strings.Join([]string{promptVersion(mapPrompt), promptVersion(reducePrompt),
+	promptVersion(gapPrompt), promptVersion(tiersPrompt), promptVersion(sopPrompt)}, " ")
+
+// Stages label the requests of each pass in the client's usage and cache.
+const (
+	StageMap    = "extract.map"
+	StageReduce = "extract.reduce"
+	StageGap    = "extract.gap"
+	StageTiers  = "extract.tiers"
+	StageSOP    = "extract.sop"
+)
+
+// gapSuffix marks the reduce of the gap pass's candidates.
+const gapSuffix = "+gap"
+
+// reduceGap is the reduce of the gap pass's candidates.
+const reduceGap = StageReduce + gapSuffix
+
+// Stages lists the passes in the order they run.
+func Stages() []string { return []string{StageMap, StageReduce, StageGap, StageTiers, StageSOP} }
 
 // Completer is what extraction needs of an LLM client (*llm.Client).
 type Completer interface {
 	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// Embedder embeds texts; the reduce groups near-duplicate candidates by the
+// cosine similarity of their vectors (knowledge/embedding implements it).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 const mapSchema = `{
@@ -31,54 +75,89 @@ const mapSchema = `{
  "required":["rules","patterns","red_flags","steps"],
  "properties":{
   "rules":{"type":"array","items":{"type":"object","required":["tier","condition","conclusion","chunk","quote"],"properties":{
-    "tier":{"enum":["tier1","tier2","tier3"]},"condition":{"type":"string"},"conclusion":{"type":"string"},"chunk":{"type":"string"},"quote":{"type":"string"}}}},
+    "tier":{"enum":["tier1","tier2","tier3"]},"condition":{"type":"string"},"conclusion":{"type":"string"},"chunk":{"type":["string","integer"]},"quote":{"type":"string"}}}},
   "patterns":{"type":"array","items":{"type":"object","required":["name","signature","indication","chunk","quote"],"properties":{
-    "name":{"type":"string"},"signature":{"type":"string"},"indication":{"type":"string"},"chunk":{"type":"string"},"quote":{"type":"string"}}}},
+    "name":{"type":"string"},"signature":{"type":"string"},"indication":{"type":"string"},"chunk":{"type":["string","integer"]},"quote":{"type":"string"}}}},
   "red_flags":{"type":"array","items":{"type":"object","required":["signal","severity","action","chunk","quote"],"properties":{
-    "signal":{"type":"string"},"severity":{"enum":["critical","warning","notice"]},"action":{"type":"string"},"chunk":{"type":"string"},"quote":{"type":"string"}}}},
+    "signal":{"type":"string"},"severity":{"enum":["critical","warning","notice"]},"action":{"type":"string"},"chunk":{"type":["string","integer"]},"quote":{"type":"string"}}}},
   "steps":{"type":"array","items":{"type":"object","required":["phase","action","chunk","quote"],"properties":{
-    "phase":{"enum":["P1","P2","P3","P4","P5"]},"action":{"type":"string"},"chunk":{"type":"string"},"quote":{"type":"string"}}}}
+    "phase":{"enum":["P1","P2","P3","P4","P5"]},"action":{"type":"string"},"chunk":{"type":["string","integer"]},"quote":{"type":"string"}}}}
  }}`
 
-// MapAnswer is what the model returns for one section.
+// MapAnswer is what the model returns for one section, in the map and the
+// gap pass.
 type MapAnswer struct {
 	Rules []struct {
-		Tier, Condition, Conclusion, Chunk, Quote string
+		Tier, Condition, Conclusion, Quote string
+		Chunk                              ChunkRef
 	} `json:"rules"`
 	Patterns []struct {
-		Name, Signature, Indication, Chunk, Quote string
+		Name, Signature, Indication, Quote string
+		Chunk                              ChunkRef
 	} `json:"patterns"`
 	RedFlags []struct {
-		Signal, Severity, Action, Chunk, Quote string
+		Signal, Severity, Action, Quote string
+		Chunk                           ChunkRef
 	} `json:"red_flags"`
 	Steps []struct {
-		Phase, Action, Chunk, Quote string
+		Phase, Action, Quote string
+		Chunk                ChunkRef
 	} `json:"steps"`
 }
 
-// section is the unit of the map step: chunks of one document under one
-// heading path, split when too long.
-type section struct {
-	chunks []chunk.Chunk
+// ChunkRef is the number of a chunk within a request, which models write
+// as a string or a number.
+type ChunkRef string
+
+// UnmarshalJSON accepts "3" and 3.
+func (c *ChunkRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = ChunkRef(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("chunk: want a chunk number, got %s", b)
+	}
+	*c = ChunkRef(n.String())
+	return nil
 }
 
-// maxSectionRunes bounds the text sent in one map request.
-const maxSectionRunes = 6000
+// maxSectionRunes bounds the source text sent in one map or gap request.
+const maxSectionRunes = 10000
 
-func sections(chunks []chunk.Chunk) []section {
-	var out []section
-	var cur section
-	key, size := "", 0
+// group is the chunks of one document under one heading path, in order
+// (split when longer than maxSectionRunes).
+type group struct {
+	chunks []chunk.Chunk
+	runes  int
+}
+
+// section is the unit of a map or gap request: consecutive groups of one
+// document, packed up to maxSectionRunes so that short chapters do not each
+// pay for the prompt.
+type section struct {
+	groups []group
+}
+
+func (s section) first() *chunk.Chunk { return &s.groups[0].chunks[0] }
+
+// groups cuts chunks into heading groups.
+func groups(chunks []chunk.Chunk) []group {
+	var out []group
+	var cur group
+	key := ""
 	for _, c := range chunks {
 		k := c.Doc + "\x00" + strings.Join(c.HeadingPath, "\x00")
 		n := runeLen(c.Text)
-		if len(cur.chunks) > 0 && (k != key || size+n > maxSectionRunes) {
+		if len(cur.chunks) > 0 && (k != key || cur.runes+n > maxSectionRunes) {
 			out = append(out, cur)
-			cur, size = section{}, 0
+			cur = group{}
 		}
 		key = k
 		cur.chunks = append(cur.chunks, c)
-		size += n
+		cur.runes += n
 	}
 	if len(cur.chunks) > 0 {
 		out = append(out, cur)
@@ -86,165 +165,420 @@ func sections(chunks []chunk.Chunk) []section {
 	return out
 }
 
-// LLMStats counts what the LLM path read.
-type LLMStats struct {
-	Sections     int
-	SourceTokens int
-	// DryRun is true when the completer counted requests without sending.
-	DryRun bool
+// pack joins consecutive groups of one document into sections.
+func pack(gs []group) []section {
+	var out []section
+	var cur section
+	size := 0
+	for _, g := range gs {
+		if len(cur.groups) > 0 && (g.chunks[0].Doc != cur.first().Doc || size+g.runes > maxSectionRunes) {
+			out = append(out, cur)
+			cur, size = section{}, 0
+		}
+		cur.groups = append(cur.groups, g)
+		size += g.runes
+	}
+	if len(cur.groups) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
-// LLM extracts with a model: map over sections, verify quotes, reduce by
-// merging duplicates and capping tiers to the design's targets. A request
-// error stops the run (answers already received are in the client's cache,
-// so a rerun resumes).
-func LLM(ctx context.Context, theme, model string, c Completer, chunks []chunk.Chunk, concurrency int) (knowledge.Files, LLMStats, error) {
-	var st LLMStats
-	byID := map[string]*chunk.Chunk{}
-	for i := range chunks {
-		byID[chunks[i].ID] = &chunks[i]
-		st.SourceTokens += llm.EstimateTokens(chunks[i].Text)
+// sections packs chunks into map sections.
+func sections(chunks []chunk.Chunk) []section { return pack(groups(chunks)) }
+
+// render writes a section for the model: the document, then each heading
+// group with its chunks. Chunks are numbered 1, 2, ... within the section
+// (short ids cost fewer tokens and are copied back without mistakes);
+// alias maps those numbers to the chunk ids.
+func (s section) render() (text string, alias map[string]string) {
+	alias = map[string]string{}
+	var b strings.Builder
+	head := s.first()
+	title := head.Title
+	if title == "" {
+		title = head.Doc
 	}
-	var t1, t2, t3 []cand[knowledge.Rule]
-	var pats []cand[knowledge.Pattern]
-	var flags []cand[knowledge.RedFlag]
-	steps := map[string][]knowledge.Step{}
-	seen := map[string]bool{}
-	docIdx := map[string]int{}
-	verified := func(id, quote string) (*chunk.Chunk, []knowledge.Evidence, bool) {
-		ch, ok := byID[id]
-		quote = strings.TrimSpace(quote)
-		if !ok || quote == "" || !strings.Contains(ch.Text, quote) {
-			return nil, nil, false
+	fmt.Fprintf(&b, "Document: %s\n", title)
+	for _, g := range s.groups {
+		hp := strings.Join(g.chunks[0].HeadingPath, " > ")
+		if hp == "" {
+			hp = "(no heading)"
 		}
-		return ch, []knowledge.Evidence{{Chunk: id, Quote: quote}}, true
-	}
-	secs := sections(chunks)
-	st.Sections = len(secs)
-	reqs := make([]llm.Request, len(secs))
-	for i, s := range secs {
-		var b strings.Builder
-		for _, ch := range s.chunks {
-			fmt.Fprintf(&b, "[chunk %s]\n%s\n\n", ch.ID, ch.Text)
+		fmt.Fprintf(&b, "\n## %s\n\n", hp)
+		for _, ch := range g.chunks {
+			n := fmt.Sprint(len(alias) + 1)
+			alias[n] = ch.ID
+			fmt.Fprintf(&b, "[chunk %s]\n%s\n\n", n, ch.Text)
 		}
-		head := s.chunks[0]
-		user := fmt.Sprintf("Document: %s\nSection: %s\n\n%s", sourceOf(&head), strings.Join(head.HeadingPath, " > "), b.String())
-		reqs[i] = llm.Request{Stage: "extract.map", Model: model, PromptVersion: PromptVersion,
-			Messages: []llm.Message{{Role: llm.RoleSystem, Content: mapPrompt}, {Role: llm.RoleUser, Content: user}},
-			Schema:   &llm.Schema{Name: "extract_map", JSON: json.RawMessage(mapSchema)}}
 	}
-	results := mapAll(ctx, c, reqs, concurrency)
-	// The first failure, in section order, stops the run; every answer
-	// received before it is in the client's cache for the rerun.
+	return b.String(), alias
+}
+
+// DroppedItem is a candidate the reduce left out, with the model's reason.
+type DroppedItem struct {
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Reason string `json:"reason"`
+	Why    string `json:"why,omitempty"`
+	Chunk  string `json:"chunk"`
+}
+
+// PassPlan is what one pass would send, for a dry run. Completion tokens
+// are always an estimate; Estimated says the requests and prompt tokens
+// are estimated too, because they depend on answers not received yet.
+type PassPlan struct {
+	Pass             string `json:"pass"`
+	Requests         int    `json:"requests"`
+	Cached           int    `json:"cached"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	Estimated        bool   `json:"estimated"`
+	Note             string `json:"note,omitempty"`
+}
+
+// LLMStats says what the LLM path read, merged, dropped and re-read.
+type LLMStats struct {
+	// Sections is the number of map requests.
+	Sections int `json:"sections"`
+	// SourceTokens counts the tokens of every chunk (Options.CountTokens).
+	SourceTokens int `json:"source_tokens"`
+	// Candidates counts verified items of the map answers; Unverified
+	// those whose quote was not in the cited chunk (map and gap).
+	Candidates int `json:"candidates"`
+	Unverified int `json:"unverified"`
+	// Clusters counts the groups of near-duplicates sent to the reduce;
+	// Merged the candidates folded into another item (same text, or the
+	// model's merge).
+	Clusters int `json:"clusters"`
+	Merged   int `json:"merged"`
+	// Dropped lists what the model judged not worth keeping, and why.
+	Dropped []DroppedItem `json:"dropped"`
+	// Unjudged counts candidates a reduce answer did not account for; they
+	// are kept as the map proposed them.
+	Unjudged int `json:"unjudged"`
+	// GapSections counts the heading groups the gap pass re-read,
+	// GapRequests its requests, GapCandidates the verified items it found.
+	GapSections   int `json:"gap_sections"`
+	GapRequests   int `json:"gap_requests"`
+	GapCandidates int `json:"gap_candidates"`
+	// Reviewed counts the items that survived the reduce; NotSelected those
+	// the tier pass left out of the design's targets.
+	Reviewed    int `json:"reviewed"`
+	NotSelected int `json:"not_selected"`
+	// StepsDropped counts SOP steps with neither a supporting candidate
+	// nor a tool.
+	StepsDropped int `json:"steps_dropped"`
+	// Failed lists requests whose answer broke the schema even after the
+	// repair round; the build went on without them (a rebuild asks again).
+	Failed []string `json:"failed,omitempty"`
+	// Grouping says how near-duplicates were grouped.
+	Grouping string `json:"grouping"`
+	// DryRun is true when the completer counted requests without sending;
+	// Plan then says, per pass, what a build would send.
+	DryRun bool       `json:"dry_run"`
+	Plan   []PassPlan `json:"plan,omitempty"`
+}
+
+// llmRun is one LLM extraction.
+type llmRun struct {
+	opt    Options
+	count  func(string) int
+	byID   map[string]*chunk.Chunk
+	seq    map[string]int // chunk id -> corpus position
+	docIdx map[string]int
+	tokens []int // per chunk
+	st     LLMStats
+	// pending is set in a dry run once a pass lacks answers, pendingAt
+	// names that pass: the passes after it are estimated.
+	pending   bool
+	pendingAt string
+	// ran records the passes that ran ("reduce.gap" for the reduce of the
+	// gap's candidates); a dry run estimates the others.
+	ran  map[string]bool
+	plan map[string]*PassPlan
+	// mapCompletion and mapSource calibrate the dry-run estimate of map
+	// answers from the cached ones.
+	mapCompletion, mapSource int
+}
+
+// LLM extracts with a model: map over sections, reduce (group near
+// duplicates by embedding similarity, let the model merge their wording and
+// drop common sense), a gap pass re-reading rule-like sections no item
+// cites, tiers chosen by the model against the design's targets, and an SOP
+// whose steps name their tools. Every quote is verified against its chunk.
+// A request error stops the run; every answer received is in the client's
+// cache, so a rerun resumes.
+func LLM(ctx context.Context, opt Options) (knowledge.Files, LLMStats, error) {
+	x := &llmRun{opt: opt, count: opt.CountTokens, byID: map[string]*chunk.Chunk{}, seq: map[string]int{},
+		docIdx: map[string]int{}, plan: map[string]*PassPlan{}, ran: map[string]bool{}}
+	if x.count == nil {
+		x.count = llm.EstimateTokens
+	}
+	x.tokens = make([]int, len(opt.Chunks))
+	for i := range opt.Chunks {
+		c := &opt.Chunks[i]
+		x.byID[c.ID] = c
+		x.seq[c.ID] = i
+		if _, ok := x.docIdx[c.Doc]; !ok {
+			x.docIdx[c.Doc] = len(x.docIdx)
+		}
+		x.tokens[i] = x.count(c.Text)
+		x.st.SourceTokens += x.tokens[i]
+	}
+	x.st.Grouping = "identical text only (no embedder)"
+	if opt.Embedder != nil {
+		x.st.Grouping = fmt.Sprintf("embedding cosine >= %.2f", x.threshold())
+	}
+	files, err := x.run(ctx)
+	if err == nil {
+		x.finishPlan()
+	}
+	return files, x.st, err
+}
+
+func (x *llmRun) run(ctx context.Context) (knowledge.Files, error) {
+	cands, err := x.mapPass(ctx)
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	var steps []*item
+	cands, steps = split(cands)
+	merged, err := x.reduce(ctx, cands)
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	gapCands, err := x.gapPass(ctx, append(append([]*item(nil), merged...), steps...))
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	gapCands, gapSteps := split(gapCands)
+	steps = append(steps, gapSteps...)
+	if len(gapCands) > 0 {
+		for _, g := range gapCands {
+			g.isNew = true
+		}
+		if merged, err = x.reduce(ctx, append(merged, gapCands...)); err != nil {
+			return knowledge.Files{}, err
+		}
+	}
+	x.st.Reviewed = len(merged)
+	sel, err := x.tiers(ctx, merged)
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	sop, err := x.sop(ctx, steps, sel)
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	if x.pending {
+		return knowledge.Files{}, nil
+	}
+	return x.files(sop, sel), nil
+}
+
+// split separates SOP step candidates from the rest.
+func split(xs []*item) (rest, steps []*item) {
+	for _, it := range xs {
+		if it.kind == kindStep {
+			steps = append(steps, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	return rest, steps
+}
+
+// request builds a structured request of a pass.
+func (x *llmRun) request(stage, prompt, schemaName, schema, user string) llm.Request {
+	return llm.Request{Stage: stage, Model: x.opt.Model, PromptVersion: promptVersion(prompt),
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: prompt}, {Role: llm.RoleUser, Content: user}},
+		Schema:   &llm.Schema{Name: schemaName, JSON: json.RawMessage(schema)}}
+}
+
+// send runs reqs of one pass (up to Options.Concurrency in flight) and
+// sorts the outcomes: answers, requests a dry run did not send (pending),
+// answers that broke the schema after the repair round (recorded in
+// Failed, skipped). Any other error stops the run.
+//
+// pass is the request's stage, or reduceGap for the reduce of the gap's
+// candidates (counted under StageReduce).
+func (x *llmRun) send(ctx context.Context, pass string, reqs []llm.Request, names []string) ([]*llm.Response, error) {
+	stage := strings.TrimSuffix(pass, gapSuffix)
+	results := mapAll(ctx, x.opt.Completer, reqs, x.opt.Concurrency)
+	if err := firstFailure(ctx, results); err != nil {
+		for i, r := range results {
+			if r.err == err {
+				return nil, fmt.Errorf("%s %s: %w", stage, names[i], err)
+			}
+		}
+	}
+	out := make([]*llm.Response, len(reqs))
+	p := x.planFor(stage)
 	for i, r := range results {
-		if r.err != nil && !errors.Is(r.err, llm.ErrDryRun) {
-			return knowledge.Files{}, st, fmt.Errorf("map %s: %w", sourceOf(&secs[i].chunks[0]), r.err)
+		switch {
+		case r.err == nil:
+			out[i] = &results[i].resp
+			if r.resp.Cached {
+				p.Cached++
+			}
+		case errors.Is(r.err, llm.ErrDryRun):
+			x.st.DryRun = true
+			if !x.pending {
+				x.pending, x.pendingAt = true, pass
+			}
+			p.Requests++
+			p.PromptTokens += llm.PromptTokens(reqs[i], x.count)
+		case errors.Is(r.err, llm.ErrInvalidOutput):
+			x.st.Failed = append(x.st.Failed, fmt.Sprintf("%s %s: %v", stage, names[i], r.err))
 		}
 	}
+	return out, nil
+}
+
+// firstFailure returns the error that stopped a pass: the first, in request
+// order, that is not the cancellation it caused in requests still in
+// flight; ctx's own error when the caller cancelled.
+func firstFailure(ctx context.Context, results []mapResult) error {
+	var canceled error
+	for _, r := range results {
+		switch {
+		case r.err == nil, errors.Is(r.err, llm.ErrDryRun), errors.Is(r.err, llm.ErrInvalidOutput):
+		case errors.Is(r.err, context.Canceled) && ctx.Err() == nil:
+			if canceled == nil {
+				canceled = r.err
+			}
+		default:
+			return r.err
+		}
+	}
+	return canceled
+}
+
+func (x *llmRun) planFor(stage string) *PassPlan {
+	p := x.plan[stage]
+	if p == nil {
+		p = &PassPlan{Pass: stage}
+		x.plan[stage] = p
+	}
+	return p
+}
+
+// mapPass reads every section once.
+func (x *llmRun) mapPass(ctx context.Context) ([]*item, error) {
+	x.ran[StageMap] = true
+	secs := sections(x.opt.Chunks)
+	x.st.Sections = len(secs)
+	reqs := make([]llm.Request, len(secs))
+	names := make([]string, len(secs))
+	aliases := make([]map[string]string, len(secs))
 	for i, s := range secs {
-		head := s.chunks[0]
-		resp, err := results[i].resp, results[i].err
-		if errors.Is(err, llm.ErrDryRun) {
-			st.DryRun = true
+		var text string
+		text, aliases[i] = s.render()
+		reqs[i] = x.request(StageMap, mapPrompt, "extract_map", mapSchema, text)
+		names[i] = sourceOf(s.first())
+	}
+	resps, err := x.send(ctx, StageMap, reqs, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []*item
+	n := 0
+	for i, r := range resps {
+		if r == nil {
 			continue
 		}
-		var ans MapAnswer
-		if err := json.Unmarshal([]byte(stripFenceJSON(resp.Content)), &ans); err != nil {
-			return knowledge.Files{}, st, fmt.Errorf("map %s: answer is not JSON: %w", sourceOf(&head), err)
+		if r.Cached {
+			x.mapCompletion += r.Usage.CompletionTokens
+			x.mapSource += x.sectionTokens(secs[i])
 		}
-		if _, ok := docIdx[head.Doc]; !ok {
-			docIdx[head.Doc] = len(docIdx)
+		items, err := x.parseAnswer(r.Content, aliases[i], "c", &n)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", StageMap, names[i], err)
 		}
-		d := docIdx[head.Doc]
-		for _, r := range ans.Rules {
-			ch, ev, ok := verified(r.Chunk, r.Quote)
-			k := normalise(r.Condition + "|" + r.Conclusion)
-			if !ok || seen[k] || r.Condition == "" || r.Conclusion == "" {
-				continue
-			}
-			seen[k] = true
-			x := cand[knowledge.Rule]{s: sentence{Chunk: ch, Doc: d}, v: knowledge.Rule{Condition: r.Condition, Source: sourceOf(ch), Evidence: ev}}
-			switch r.Tier {
-			case "tier1":
-				x.v.Action, x.v.Priority = r.Conclusion, "high"
-				t1 = append(t1, x)
-			case "tier3":
-				x.v.Conclusion, x.v.Confidence = r.Conclusion, "medium"
-				t3 = append(t3, x)
-			default:
-				x.v.Conclusion, x.v.Confidence = r.Conclusion, "high"
-				t2 = append(t2, x)
-			}
-		}
-		for _, p := range ans.Patterns {
-			ch, ev, ok := verified(p.Chunk, p.Quote)
-			k := "p" + normalise(p.Name)
-			if !ok || seen[k] || p.Name == "" {
-				continue
-			}
-			seen[k] = true
-			pats = append(pats, cand[knowledge.Pattern]{s: sentence{Chunk: ch, Doc: d}, v: knowledge.Pattern{Name: p.Name, Signature: p.Signature, Indication: p.Indication, Confidence: "medium", Evidence: ev}})
-		}
-		for _, f := range ans.RedFlags {
-			ch, ev, ok := verified(f.Chunk, f.Quote)
-			k := "f" + normalise(f.Signal)
-			if !ok || seen[k] || f.Signal == "" {
-				continue
-			}
-			seen[k] = true
-			sev := f.Severity
-			if sev != "critical" && sev != "warning" {
-				sev = "notice"
-			}
-			flags = append(flags, cand[knowledge.RedFlag]{s: sentence{Chunk: ch, Doc: d}, v: knowledge.RedFlag{Signal: f.Signal, Severity: sev, Action: f.Action, Evidence: ev}})
-		}
-		for _, sp := range ans.Steps {
-			_, ev, ok := verified(sp.Chunk, sp.Quote)
-			k := "s" + normalise(sp.Action)
-			if !ok || seen[k] || sp.Action == "" || len(steps[sp.Phase]) >= maxMethod {
-				continue
-			}
-			seen[k] = true
-			steps[sp.Phase] = append(steps[sp.Phase], knowledge.Step{Action: sp.Action, Output: sp.Action, Evidence: ev})
-		}
+		out = append(out, items...)
 	}
-	zh := false
-	if len(chunks) > 0 {
-		zh = isHan(chunks[0].Text)
-	}
-	var sents []sentence
-	sop := buildSOP(theme, zh, sents)
-	for i := range sop.Phases {
-		ph := &sop.Phases[i]
-		for j, s := range steps[ph.ID] {
-			s.ID = fmt.Sprintf("%s.%d", ph.ID, len(ph.Steps)+1)
-			s.Tool = phaseSpecs[i].tool
-			_ = j
-			ph.Steps = append(ph.Steps, s)
-		}
-	}
-	sortStable(flags, func(a, b cand[knowledge.RedFlag]) bool { return sevRank(a.v.Severity) < sevRank(b.v.Severity) })
-	meta := &knowledge.Meta{Theme: theme, Extractor: "llm:" + model, PromptVersion: PromptVersion, Sources: sources(chunks)}
-	files := knowledge.Files{
-		SOP: knowledge.SOPFile{SOP: sop, Meta: meta},
-		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
-			QuickPatterns: nonNil(values(pick(pats, maxPatterns, true))),
-			RedFlags:      nonNil(values(pick(flags, maxRedFlags, true))),
-		}, Meta: meta},
-		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
-			Tier1: nonNil(values(pick(t1, maxTier1, true))),
-			Tier2: nonNil(values(pick(t2, maxTier2, true))),
-			Tier3: nonNil(values(pick(t3, maxTier3, true))),
-		}, Meta: meta},
-	}
-	return files, st, nil
+	out = x.dedupe(out)
+	x.st.Candidates = len(out)
+	return out, nil
 }
 
-func nonNil[T any](xs []T) []T {
-	if xs == nil {
-		return []T{}
+func (x *llmRun) sectionTokens(s section) int {
+	n := 0
+	for _, g := range s.groups {
+		for _, c := range g.chunks {
+			n += x.tokens[x.seq[c.ID]]
+		}
 	}
-	return xs
+	return n
+}
+
+// parseAnswer turns a map or gap answer into verified items, numbered
+// prefix1, prefix2, ... from *n. alias maps the chunk numbers of the
+// request to chunk ids.
+func (x *llmRun) parseAnswer(content string, alias map[string]string, prefix string, n *int) ([]*item, error) {
+	var ans MapAnswer
+	if err := json.Unmarshal([]byte(stripFenceJSON(content)), &ans); err != nil {
+		return nil, fmt.Errorf("answer is not JSON: %w", err)
+	}
+	var out []*item
+	add := func(it *item, num ChunkRef, quote string) {
+		id := alias[strings.TrimSpace(string(num))]
+		ch, ok := x.byID[id]
+		quote = strings.TrimSpace(quote)
+		if !ok || quote == "" || !strings.Contains(ch.Text, quote) {
+			x.st.Unverified++
+			return
+		}
+		*n++
+		it.id = fmt.Sprintf("%s%d", prefix, *n)
+		it.ev = []knowledge.Evidence{{Chunk: id, Quote: quote}}
+		it.chunk, it.seq, it.doc = ch, x.seq[id], x.docIdx[ch.Doc]
+		out = append(out, it)
+	}
+	for _, r := range ans.Rules {
+		if strings.TrimSpace(r.Condition) == "" || strings.TrimSpace(r.Conclusion) == "" {
+			continue
+		}
+		add(&item{kind: kindRule, tier: r.Tier, condition: r.Condition, conclusion: r.Conclusion}, r.Chunk, r.Quote)
+	}
+	for _, p := range ans.Patterns {
+		if strings.TrimSpace(p.Name) == "" {
+			continue
+		}
+		add(&item{kind: kindPattern, name: p.Name, signature: p.Signature, indication: p.Indication}, p.Chunk, p.Quote)
+	}
+	for _, f := range ans.RedFlags {
+		if strings.TrimSpace(f.Signal) == "" {
+			continue
+		}
+		add(&item{kind: kindFlag, signal: f.Signal, severity: f.Severity, action: f.Action}, f.Chunk, f.Quote)
+	}
+	for _, s := range ans.Steps {
+		if strings.TrimSpace(s.Action) == "" {
+			continue
+		}
+		add(&item{kind: kindStep, phase: s.Phase, action: s.Action}, s.Chunk, s.Quote)
+	}
+	return out, nil
+}
+
+// dedupe folds items of identical normalised text into the first one,
+// keeping the union of their evidence.
+func (x *llmRun) dedupe(xs []*item) []*item {
+	first := map[string]*item{}
+	var out []*item
+	for _, it := range xs {
+		k := it.key()
+		if f, ok := first[k]; ok {
+			f.addEvidence(it.ev)
+			x.st.Merged++
+			continue
+		}
+		first[k] = it
+		out = append(out, it)
+	}
+	return out
 }
 
 func stripFenceJSON(s string) string {
@@ -257,14 +591,22 @@ func stripFenceJSON(s string) string {
 	return t
 }
 
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
 type mapResult struct {
 	resp llm.Response
 	err  error
 }
 
 // mapAll sends reqs with up to concurrency in flight and returns the
-// results in request order. After a failure (other than a dry run) no new
-// request starts; requests never started get the context's error.
+// results in request order. After a failure (other than a dry run or an
+// answer that broke the schema) no new request starts; requests never
+// started get context.Canceled.
 func mapAll(ctx context.Context, c Completer, reqs []llm.Request, concurrency int) []mapResult {
 	if concurrency < 1 {
 		concurrency = 1
@@ -297,7 +639,7 @@ func mapAll(ctx context.Context, c Completer, reqs []llm.Request, concurrency in
 				}
 				r, err := c.Chat(cctx, reqs[i])
 				results[i] = mapResult{r, err}
-				if err != nil && !errors.Is(err, llm.ErrDryRun) {
+				if err != nil && !errors.Is(err, llm.ErrDryRun) && !errors.Is(err, llm.ErrInvalidOutput) {
 					cancel()
 				}
 			}

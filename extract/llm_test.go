@@ -1,151 +1,929 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/testcorpus"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/embedding"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
 
-var chunkLine = regexp.MustCompile(`\[chunk ([^\]]+)\]\n`)
+// The fake model below answers every pass of the LLM path the way a model
+// would, computed from the request: it finds rule-like sentences and quotes
+// them, merges each group of the reduce, drops vague candidates, picks the
+// tiers and writes a five-phase SOP. It skips the heading groups whose
+// heading has an odd number of characters in the map, so the gap pass has
+// gaps to find.
 
-// fakeExtractor answers a map request with one rule per chunk quoting the
-// chunk's first characters, plus one made-up quote that must be dropped.
-func fakeExtractor(r llmtest.Request) llmtest.Reply {
-	msg := r.LastUserMessage()
-	type item = map[string]string
-	rules, flags, pats, steps := []item{}, []item{}, []item{}, []item{}
-	locs := chunkLine.FindAllStringSubmatchIndex(msg, -1)
+var (
+	marker      = regexp.MustCompile(`(?m)^(?:## (.*)|\[chunk ([^\]]+)\])$`)
+	fakeSplit   = regexp.MustCompile(`[。！？；\n]`)
+	fakeConseq  = regexp.MustCompile(`则|必|宜|忌`)
+	fakePattern = regexp.MustCompile(`^(\p{Han}{2,4}格)者`)
+	groupLine   = regexp.MustCompile(`^## group \d+$`)
+	candLine    = regexp.MustCompile(`^([cgm]\d+) (rule|pattern|red_flag)(?: (\S+))? \| (.*)$`)
+	listLine    = regexp.MustCompile(`^([ms]\d+) \| ([^|]+) \|(?: importance (\d) \|)? (.*)$`)
+)
+
+type fakeChunk struct{ heading, id, text string }
+
+func fakeChunks(msg string) []fakeChunk {
+	var out []fakeChunk
+	heading := ""
+	locs := marker.FindAllStringSubmatchIndex(msg, -1)
 	for i, m := range locs {
-		id := msg[m[2]:m[3]]
+		if m[2] >= 0 {
+			heading = msg[m[2]:m[3]]
+			continue
+		}
 		end := len(msg)
 		if i+1 < len(locs) {
 			end = locs[i+1][0]
 		}
-		text := strings.TrimSpace(msg[m[1]:end])
-		runes := []rune(text)
-		if len(runes) < 12 {
-			continue
-		}
-		q := string(runes[:12])
-		rules = append(rules, item{"tier": []string{"tier1", "tier2", "tier3"}[i%3], "condition": "条件" + q, "conclusion": "结论", "chunk": id, "quote": q})
-		if i == 0 {
-			flags = append(flags, item{"signal": "信号" + q, "severity": "warning", "action": "核查", "chunk": id, "quote": q})
-			pats = append(pats, item{"name": "格" + q, "signature": q, "indication": "主", "chunk": id, "quote": q})
-			steps = append(steps, item{"phase": "P4", "action": "看" + q, "chunk": id, "quote": q})
-			rules = append(rules, item{"tier": "tier2", "condition": "编造", "conclusion": "x", "chunk": id, "quote": "这句话不在原文里"})
-		}
+		out = append(out, fakeChunk{heading, msg[m[4]:m[5]], strings.TrimSpace(msg[m[1]:end])})
 	}
-	b, _ := json.Marshal(map[string]any{"rules": rules, "patterns": pats, "red_flags": flags, "steps": steps})
-	return llmtest.Text(string(b))
+	return out
 }
 
-func TestLLMExtractResumeAndCache(t *testing.T) {
-	chunks := loadCorpus(t, "bazi")
-	chunks = chunks[:200] // a slice of the corpus keeps the test quick
-	srv := llmtest.New(t)
-	srv.SetFallback(fakeExtractor)
-	cache := t.TempDir()
-	newClient := func() *llm.Client {
-		return llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", CacheDir: cache, MaxRetries: 1,
-			Sleep: func(ctx context.Context, d time.Duration) error { return nil }})
-	}
-	// A first build "killed" half-way: only the first sections answered.
-	half := len(sections(chunks)) / 2
-	c1 := newClient()
-	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	counting := completerFunc(func(ctx context.Context, r llm.Request) (llm.Response, error) {
-		if n == half {
-			cancel()
-			return llm.Response{}, context.Canceled
+func fakeRead(msg string, skipOdd bool) llmtest.Reply {
+	type obj = map[string]string
+	rules, pats, flags, steps := []obj{}, []obj{}, []obj{}, []obj{}
+	for i, c := range fakeChunks(msg) {
+		if skipOdd && utf8.RuneCountInString(c.heading)%2 == 1 {
+			continue
 		}
-		n++
-		return c1.Chat(ctx, r)
-	})
-	if _, err := Run(ctx, Options{Theme: "bazi", Chunks: chunks, Completer: counting, Model: "m"}); err == nil {
-		t.Fatal("killed build returned no error")
+		n := 0
+		for _, s := range fakeSplit.Split(c.text, -1) {
+			s = strings.TrimSpace(s)
+			rs := utf8.RuneCountInString(s)
+			if rs < 6 || rs > 60 || strings.HasPrefix(s, "#") {
+				continue
+			}
+			if m := fakePattern.FindStringSubmatch(s); m != nil {
+				pats = append(pats, obj{"name": m[1], "signature": s, "indication": "主贵", "chunk": c.id, "quote": s})
+				continue
+			}
+			if strings.Contains(s, "凶") && rs <= 30 {
+				flags = append(flags, obj{"signal": s, "severity": "warning", "action": "先行核查", "chunk": c.id, "quote": s})
+				continue
+			}
+			if strings.HasPrefix(s, "先") || strings.HasPrefix(s, "次") {
+				steps = append(steps, obj{"phase": "P4", "action": s, "chunk": c.id, "quote": s})
+				continue
+			}
+			loc := fakeConseq.FindStringIndex(s)
+			if loc == nil || loc[0] == 0 || n == 2 {
+				continue
+			}
+			tier := "tier2"
+			switch {
+			case strings.Contains(s, "忌"):
+				tier = "tier1"
+			case strings.HasPrefix(s, "然") || strings.HasPrefix(s, "但"):
+				tier = "tier3"
+			}
+			cond := strings.TrimRight(s[:loc[0]], "，,")
+			rules = append(rules, obj{"tier": tier, "condition": cond, "conclusion": s[loc[0]:], "chunk": c.id, "quote": s})
+			if n == 0 && utf8.RuneCountInString(cond) >= 4 {
+				// The same rule read a second time, worded a little
+				// differently and quoting only its condition: a
+				// near-duplicate for the reduce to merge.
+				rules = append(rules, obj{"tier": tier, "condition": cond + "者", "conclusion": s[loc[0]:], "chunk": c.id, "quote": cond})
+			}
+			n++
+		}
+		if i == 0 {
+			rules = append(rules, obj{"tier": "tier2", "condition": "编造的条件", "conclusion": "编造的结论", "chunk": c.id, "quote": "这句话不在原文里"})
+		}
 	}
-	first := srv.Count()
-	if first != half {
-		t.Fatalf("killed build sent %d requests, want %d", first, half)
+	return llmtest.JSON(map[string]any{"rules": rules, "patterns": pats, "red_flags": flags, "steps": steps})
+}
+
+func fakeReduce(msg string) llmtest.Reply {
+	type cand struct{ id, kind, extra, text string }
+	var groups [][]cand
+	for _, l := range strings.Split(msg, "\n") {
+		if groupLine.MatchString(l) {
+			groups = append(groups, nil)
+			continue
+		}
+		if m := candLine.FindStringSubmatch(l); m != nil && len(groups) > 0 {
+			groups[len(groups)-1] = append(groups[len(groups)-1], cand{m[1], m[2], m[3], m[4]})
+		}
 	}
-	// Resume: only the missing sections are requested.
-	c2 := newClient()
-	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c2, Model: "m"})
+	items, dropped := []any{}, []any{}
+	for _, g := range groups {
+		byKind := map[string][]cand{}
+		var kinds []string
+		for _, c := range g {
+			if c.kind == kindRule {
+				cond := strings.TrimPrefix(strings.SplitN(c.text, " THEN ", 2)[0], "IF ")
+				if utf8.RuneCountInString(cond) <= 3 {
+					dropped = append(dropped, map[string]string{"id": c.id, "reason": "common_sense", "why": "条件过短，不成专家规则"})
+					continue
+				}
+			}
+			if _, ok := byKind[c.kind]; !ok {
+				kinds = append(kinds, c.kind)
+			}
+			byKind[c.kind] = append(byKind[c.kind], c)
+		}
+		for _, k := range kinds {
+			cs := byKind[k]
+			var ids []string
+			for _, c := range cs {
+				ids = append(ids, c.id)
+			}
+			lead := cs[0]
+			it := map[string]any{"kind": k, "members": ids, "importance": 1 + utf8.RuneCountInString(lead.text)%5}
+			switch k {
+			case kindRule:
+				parts := strings.SplitN(strings.TrimPrefix(lead.text, "IF "), " THEN ", 2)
+				it["tier"], it["condition"], it["conclusion"] = lead.extra, parts[0], parts[len(parts)-1]
+				if lead.extra == "tier1" {
+					it["action"], it["priority"] = "提醒用户："+parts[len(parts)-1], "critical"
+				}
+			case kindPattern:
+				name, rest, _ := strings.Cut(lead.text, ": ")
+				sig, ind, _ := strings.Cut(rest, " => ")
+				it["name"], it["signature"], it["indication"] = name, sig, ind
+			case kindFlag:
+				sig, act, _ := strings.Cut(lead.text, " => ")
+				it["signal"], it["action"], it["severity"] = sig, act, lead.extra
+			}
+			items = append(items, it)
+		}
+	}
+	return llmtest.JSON(map[string]any{"items": items, "dropped": dropped})
+}
+
+func fakeTiers(msg string) llmtest.Reply {
+	out := map[string][]string{"tier1_must_know": {}, "tier2_core": {}, "tier3_edge": {}, "quick_patterns": {}, "red_flags": {}}
+	caps := map[string]int{"tier1_must_know": 10, "tier2_core": 50, "tier3_edge": 30, "quick_patterns": 20, "red_flags": 10}
+	for _, l := range strings.Split(msg, "\n") {
+		m := listLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		list := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[strings.TrimSpace(m[2])]
+		if list == "" {
+			list = "red_flags"
+		}
+		if len(out[list]) < caps[list] {
+			out[list] = append(out[list], m[1])
+		}
+	}
+	return llmtest.JSON(out)
+}
+
+func fakeSOP(msg string) llmtest.Reply {
+	var method, pats []string
+	for _, l := range strings.Split(msg, "\n") {
+		m := listLine.FindStringSubmatch(l)
+		switch {
+		case m == nil:
+		case strings.HasPrefix(m[1], "s"):
+			method = append(method, m[1]+"\x00"+m[4])
+		case strings.TrimSpace(m[2]) == "pattern" || strings.TrimSpace(m[2]) == "red flag":
+			pats = append(pats, m[1])
+		}
+	}
+	step := func(action, tool string, supports ...string) map[string]any {
+		return map[string]any{"action": action, "tool": tool, "output": action + "的结果", "supports": append([]string{}, supports...)}
+	}
+	analyse := []any{}
+	for _, m := range method {
+		id, action, _ := strings.Cut(m, "\x00")
+		analyse = append(analyse, step(action, "search_knowledge", id))
+	}
+	scan := []any{step("对照模式与红旗", "get_rules", pats...), step("凭空想象的步骤", "")}
+	phase := func(id, name string, steps ...any) map[string]any {
+		return map[string]any{"id": id, "name": name, "description": name + "阶段", "entry_condition": "进入" + name, "exit_condition": name + "完成", "steps": steps}
+	}
+	return llmtest.JSON(map[string]any{"name": "八字专家流程", "description": "从收集到输出",
+		"phases": []any{
+			phase("P1", "收集", step("收集出生年月日时", "collect_info")),
+			phase("P2", "排盘", step("排出四柱与大运", "calculate_bazi")),
+			phase("P3", "扫描", scan...),
+			phase("P4", "分析", analyse...),
+			phase("P5", "输出", step("展示报告", "show_report")),
+		}})
+}
+
+// fakeModel answers a request of any pass. A repair round is answered
+// from the original request, as a model that got it right the second time.
+func fakeModel(r llmtest.Request) llmtest.Reply {
+	msg := ""
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleUser {
+			msg = m.Content
+			break
+		}
+	}
+	sys := r.SystemMessage()
+	switch {
+	case strings.Contains(sys, "version: map/"):
+		return fakeRead(msg, true)
+	case strings.Contains(sys, "version: gap/"):
+		return fakeRead(msg, false)
+	case strings.Contains(sys, "version: reduce/"):
+		return fakeReduce(msg)
+	case strings.Contains(sys, "version: tiers/"):
+		return fakeTiers(msg)
+	case strings.Contains(sys, "version: sop/"):
+		return fakeSOP(msg)
+	}
+	return llmtest.Status(400, "fake model: unknown prompt")
+}
+
+// stageOf names the pass of a request the server received.
+func stageOf(r llmtest.Request) string {
+	sys := r.SystemMessage()
+	for _, s := range []string{"map", "gap", "reduce", "tiers", "sop"} {
+		if strings.Contains(sys, "version: "+s+"/") {
+			return "extract." + s
+		}
+	}
+	return "?"
+}
+
+var (
+	corpusMu sync.Mutex
+	corpora  = map[int][]chunk.Chunk{}
+)
+
+// convertedBazi converts and chunks the bazi corpus the way `vibe build`
+// does (convert, then the token-bounded chunker): the first kb kilobytes of
+// every book (cut at a line end), or whole books when kb is 0. Each size
+// is converted once per test binary.
+func convertedBazi(t testing.TB, kb int) []chunk.Chunk {
+	t.Helper()
+	dir := testcorpus.Dir(t, "bazi")
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if cs, ok := corpora[kb]; ok {
+		return cs
+	}
+	sp, err := chunk.New(chunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := len(sections(chunks))
-	if srv.Count() != total {
-		t.Errorf("requests after resume = %d (first run %d), want %d in all", srv.Count(), first, total)
+	names, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	sort.Strings(names)
+	var out []chunk.Chunk
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kb > 0 && len(data) > kb<<10 {
+			data = data[:bytes.LastIndexByte(data[:kb<<10], '\n')+1]
+		}
+		base := filepath.Base(n)
+		doc, err := convert.ConvertBytes(context.Background(), data, base, convert.Options{SourceName: "knowledge/bazi/source/" + base})
+		if err != nil {
+			t.Fatalf("convert %s: %v", n, err)
+		}
+		md, err := convert.Render(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := sp.SplitFile(context.Background(), "knowledge/bazi/converted/"+base, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, cs...)
 	}
-	if res.Counts.Dropped != 0 {
-		t.Errorf("dropped %d after verification, want 0 (bad quotes are filtered at map time)", res.Counts.Dropped)
+	corpora[kb] = out
+	return out
+}
+
+type env struct {
+	srv   *llmtest.Server
+	cache string
+	opts  llm.Options
+}
+
+func newEnv(t *testing.T) *env {
+	srv := llmtest.New(t)
+	srv.SetFallback(fakeModel)
+	e := &env{srv: srv, cache: t.TempDir()}
+	e.opts = llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", CacheDir: e.cache, MaxRetries: 2, MaxConcurrency: 2,
+		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }}
+	return e
+}
+
+func (e *env) client(mod func(*llm.Options)) *llm.Client {
+	o := e.opts
+	if mod != nil {
+		mod(&o)
+	}
+	return llm.New(o)
+}
+
+func opts(chunks []chunk.Chunk, c Completer) Options {
+	return Options{Theme: "bazi", Chunks: chunks, Completer: c, Model: "m", Concurrency: 2, Embedder: embedding.NewLocal(512)}
+}
+
+// requests counts the server's requests per pass.
+func requests(srv *llmtest.Server) map[string]int {
+	out := map[string]int{}
+	for _, r := range srv.Requests() {
+		out[stageOf(r)]++
+	}
+	return out
+}
+
+func checkEvidence(t *testing.T, f knowledge.Files, chunks []chunk.Chunk) {
+	t.Helper()
+	byID := map[string]string{}
+	for _, c := range chunks {
+		byID[c.ID] = c.Text
+	}
+	for label, ev := range allEvidence(f) {
+		for _, e := range ev {
+			if !strings.Contains(byID[e.Chunk], e.Quote) || e.Quote == "" {
+				t.Errorf("%s: quote %q is not in chunk %s", label, e.Quote, e.Chunk)
+			}
+		}
+	}
+}
+
+func TestLLMBuild(t *testing.T) {
+	chunks := convertedBazi(t, 48)
+	e := newEnv(t)
+	count := o200k(t)
+	c := e.client(func(o *llm.Options) { o.CountTokens = count })
+	o := opts(chunks, c)
+	o.CountTokens = count
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The tier and SOP requests cost the same for any corpus; on this
+	// slice they weigh more than on a whole one (BenchmarkLLMBazi).
+	if ratio, _ := report(t, c, e.srv, res); ratio > 1.5 {
+		t.Errorf("prompt tokens sent per source token by map, reduce and gap = %.2f, want under 1.5", ratio)
 	}
 	validate(t, res.Files)
-	if res.Counts.Tier1 == 0 || res.Counts.Tier2 == 0 || res.Counts.Tier3 == 0 || res.Counts.RedFlags == 0 || res.Counts.Patterns == 0 {
-		t.Errorf("counts %+v", res.Counts)
+	checkEvidence(t, res.Files, chunks)
+	st, cnt := res.LLM, res.Counts
+	t.Logf("stats: %d sections, %d candidates (%d unverified), %d clusters, %d merged, %d dropped, %d unjudged, %d gap sections in %d requests, %d gap candidates, %d reviewed, %d not selected",
+		st.Sections, st.Candidates, st.Unverified, st.Clusters, st.Merged, len(st.Dropped), st.Unjudged, st.GapSections, st.GapRequests, st.GapCandidates, st.Reviewed, st.NotSelected)
+	t.Logf("counts: %+v; requests per pass %v", cnt, requests(e.srv))
+	if cnt.Tier1 == 0 || cnt.Tier2 == 0 || cnt.Patterns == 0 || cnt.RedFlags == 0 || cnt.Tier1 > maxTier1 || cnt.Tier2 > maxTier2 || cnt.Tier3 > maxTier3 {
+		t.Errorf("counts %+v outside the targets", cnt)
+	}
+	if st.Unverified == 0 {
+		t.Error("the made-up quotes were not counted as unverified")
 	}
 	for _, r := range res.Files.Rules.Rules.All() {
-		if r.Condition == "编造" {
+		if strings.Contains(r.Condition, "编造") {
 			t.Errorf("rule with a made-up quote survived: %+v", r)
 		}
 	}
-	// Unchanged rebuild: zero requests, same ids.
-	before := srv.Count()
-	c3 := newClient()
-	res2, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c3, Model: "m", Previous: &res.Files})
-	if err != nil {
-		t.Fatal(err)
+	if st.Merged == 0 || st.Clusters == 0 || st.Clusters >= st.Candidates+st.GapCandidates {
+		t.Errorf("nothing merged: %d+%d candidates, %d clusters, %d merged", st.Candidates, st.GapCandidates, st.Clusters, st.Merged)
 	}
-	if srv.Count() != before {
-		t.Errorf("unchanged rebuild sent %d requests", srv.Count()-before)
-	}
-	if res2.Files.Rules.Rules.Tier2[0].ID != res.Files.Rules.Rules.Tier2[0].ID {
-		t.Error("ids changed on an unchanged rebuild")
-	}
-	u := c2.Usage()["extract.map"]
-	sent := u.PromptTokens
-	t.Logf("sections %d, requests %d, prompt tokens %d, completion tokens %d, source tokens %d, sent/source %.2f",
-		res.LLM.Sections, srv.Count(), sent, u.CompletionTokens, res.LLM.SourceTokens, float64(sent)/float64(res.LLM.SourceTokens))
-}
-
-type completerFunc func(context.Context, llm.Request) (llm.Response, error)
-
-func (f completerFunc) Chat(ctx context.Context, r llm.Request) (llm.Response, error) {
-	return f(ctx, r)
-}
-
-// TestLLMTokenRatio measures, for the whole bazi corpus against the fake
-// server, the tokens sent per source token (estimated with the same
-// tokenizer on both sides). The figures go in docs/extract.md.
-func TestLLMTokenRatio(t *testing.T) {
-	chunks := loadCorpus(t, "bazi")
-	srv := llmtest.New(t)
-	srv.SetFallback(fakeExtractor)
-	c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2})
-	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks, Completer: c, Model: "m", Concurrency: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sent := 0
-	for _, r := range srv.Requests() {
-		for _, m := range r.Messages {
-			sent += llm.EstimateTokens(m.Content)
+	multi := 0
+	for _, r := range res.Files.Rules.Rules.All() {
+		if len(r.Evidence) > 1 {
+			multi++
 		}
 	}
-	u := c.Usage()["extract.map"]
-	ratio := float64(sent) / float64(res.LLM.SourceTokens)
-	t.Logf("bazi: sections %d, requests %d, prompt tokens sent %d (server-reported %d), completion tokens %d, source tokens %d, sent/source %.2f",
-		res.LLM.Sections, srv.Count(), sent, u.PromptTokens, u.CompletionTokens, res.LLM.SourceTokens, ratio)
-	if ratio > 1.5 {
-		t.Errorf("sent/source = %.2f, want under 1.5", ratio)
+	if multi == 0 {
+		t.Error("no merged rule keeps the union of its members' evidence")
 	}
-	validate(t, res.Files)
+	if len(st.Dropped) == 0 {
+		t.Error("no common-sense candidate dropped")
+	}
+	for _, d := range st.Dropped {
+		if d.Reason != "common_sense" || d.Why == "" || d.Text == "" || d.Chunk == "" {
+			t.Errorf("dropped item without its reason: %+v", d)
+		}
+	}
+	if st.GapSections == 0 || st.GapRequests == 0 || st.GapCandidates == 0 {
+		t.Errorf("gap pass found nothing: %+v", st)
+	}
+	reqs := requests(e.srv)
+	if reqs[StageMap] != st.Sections || reqs[StageGap] != st.GapRequests || reqs[StageTiers] != 1 || reqs[StageSOP] != 1 || reqs[StageReduce] == 0 {
+		t.Errorf("requests per pass %v, stats %+v", reqs, st)
+	}
+	// Gap candidates went through the reduce: some kept item cites a chunk
+	// only the gap pass read.
+	sop := res.Files.SOP.SOP
+	if len(sop.Phases) != 5 || sop.Phases[0].Steps[0].Tool != "collect_info" || sop.Phases[1].Steps[0].Tool != "calculate_bazi" || sop.Phases[4].NextPhase != "" || sop.Phases[0].NextPhase != "P2" {
+		t.Errorf("SOP phases: %+v", sop.Phases)
+	}
+	if st.StepsDropped != 1 {
+		t.Errorf("StepsDropped = %d, want 1 (the step with neither support nor tool)", st.StepsDropped)
+	}
+	if len(sop.Phases[2].Steps) == 0 || len(sop.Phases[2].Steps[0].Evidence) == 0 {
+		t.Errorf("scan step does not cite the patterns it checks: %+v", sop.Phases[2].Steps)
+	}
+	if res.Files.Rules.Meta.Extractor != "llm:m" || res.Files.Rules.Meta.PromptVersion != PromptVersion {
+		t.Errorf("meta %+v", res.Files.Rules.Meta)
+	}
+	// An unchanged rebuild sends nothing and keeps every id.
+	before := e.srv.Count()
+	o2 := withPrev(opts(chunks, e.client(func(o *llm.Options) { o.CountTokens = count })), res.Files)
+	o2.CountTokens = count
+	res2, err := Run(context.Background(), o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.Count() - before; n != 0 {
+		t.Errorf("unchanged rebuild sent %d requests", n)
+	}
+	if !reflect.DeepEqual(res2.Files, res.Files) {
+		t.Error("unchanged rebuild changed the files")
+	}
+	if res2.Counts.Kept != cnt.Tier1+cnt.Tier2+cnt.Tier3+cnt.Patterns+cnt.RedFlags {
+		t.Errorf("kept %d ids of %+v", res2.Counts.Kept, cnt)
+	}
+}
+
+// TestLLMRebuildKeepsIDs edits one chunk and rebuilds: only the requests
+// whose input changed are sent, and the items that did not change keep
+// their ids.
+func TestLLMRebuildKeepsIDs(t *testing.T) {
+	chunks := append([]chunk.Chunk(nil), convertedBazi(t, 24)...)
+	e := newEnv(t)
+	first, err := Run(context.Background(), opts(chunks, e.client(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := e.srv.Count()
+	// The first chunk of the last book that the fake map reads gains a
+	// tier-1 rule the fake reduce rates 5 (1 + length of its line mod 5).
+	at := -1
+	for i, c := range chunks {
+		hp := strings.Join(c.HeadingPath, " > ")
+		if c.Doc == chunks[len(chunks)-1].Doc && hp != "" && utf8.RuneCountInString(hp)%2 == 0 {
+			at = i
+			break
+		}
+	}
+	pad := ""
+	for utf8.RuneCountInString("IF 凡身旺无依 THEN 忌再行比劫之运"+pad)%5 != 4 {
+		pad += "矣"
+	}
+	chunks[at].Text = "凡身旺无依，忌再行比劫之运" + pad + "。\n" + chunks[at].Text
+	second, err := Run(context.Background(), withPrev(opts(chunks, e.client(nil)), first.Files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := e.srv.Count() - sent
+	if again == 0 || again >= sent/2 {
+		t.Errorf("rebuild after editing one chunk sent %d requests (first build %d)", again, sent)
+	}
+	old := map[string]string{}
+	for _, r := range first.Files.Rules.Rules.All() {
+		old[normalise(ruleText(r.Rule))] = r.ID
+	}
+	same, kept := 0, 0
+	for _, r := range second.Files.Rules.Rules.All() {
+		if id, ok := old[normalise(ruleText(r.Rule))]; ok {
+			same++
+			if id == r.ID {
+				kept++
+			}
+		}
+	}
+	if same == 0 || kept != same {
+		t.Errorf("%d rules unchanged, %d kept their id", same, kept)
+	}
+	ids := map[string]bool{}
+	for _, id := range old {
+		ids[id] = true
+	}
+	found := false
+	for _, r := range second.Files.Rules.Rules.All() {
+		if strings.Contains(r.Condition, "身旺无依") {
+			found = true
+			if ids[r.ID] {
+				t.Errorf("the new rule took the old id %s", r.ID)
+			}
+		}
+	}
+	if !found {
+		t.Error("the new rule is not in the rebuilt files")
+	}
+	t.Logf("rebuild sent %d of %d requests; %d unchanged rules kept their ids; counts %+v", again, sent, kept, second.Counts)
+}
+
+func withPrev(o Options, prev knowledge.Files) Options {
+	o.Previous = &prev
+	return o
+}
+
+// killAfter is a completer that fails every request after the first n, as
+// if the build were killed then.
+type killAfter struct {
+	c      Completer
+	n      int
+	mu     sync.Mutex
+	served int
+	cancel context.CancelFunc
+}
+
+func (k *killAfter) Chat(ctx context.Context, r llm.Request) (llm.Response, error) {
+	k.mu.Lock()
+	if k.served >= k.n {
+		k.mu.Unlock()
+		k.cancel()
+		return llm.Response{}, context.Canceled
+	}
+	k.served++
+	k.mu.Unlock()
+	return k.c.Chat(ctx, r)
+}
+
+// TestLLMResume kills a build in each pass and checks that the rerun sends
+// exactly the requests the killed build had not answered, and ends with the
+// files of an uninterrupted build.
+func TestLLMResume(t *testing.T) {
+	chunks := convertedBazi(t, 24)
+	clean := newEnv(t)
+	want, err := Run(context.Background(), opts(chunks, clean.client(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range clean.srv.Requests() {
+		order = append(order, stageOf(r))
+	}
+	total := len(order)
+	// Kill points: the middle of the map, the first reduce request, the
+	// middle of the gap pass, the tier request and the SOP request.
+	first := func(stage string) int {
+		for i, s := range order {
+			if s == stage {
+				return i
+			}
+		}
+		t.Fatalf("no %s request in %v", stage, order)
+		return 0
+	}
+	last := func(stage string) int {
+		n := -1
+		for i, s := range order {
+			if s == stage {
+				n = i
+			}
+		}
+		return n
+	}
+	points := map[string]int{
+		"map":    first(StageMap) + 3,
+		"reduce": first(StageReduce) + 1,
+		"gap":    (first(StageGap) + last(StageGap) + 1) / 2,
+		"gap reduce": func() int {
+			for i := last(StageGap); i < len(order); i++ {
+				if order[i] == StageReduce {
+					return i
+				}
+			}
+			t.Fatal("no reduce after the gap pass")
+			return 0
+		}(),
+		"tiers": first(StageTiers),
+		"sop":   first(StageSOP),
+	}
+	for name, k := range points {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			o := opts(chunks, &killAfter{c: e.client(func(o *llm.Options) { o.MaxConcurrency = 1 }), n: k, cancel: cancel})
+			o.Concurrency = 1
+			if _, err := Run(ctx, o); !errors.Is(err, context.Canceled) {
+				t.Fatalf("killed build: err %v", err)
+			}
+			if e.srv.Count() != k {
+				t.Fatalf("killed build sent %d requests, want %d", e.srv.Count(), k)
+			}
+			got, err := Run(context.Background(), opts(chunks, e.client(nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.srv.Count() != total {
+				t.Errorf("killed after %d requests, resumed: %d in all, want %d (no answer asked twice)", k, e.srv.Count(), total)
+			}
+			if !reflect.DeepEqual(got.Files, want.Files) {
+				t.Error("resumed build differs from an uninterrupted one")
+			}
+		})
+	}
+}
+
+// faulty injects a fault into the first request of a pass (and of the
+// map's second and third requests), then answers like the fake model.
+func faulty(t *testing.T) (func(llmtest.Request) llmtest.Reply, func() map[string]int) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	good := func(r llmtest.Request) string {
+		rep := fakeModel(r)
+		return rep.Text
+	}
+	return func(r llmtest.Request) llmtest.Reply {
+			s := stageOf(r)
+			mu.Lock()
+			seen[s]++
+			n := seen[s]
+			mu.Unlock()
+			switch {
+			case s == StageMap && n == 1:
+				return llmtest.RateLimited("1")
+			case s == StageMap && n == 2:
+				return llmtest.CutBody(good(r))
+			case s == StageMap && n == 3:
+				return llmtest.Slow(3*time.Second, llmtest.Text(good(r)))
+			case s == StageReduce && n == 1:
+				return llmtest.Status(500, "upstream exploded")
+			case s == StageReduce && n == 2:
+				return llmtest.Text(`{"items":[{"kind":"rule","members":[]}],"dropped":"none"}`) // breaks the schema
+			case s == StageGap && n == 1:
+				return llmtest.Status(503, "overloaded")
+			case s == StageTiers && n == 1:
+				return llmtest.Text(`{"tier1_must_know":"all of them"}`) // breaks the schema
+			case s == StageSOP && n == 1:
+				return llmtest.ToolCall("extract_sop", good(r)) // the answer as a function call
+			}
+			return fakeModel(r)
+		}, func() map[string]int {
+			mu.Lock()
+			defer mu.Unlock()
+			out := map[string]int{}
+			for k, v := range seen {
+				out[k] = v
+			}
+			return out
+		}
+}
+
+// TestLLMFaults runs a whole extraction through 429 with Retry-After, a
+// body cut mid-way, a reply slower than the timeout, 500 and 503, answers
+// that break the schema (the repair round) and an answer delivered as a
+// tool call, and gets the files of a fault-free build.
+func TestLLMFaults(t *testing.T) {
+	chunks := convertedBazi(t, 24)
+	clean := newEnv(t)
+	want, err := Run(context.Background(), opts(chunks, clean.client(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	fb, seen := faulty(t)
+	e.srv.SetFallback(fb)
+	var mu sync.Mutex
+	var waits []time.Duration
+	c := e.client(func(o *llm.Options) {
+		o.Timeout = 500 * time.Millisecond
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			waits = append(waits, d)
+			mu.Unlock()
+			return nil
+		}
+	})
+	got, err := Run(context.Background(), opts(chunks, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Files, want.Files) {
+		t.Error("the faults changed the files")
+	}
+	u := c.Usage()
+	if u[StageMap].Retries != 3 || u[StageReduce].Retries != 1 || u[StageReduce].Repairs != 1 || u[StageGap].Retries != 1 || u[StageTiers].Repairs != 1 {
+		t.Errorf("usage %+v", u)
+	}
+	found := false
+	for _, w := range waits {
+		found = found || w == time.Second
+	}
+	if !found {
+		t.Errorf("waits %v: Retry-After 1 not honoured", waits)
+	}
+	t.Logf("requests per pass with faults %v", seen())
+	// The faults are behind us: a second build sends nothing.
+	before := e.srv.Count()
+	if _, err := Run(context.Background(), opts(chunks, e.client(nil))); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.Count() != before {
+		t.Errorf("second build sent %d requests", e.srv.Count()-before)
+	}
+}
+
+// TestLLMBudget stops a build before it overspends, then resumes it with a
+// larger budget without paying twice for what it had received.
+func TestLLMBudget(t *testing.T) {
+	chunks := convertedBazi(t, 24)
+	e := newEnv(t)
+	price := func(budget float64) func(*llm.Options) {
+		return func(o *llm.Options) {
+			o.Prices = map[string]llm.Price{"m": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+			o.Budget = budget
+			o.MaxConcurrency = 1
+		}
+	}
+	c := e.client(price(15))
+	o := opts(chunks, c)
+	o.Concurrency = 1
+	_, err := Run(context.Background(), o)
+	if !errors.Is(err, llm.ErrBudgetExceeded) || !strings.Contains(err.Error(), "raise --budget") {
+		t.Fatalf("err = %v, want the budget stop", err)
+	}
+	stopped := e.srv.Count()
+	if stopped == 0 || c.Spent() > 15 {
+		t.Fatalf("stopped after %d requests having spent %.4f of 15", stopped, c.Spent())
+	}
+	if _, err := Run(context.Background(), opts(chunks, e.client(price(0)))); err != nil {
+		t.Fatal(err)
+	}
+	clean := newEnv(t)
+	if _, err := Run(context.Background(), opts(chunks, clean.client(nil))); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.Count() != clean.srv.Count() {
+		t.Errorf("budget stop + resume sent %d requests, an uninterrupted build %d", e.srv.Count(), clean.srv.Count())
+	}
+}
+
+// TestLLMDryRun checks the plan: nothing sent, the map exact, the later
+// passes estimated until their inputs are cached, and all cached after a
+// build.
+func TestLLMDryRun(t *testing.T) {
+	chunks := convertedBazi(t, 24)
+	e := newEnv(t)
+	dry := func() Result {
+		t.Helper()
+		before := e.srv.Count()
+		res, err := Run(context.Background(), opts(chunks, e.client(func(o *llm.Options) { o.DryRun = true })))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.srv.Count() != before {
+			t.Fatalf("dry run sent %d requests", e.srv.Count()-before)
+		}
+		return res
+	}
+	plan := func(res Result) map[string]PassPlan {
+		out := map[string]PassPlan{}
+		for _, p := range res.LLM.Plan {
+			out[p.Pass] = p
+		}
+		return out
+	}
+	p := plan(dry())
+	if p[StageMap].Requests != len(sections(chunks)) || p[StageMap].Estimated || p[StageMap].PromptTokens == 0 || p[StageMap].CompletionTokens == 0 {
+		t.Errorf("map plan %+v", p[StageMap])
+	}
+	for _, s := range []string{StageReduce, StageGap, StageTiers, StageSOP} {
+		if !p[s].Estimated || p[s].Requests == 0 || p[s].PromptTokens == 0 || p[s].CompletionTokens == 0 {
+			t.Errorf("%s plan %+v, want an estimate", s, p[s])
+		}
+	}
+	// The map's prompt tokens are those the client will count.
+	c := e.client(nil)
+	res, err := Run(context.Background(), opts(chunks, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Usage()[StageMap].Requests != p[StageMap].Requests {
+		t.Errorf("map sent %d requests, plan said %d", c.Usage()[StageMap].Requests, p[StageMap].Requests)
+	}
+	total := 0
+	for _, s := range Stages() {
+		total += p[s].Requests
+	}
+	t.Logf("plan %+v; build sent %v", p, requests(e.srv))
+	after := plan(dry())
+	for _, s := range Stages() {
+		if after[s].Requests != 0 || after[s].Estimated || after[s].Cached == 0 {
+			t.Errorf("%s plan after a build %+v, want everything cached", s, after[s])
+		}
+	}
+	_ = res
+}
+
+func TestClusterAndApplyReduce(t *testing.T) {
+	ch := &chunk.Chunk{ID: "k1", Doc: "d", Text: "若财多身弱，必忌再行财运。财多身弱者忌行财运。正官格者，月令正官。"}
+	mk := func(id, kind, cond, concl string, seq int) *item {
+		return &item{id: id, kind: kind, tier: "tier2", condition: cond, conclusion: concl, name: cond, signal: cond,
+			ev: []knowledge.Evidence{{Chunk: "k1", Quote: cond}}, chunk: ch, seq: seq}
+	}
+	a := mk("c1", kindRule, "若财多身弱", "必忌再行财运", 1)
+	b := mk("c2", kindRule, "财多身弱者", "忌行财运", 2)
+	p := mk("c3", kindPattern, "财多身弱者", "", 3)
+	z := mk("c4", kindRule, "正官格者", "月令正官", 4)
+	x := &llmRun{opt: Options{Embedder: embedding.NewLocal(512), SimilarityThreshold: 0.5}, count: llm.EstimateTokens, ran: map[string]bool{}}
+	cs, err := x.cluster(context.Background(), []*item{a, b, p, z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || len(cs[0]) != 2 || cs[0][1] != b || cs[1][0] != p {
+		t.Fatalf("clusters %v", cs)
+	}
+	var ans reduceAnswer
+	if err := json.Unmarshal([]byte(`{"items":[
+		{"kind":"rule","members":["c2","c1","c3","c99"],"tier":"tier1","condition":"财多身弱","conclusion":"忌行财运","action":"劝其守成","importance":5},
+		{"kind":"rule","members":["c1"],"importance":2}],
+		"dropped":[{"id":"c4","reason":"common_sense","why":"人人皆知"},{"id":"c2","reason":"too_vague"}]}`), &ans); err != nil {
+		t.Fatal(err)
+	}
+	out := x.applyReduce(cs, ans)
+	if len(out) != 2 {
+		t.Fatalf("items %d, want the merged rule and the unjudged pattern", len(out))
+	}
+	m := out[0]
+	if m.condition != "财多身弱" || m.tier != "tier1" || m.importance != 5 || len(m.ev) != 2 || m.ev[0].Quote != "若财多身弱" || m.seq != 1 {
+		t.Errorf("merged %+v: want the answer's wording, the union of evidence in corpus order", m)
+	}
+	if out[1] != p || x.st.Unjudged != 1 {
+		t.Errorf("the pattern left out of the answer (a member of another kind) must be kept as it was: %+v, unjudged %d", out[1], x.st.Unjudged)
+	}
+	if len(x.st.Dropped) != 1 || x.st.Dropped[0].Reason != "common_sense" || x.st.Dropped[0].Why != "人人皆知" {
+		t.Errorf("dropped %+v: only c4 (c2 was merged first)", x.st.Dropped)
+	}
+}
+
+// report logs requests, prompt tokens (counted with the client's counter)
+// and completion tokens (the fake server's bytes/4) per pass, and returns
+// the prompt tokens sent per source token by the map, reduce and gap passes
+// (which grow with the sources) and by the whole build (which adds the
+// single tier and SOP requests).
+func report(tb testing.TB, c *llm.Client, srv *llmtest.Server, res Result) (scaling, whole float64) {
+	tb.Helper()
+	all, grow := 0, 0
+	reqs := requests(srv)
+	u := c.Usage()
+	for _, s := range Stages() {
+		all += u[s].SentPromptTokens
+		if s == StageMap || s == StageReduce || s == StageGap {
+			grow += u[s].SentPromptTokens
+		}
+		tb.Logf("%-15s %4d requests, %8d prompt tokens, %7d completion tokens", s, reqs[s], u[s].SentPromptTokens, u[s].CompletionTokens)
+	}
+	st := res.LLM
+	src := float64(st.SourceTokens)
+	tb.Logf("%d source tokens, %d sections, %d candidates (+%d from the gap pass), %d merged, %d dropped, %d gap sections; %d prompt tokens sent: %.2f per source token (map+reduce+gap %.2f)",
+		st.SourceTokens, st.Sections, st.Candidates, st.GapCandidates, st.Merged, len(st.Dropped), st.GapSections, all, float64(all)/src, float64(grow)/src)
+	return float64(grow) / src, float64(all) / src
+}
+
+// o200k counts tokens as gpt-4o does.
+func o200k(tb testing.TB) func(string) int {
+	sp, err := chunk.New(chunk.Options{Encoding: chunk.EncodingO200K})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sp.Count
+}
+
+// BenchmarkLLMBazi builds the whole bazi corpus (converted and chunked as
+// `vibe build` does) against the fake model, counting tokens with tiktoken
+// o200k_base, and reports requests and tokens per pass and the prompt
+// tokens sent per source token (docs/extract.md):
+//
+//	go test ./extract -run '^$' -bench LLMBazi -benchtime 1x -v
+func BenchmarkLLMBazi(b *testing.B) {
+	chunks := convertedBazi(b, 0)
+	count := o200k(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		srv := llmtest.New(b)
+		srv.SetFallback(fakeModel)
+		c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2, CountTokens: count})
+		o := opts(chunks, c)
+		o.CountTokens = count
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, ratio := report(b, c, srv, res)
+		b.ReportMetric(ratio, "sent/source")
+		b.ReportMetric(float64(srv.Count()), "requests")
+		if ratio > 1.5 {
+			b.Errorf("sent/source = %.2f, want under 1.5", ratio)
+		}
+	}
 }

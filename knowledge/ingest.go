@@ -197,7 +197,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 		b := min(a+opts.BatchSize, len(chunks))
 		texts := make([]string, b-a)
 		for i := range texts {
-			texts[i] = chunks[a+i].Text
+			texts[i] = chunks[a+i].EmbedText()
 		}
 		vs, err := opts.Embedder.Embed(ctx, texts)
 		rep.EmbedCalls++

@@ -5,10 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode"
 )
 
-// RRFK is the reciprocal rank fusion constant.
-const RRFK = 60
+// Fusion of a hybrid search: a hit's score is the sum, over the sides that
+// found it, of the side's weight / (RRFK + its 1-based rank on that side).
+//
+// The constants were chosen on the development half of the question sets in
+// eval/ and checked on the held-out half (docs/retrieval.md): plain RRF (k
+// 60, equal weights) lost to lexical search alone, because the offline
+// embedder is the weaker side and a large k flattens the difference between
+// a side's first hit and its tenth. A small k trusts each side's top ranks,
+// and the vector side counts half.
+const (
+	RRFK          = 10
+	LexicalWeight = 1.0
+	VectorWeight  = 0.5
+)
 
 // CandidatesPerSide is how many candidates each side of a hybrid search
 // contributes to fusion.
@@ -49,9 +63,9 @@ func NormalizeQuery(q Query) (Query, error) {
 }
 
 // Fuse merges a vector-ranked and a lexical-ranked candidate list (each best
-// first, scores in VectorScore / LexicalScore) with reciprocal rank fusion
-// and returns the best k, ranks on each side filled. Ties break by chunk id
-// so results are deterministic.
+// first, scores in VectorScore / LexicalScore) with weighted reciprocal rank
+// fusion (see [RRFK]) and returns the best k, ranks on each side filled.
+// Ties break by chunk id so results are deterministic.
 func Fuse(vector, lexical []Hit, k int) []Hit {
 	byID := map[string]*Hit{}
 	var order []*Hit
@@ -70,13 +84,13 @@ func Fuse(vector, lexical []Hit, k int) []Hit {
 		p := get(h)
 		p.VectorRank = i + 1
 		p.VectorScore = h.VectorScore
-		p.Score += 1 / float64(RRFK+i+1)
+		p.Score += VectorWeight / float64(RRFK+i+1)
 	}
 	for i, h := range lexical {
 		p := get(h)
 		p.LexicalRank = i + 1
 		p.LexicalScore = h.LexicalScore
-		p.Score += 1 / float64(RRFK+i+1)
+		p.Score += LexicalWeight / float64(RRFK+i+1)
 	}
 	out := make([]Hit, len(order))
 	for i, p := range order {
@@ -122,16 +136,23 @@ func RankOnly(hits []Hit, mode SearchMode, k int) []Hit {
 // theme, ranked, carrying at least the chunk id.
 type SideSearch func(ctx context.Context, q Query, n int) ([]Hit, error)
 
+// Fill loads the chunks of hits (which carry only ids), keeping their order
+// and leaving out hits whose chunk is gone.
+type Fill func(ctx context.Context, hits []Hit) ([]Hit, error)
+
 // Search is the search every store shares: it normalises q, asks each side
 // the query's mode needs for its candidates (CandidatesPerSide of each for a
-// hybrid search), and ranks or fuses them. Stores fill the chunks of the
-// hits it returns.
-func Search(ctx context.Context, q Query, vector, lexical SideSearch) ([]Hit, error) {
+// hybrid search), ranks or fuses them, loads the best with fill and leaves
+// out near-duplicates of better hits (see [Collapse]) before cutting the
+// list to q.K.
+func Search(ctx context.Context, q Query, vector, lexical SideSearch, fill Fill) ([]Hit, error) {
 	q, err := NormalizeQuery(q)
 	if err != nil {
 		return nil, err
 	}
-	n := q.K
+	// Collapsing can drop hits, so rank a few more than wanted.
+	want := q.K + q.K/2 + 5
+	n := want
 	if q.Mode == SearchHybrid && n < CandidatesPerSide {
 		n = CandidatesPerSide
 	}
@@ -146,11 +167,102 @@ func Search(ctx context.Context, q Query, vector, lexical SideSearch) ([]Hit, er
 			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
 		}
 	}
+	var hits []Hit
 	switch q.Mode {
 	case SearchVector:
-		return RankOnly(vec, q.Mode, q.K), nil
+		hits = RankOnly(vec, q.Mode, want)
 	case SearchLexical:
-		return RankOnly(lex, q.Mode, q.K), nil
+		hits = RankOnly(lex, q.Mode, want)
+	default:
+		hits = Fuse(vec, lex, want)
 	}
-	return Fuse(vec, lex, q.K), nil
+	if hits, err = fill(ctx, hits); err != nil {
+		return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+	}
+	return Collapse(hits, q.K), nil
+}
+
+// Near-duplicate passages (a book ingested twice, a second annotated copy
+// of a volume, a handbook that repeats its chapters) would otherwise fill
+// the top of a result list with one passage. Two texts are near-duplicates
+// when at least DuplicateContainment of the shingles of the shorter one
+// occur in the other; shingles are runs of three units, a unit being a CJK
+// character or a lower-cased Latin word or number.
+const DuplicateContainment = 0.7
+
+// Collapse returns the first k hits of hits (best first) that are not
+// near-duplicates of a hit kept before them.
+func Collapse(hits []Hit, k int) []Hit {
+	out := make([]Hit, 0, min(k, len(hits)))
+	var kept []map[string]bool
+	for _, h := range hits {
+		if len(out) == k {
+			break
+		}
+		sh := shingles(h.Chunk.Text)
+		dup := false
+		for _, o := range kept {
+			if containment(sh, o) >= DuplicateContainment {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		kept = append(kept, sh)
+		out = append(out, h)
+	}
+	return out
+}
+
+// shingles returns the set of three-unit shingles of text; a text of fewer
+// than three units is one shingle of all of them.
+func shingles(text string) map[string]bool {
+	var units []string
+	var word []rune
+	flush := func() {
+		if len(word) > 0 {
+			units = append(units, string(word))
+			word = word[:0]
+		}
+	}
+	for _, r := range text {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			flush()
+			units = append(units, string(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word = append(word, unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	out := map[string]bool{}
+	if len(units) < 3 {
+		out[strings.Join(units, "\x00")] = true
+		return out
+	}
+	for i := 0; i+3 <= len(units); i++ {
+		out[units[i]+"\x00"+units[i+1]+"\x00"+units[i+2]] = true
+	}
+	return out
+}
+
+// containment is the share of the smaller set's members found in the other.
+func containment(a, b map[string]bool) float64 {
+	if len(b) < len(a) {
+		a, b = b, a
+	}
+	if len(a) == 0 {
+		return 0
+	}
+	n := 0
+	for k := range a {
+		if b[k] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a))
 }

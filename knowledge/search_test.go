@@ -1,7 +1,10 @@
 package knowledge
 
 import (
+	"context"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
@@ -13,19 +16,38 @@ func TestFuse(t *testing.T) {
 	vec := []Hit{hit("a"), hit("b"), hit("c")}
 	lex := []Hit{hit("c"), hit("d"), hit("a")}
 	got := Fuse(vec, lex, 3)
-	ids := []string{got[0].Chunk.ID, got[1].Chunk.ID, got[2].Chunk.ID}
-	// a: 1/61+1/63, c: 1/63+1/61 tie -> by id: a, c; then b (1/62) > d (1/62) tie -> b.
-	want := []string{"a", "c", "b"}
-	for i := range want {
-		if ids[i] != want[i] {
-			t.Fatalf("order = %v, want %v", ids, want)
+	// c: 1/(k+1) lexical + 0.5/(k+3) vector beats a: 0.5/(k+1) + 1/(k+3)
+	// (the lexical side weighs more); d, first found by lexical search at
+	// rank 2, beats b, found by vector search at rank 2.
+	want := []struct {
+		id     string
+		score  float64
+		vr, lr int
+	}{
+		{"c", LexicalWeight/float64(RRFK+1) + VectorWeight/float64(RRFK+3), 3, 1},
+		{"a", VectorWeight/float64(RRFK+1) + LexicalWeight/float64(RRFK+3), 1, 3},
+		{"d", LexicalWeight / float64(RRFK+2), 0, 2},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d hits, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Chunk.ID != w.id || g.VectorRank != w.vr || g.LexicalRank != w.lr || math.Abs(g.Score-w.score) > 1e-12 {
+			t.Errorf("hit %d = %s score %.5f ranks %d/%d, want %s %.5f %d/%d", i, g.Chunk.ID, g.Score, g.VectorRank, g.LexicalRank, w.id, w.score, w.vr, w.lr)
 		}
 	}
-	if got[0].VectorRank != 1 || got[0].LexicalRank != 3 {
-		t.Errorf("a ranks = %d/%d, want 1/3", got[0].VectorRank, got[0].LexicalRank)
+	// The lexical side's first hit outranks the vector side's.
+	if top := Fuse([]Hit{hit("a")}, []Hit{hit("b")}, 2); top[0].Chunk.ID != "b" {
+		t.Errorf("vector-only %s outranks lexical-only b", top[0].Chunk.ID)
 	}
-	if got[2].LexicalRank != 0 || got[2].VectorRank != 2 {
-		t.Errorf("b ranks = %d/%d, want 2/0", got[2].VectorRank, got[2].LexicalRank)
+	// A single side keeps its order.
+	if one := Fuse(nil, []Hit{hit("y"), hit("x")}, 1); one[0].Chunk.ID != "y" {
+		t.Errorf("rank order lost: %s", one[0].Chunk.ID)
+	}
+	same := Fuse([]Hit{hit("y"), hit("x")}, []Hit{hit("x"), hit("y")}, 2)
+	if VectorWeight != LexicalWeight && same[0].Chunk.ID != "x" {
+		t.Errorf("x (lexical rank 1) should lead, got %s", same[0].Chunk.ID)
 	}
 }
 
@@ -52,5 +74,70 @@ func TestNormalizeQuery(t *testing.T) {
 		if err != nil || got.Mode != tt.mode || got.K != 10 {
 			t.Errorf("%d: got %+v, %v", i, got, err)
 		}
+	}
+}
+
+func textHit(id, text string) Hit { return Hit{Chunk: chunk.Chunk{ID: id, Text: text}} }
+
+func TestCollapse(t *testing.T) {
+	hits := []Hit{
+		textHit("a", "看其力势冲起是何支神，二看其力势拱起是何支神，三看其力势刑起是何支神。"),
+		// The same passage in another copy: variant characters, an
+		// inserted note, no punctuation.
+		textHit("b", "〈一看其力势冲起是何支神二看其力势拱起是何支神注三看其力势刑起是何支神〉"),
+		textHit("c", "甲木参天，脱胎要火，春不容金，秋不容土。"),
+		textHit("d", "The meeting of creditors is held by the standing trustee."),
+		textHit("e", "THE MEETING OF CREDITORS IS HELD BY THE STANDING TRUSTEE"),
+		textHit("f", "The meeting of creditors is adjourned when the debtor is absent."),
+		textHit("g", "甲木"),
+	}
+	got := Collapse(hits, 10)
+	var ids []string
+	for _, h := range got {
+		ids = append(ids, h.Chunk.ID)
+	}
+	if want := "a c d f g"; strings.Join(ids, " ") != want {
+		t.Errorf("Collapse kept %v, want %s", ids, want)
+	}
+	if got := Collapse(hits, 2); len(got) != 2 || got[1].Chunk.ID != "c" {
+		t.Errorf("Collapse(k=2) = %v", got)
+	}
+	if got := Collapse(nil, 3); got == nil || len(got) != 0 {
+		t.Errorf("Collapse(nil) = %#v, want an empty non-nil list", got)
+	}
+}
+
+func TestSearchFillsAndCollapses(t *testing.T) {
+	texts := map[string]string{"a": "one two three four", "b": "one two three four", "c": "five six seven eight"}
+	side := func(ids ...string) SideSearch {
+		return func(_ context.Context, _ Query, n int) ([]Hit, error) {
+			var out []Hit
+			for _, id := range ids[:min(n, len(ids))] {
+				out = append(out, hit(id))
+			}
+			return out, nil
+		}
+	}
+	var asked int
+	fill := func(_ context.Context, hs []Hit) ([]Hit, error) {
+		asked = len(hs)
+		out := hs[:0]
+		for _, h := range hs {
+			if txt, ok := texts[h.Chunk.ID]; ok {
+				h.Chunk.Text = txt
+				out = append(out, h)
+			}
+		}
+		return out, nil
+	}
+	got, err := Search(context.Background(), Query{Theme: "t", Text: "x", Vector: []float32{1}, K: 2}, side("a", "b", "gone", "c"), side("b", "a", "c"), fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Chunk.ID != "b" || got[1].Chunk.ID != "c" {
+		t.Fatalf("got %+v, want b then c (a duplicates b, gone was deleted)", got)
+	}
+	if asked < 4 {
+		t.Errorf("fill was asked for %d hits, want the candidates beyond K that collapsing may need", asked)
 	}
 }

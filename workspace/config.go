@@ -137,7 +137,7 @@ type ServeConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Store:     StoreConfig{Driver: "sqlite", Path: ".vibe/vibe.db"},
-		Embedding: EmbeddingConfig{Provider: "local", Model: "local-ngram-v1", Dimensions: 512, BatchSize: 64, Concurrency: 4},
+		Embedding: EmbeddingConfig{Provider: "local", Model: "local-ngram-v2", Dimensions: 1024, BatchSize: 64, Concurrency: 4},
 		LLM: LLMConfig{
 			Model:          "gpt-4o-mini",
 			ChatModel:      "gpt-4o-mini",

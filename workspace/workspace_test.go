@@ -74,7 +74,7 @@ func TestLoadConfigLayers(t *testing.T) {
 	if !cfg.LLMEnabled() {
 		t.Error("an API key should enable the LLM")
 	}
-	if cfg.Embedding.Dimensions != 512 {
+	if cfg.Embedding.Dimensions != 1024 {
 		t.Errorf("defaults lost: %+v", cfg.Embedding)
 	}
 }

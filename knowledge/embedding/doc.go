@@ -3,6 +3,6 @@
 //
 // It defines the [Embedder] contract and two implementations: [Local], a
 // deterministic offline lexical embedder (hashed n-gram features, labelled
-// "local-ngram-v1"), and an OpenAI-compatible remote embedder with batching,
+// "local-ngram-v2"), and an OpenAI-compatible remote embedder with batching,
 // bounded concurrency, retries and a persistent cache.
 package embedding

@@ -6,10 +6,20 @@ import (
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/vibelife/vibe/knowledge/lexical"
 )
 
-// LocalModel is the model name recorded for vectors of [Local].
-const LocalModel = "local-ngram-v1"
+// LocalModel is the model name recorded for vectors of [Local]. It changes
+// whenever the vectors do, so that a store holding older ones refuses new
+// ones (ErrDimensionMismatch) instead of mixing them: re-ingest with
+// `vibe ingest <theme> --rebuild`.
+const LocalModel = "local-ngram-v2"
+
+// DefaultLocalDimensions is the vector size of [NewLocal](0). Hashing a
+// chunk's few hundred features into 512 buckets collided often enough to
+// cost recall; 1024 halves the collisions (docs/retrieval.md).
+const DefaultLocalDimensions = 1024
 
 // Local is a deterministic, offline, lexical embedder: it is not a neural
 // model and captures shared wording, not meaning.
@@ -22,23 +32,28 @@ const LocalModel = "local-ngram-v1"
 //     adjacent words (weight 1 and 1.5) and the character trigrams of each
 //     word padded with spaces (weight 0.3).
 //
-// Term frequencies are damped sublinearly (1+ln tf). In place of corpus IDF,
-// which would make vectors depend on what else was ingested, a fixed
-// approximation down-weights CJK characters that are function words or very
-// common in classical and modern Chinese (之, 也, 的, 而, ...) and English
-// stop words, so that content characters dominate (measured by
-// TestLocalChapterRetrieval on 子平真诠, 47 chapter-title queries: MRR 0.845
-// with it, 0.814 with flat weights; recall@5 0.915 either way). The vector is L2
-// normalised, so cosine similarity is a dot product. The same text gives the
-// same vector on every run and machine. Local is safe for concurrent use.
+// Chinese question words (什么, 如何, 为什么...) are dropped before the
+// features are taken, and English stop words (the list of package lexical)
+// weigh 0.2. Term frequencies are damped sublinearly (1+ln tf). In place of
+// corpus IDF, which would make vectors depend on what else was ingested, a
+// fixed approximation down-weights CJK characters that are function words or
+// very common in classical and modern Chinese (之, 也, 的, 而, ...), so that
+// content characters dominate. Corpus IDF was measured as well (eval/,
+// docs/retrieval.md): it lowered Chinese recall and did not beat the fixed
+// weights in English, so it is not used. On 子平真诠's 47 chapter titles as
+// queries (TestLocalChapterRetrieval) v2 scores recall@5 0.979, MRR 0.855
+// (v1, 512 dims: 0.915, 0.845). The vector is L2 normalised, so cosine
+// similarity is a dot product. The same text gives the same vector on every
+// run and machine. Local is safe for concurrent use.
 type Local struct {
 	dims int
 }
 
-// NewLocal returns a local embedder of dims dimensions (default 512).
+// NewLocal returns a local embedder of dims dimensions (default
+// [DefaultLocalDimensions]).
 func NewLocal(dims int) *Local {
 	if dims <= 0 {
-		dims = 512
+		dims = DefaultLocalDimensions
 	}
 	return &Local{dims: dims}
 }
@@ -99,11 +114,11 @@ func (l *Local) Vector(text string) []float32 {
 		flushWord()
 		for i, w := range words {
 			wt := 1.0
-			if stopWords[w] {
+			if lexical.IsStopWord(w) {
 				wt = 0.2
 			}
 			add("w"+w, wt)
-			if i > 0 && !stopWords[w] && !stopWords[words[i-1]] {
+			if i > 0 && !lexical.IsStopWord(w) && !lexical.IsStopWord(words[i-1]) {
 				add("p"+words[i-1]+" "+w, 1.5)
 			}
 			p := []rune(" " + w + " ")
@@ -113,7 +128,7 @@ func (l *Local) Vector(text string) []float32 {
 		}
 		words = words[:0]
 	}
-	for _, r := range text {
+	for _, r := range lexical.StripQuestionWords(text) {
 		switch {
 		case isCJK(r):
 			flushWords()
@@ -172,10 +187,4 @@ func cjkWeight(r rune) float64 {
 		return 0.3
 	}
 	return 1
-}
-
-var stopWords = map[string]bool{
-	"the": true, "a": true, "an": true, "of": true, "and": true, "or": true, "to": true, "in": true,
-	"is": true, "are": true, "was": true, "be": true, "it": true, "that": true, "this": true, "for": true,
-	"on": true, "with": true, "as": true, "by": true, "at": true, "from": true, "not": true, "but": true,
 }

@@ -3,6 +3,8 @@ package lexical
 import (
 	"strings"
 	"unicode"
+
+	"github.com/vibelife/vibe/chunk"
 )
 
 // MaxQueryTokens bounds the distinct tokens a query contributes, so a 100 KB
@@ -58,14 +60,41 @@ func Tokens(text string) []string {
 // IndexText is the space-joined token string stored in the lexical index.
 func IndexText(text string) string { return strings.Join(Tokens(text), " ") }
 
+// IndexChunk is the token string stored in the lexical index for a chunk:
+// the tokens of its document title and heading path, then those of its
+// text. A passage deep in a section is found by the words of the section's
+// title, which a reader's question often shares while the passage does not
+// repeat them (measured in docs/retrieval.md).
+func IndexChunk(c chunk.Chunk) string {
+	ctx := IndexText(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "))
+	text := IndexText(c.Text)
+	switch {
+	case ctx == "":
+		return text
+	case text == "":
+		return ctx
+	}
+	return ctx + " " + text
+}
+
 // QueryTokens returns the distinct tokens of a query, in first-seen order,
-// at most MaxQueryTokens of them. Tokens contain only letters and digits, so
-// they are safe to quote in FTS5 and tsquery syntax.
+// at most MaxQueryTokens of them, without Chinese question words and
+// function characters or English function words (see [StripQueryWords]);
+// a query made only of such words keeps them all. Tokens contain only
+// letters and digits, so they are safe to quote in FTS5 and tsquery syntax.
 func QueryTokens(text string) []string {
+	out := distinct(Tokens(StripQueryWords(text)), true)
+	if len(out) == 0 {
+		out = distinct(Tokens(text), false)
+	}
+	return out
+}
+
+func distinct(toks []string, dropStop bool) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range Tokens(text) {
-		if seen[t] {
+	for _, t := range toks {
+		if seen[t] || dropStop && IsStopWord(t) {
 			continue
 		}
 		seen[t] = true

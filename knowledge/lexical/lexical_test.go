@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vibelife/vibe/chunk"
 )
 
 func TestTokens(t *testing.T) {
@@ -36,5 +38,41 @@ func TestQueryTokensBounded(t *testing.T) {
 		if strings.ContainsAny(tok, "\" *:") {
 			t.Fatalf("unsafe token %q", tok)
 		}
+	}
+}
+
+func TestQueryTokensDropQuestionWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		// 应当, 从哪里 -> 哪里 goes, 从 stays; no bigram spans a removed word.
+		{"八字用神应当从哪里求取？", []string{"八", "八字", "字", "字用", "用", "用神", "神", "从", "求", "求取", "取"}},
+		{"伤官见官为什么是祸", []string{"伤", "伤官", "官", "官见", "见", "见官", "祸"}},
+		{"How does the engine stop a script?", []string{"engine", "stop", "script"}},
+		// A query of nothing but question words keeps them.
+		{"什么", []string{"什", "什么", "么"}},
+		{"what is it", []string{"what", "is", "it"}},
+	}
+	for _, tt := range tests {
+		if got := QueryTokens(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("QueryTokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// The index keeps every token: a question word in the text is still
+	// indexed.
+	if got := IndexText("是什么"); got != "是 是什 什 什么 么" {
+		t.Errorf("IndexText = %q", got)
+	}
+}
+
+func TestIndexChunk(t *testing.T) {
+	c := chunk.Chunk{Title: "子平真诠", HeadingPath: []string{"八、论用神"}, Text: "八字用神，专求月令。"}
+	want := "子 子平 平 平真 真 真诠 诠 八 论 论用 用 用神 神 八 八字 字 字用 用 用神 神 专 专求 求 求月 月 月令 令"
+	if got := IndexChunk(c); got != want {
+		t.Errorf("IndexChunk = %q\nwant %q", got, want)
+	}
+	if got := IndexChunk(chunk.Chunk{Text: "Call me Ishmael."}); got != "call me ishmael" {
+		t.Errorf("IndexChunk without title or headings = %q", got)
 	}
 }

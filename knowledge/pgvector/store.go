@@ -119,7 +119,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			if hp == nil {
 				hp = []string{}
 			}
-			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, lexical.IndexText(c.Text)}
+			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, lexical.IndexChunk(c)}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"},
 			[]string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "lex"},
@@ -236,11 +236,11 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 		},
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
 			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
-		})
+		}, s.fill)
 	if err != nil {
 		return nil, err
 	}
-	return s.fill(ctx, hits)
+	return hits, nil
 }
 
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {

@@ -177,7 +177,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens); err != nil {
 			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
-		if _, err := insFTS.ExecContext(ctx, c.ID, doc.Theme, lexical.IndexText(c.Text)); err != nil {
+		if _, err := insFTS.ExecContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)); err != nil {
 			return err
 		}
 		if len(vectors) > 0 {
@@ -294,11 +294,11 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 		},
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
 			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
-		})
+		}, s.fill)
 	if err != nil {
 		return nil, err
 	}
-	return s.fill(ctx, hits)
+	return hits, nil
 }
 
 // fill loads the chunks of hits (which carry only ids).

@@ -1,0 +1,669 @@
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+)
+
+// Kinds of items.
+const (
+	kindRule    = "rule"
+	kindPattern = "pattern"
+	kindFlag    = "red_flag"
+	kindStep    = "step"
+)
+
+// item is a candidate of the map or gap pass, or an item the reduce made of
+// several. Its evidence is only ever taken from verified candidates.
+type item struct {
+	id   string
+	kind string
+	// rules
+	tier, condition, conclusion, priority, confidence, note string
+	// patterns
+	name, signature, indication string
+	// red flags (action is shared with rules and steps)
+	signal, severity string
+	action           string
+	// steps
+	phase, output string
+	// importance is the model's 1 (marginal) to 5 (essential); 0 unjudged.
+	importance int
+	ev         []knowledge.Evidence
+	chunk      *chunk.Chunk // of the first evidence
+	seq, doc   int          // corpus position and document of the first evidence
+	// isNew marks gap candidates in the reduce that merges them.
+	isNew bool
+}
+
+// key is the normalised text identical candidates share.
+func (it *item) key() string {
+	switch it.kind {
+	case kindRule:
+		return "r" + normalise(it.condition+"|"+it.conclusion)
+	case kindPattern:
+		return "p" + normalise(it.name)
+	case kindFlag:
+		return "f" + normalise(it.signal)
+	}
+	return "s" + normalise(it.action)
+}
+
+// text is what the embedder compares.
+func (it *item) text() string {
+	switch it.kind {
+	case kindRule:
+		return it.condition + " → " + it.conclusion
+	case kindPattern:
+		return it.name + ": " + it.signature
+	case kindFlag:
+		return it.signal
+	}
+	return it.action
+}
+
+// line is how the reduce and the tier pass show an item to the model.
+func (it *item) line() string {
+	switch it.kind {
+	case kindRule:
+		s := "IF " + oneLine(it.condition) + " THEN " + oneLine(it.conclusion)
+		if it.action != "" && it.action != it.conclusion {
+			s += " (action: " + oneLine(it.action) + ")"
+		}
+		return s
+	case kindPattern:
+		return oneLine(it.name) + ": " + oneLine(it.signature) + " => " + oneLine(it.indication)
+	case kindFlag:
+		return oneLine(it.signal) + " => " + oneLine(it.action)
+	}
+	return oneLine(it.action)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// addEvidence appends evidence not already there.
+func (it *item) addEvidence(ev []knowledge.Evidence) {
+	for _, e := range ev {
+		dup := false
+		for _, f := range it.ev {
+			if f == e {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			it.ev = append(it.ev, e)
+		}
+	}
+}
+
+// Reduce tuning.
+const (
+	// defaultSimilarity groups candidates whose embeddings are at least
+	// this close (cosine). The model then decides what really is one item,
+	// so the threshold errs on grouping: with the local n-gram embedder
+	// "若财多身弱，必忌再行财运" and "财多身弱 → 忌再行财运" score 0.89,
+	// unrelated rules of the same book about 0.1.
+	defaultSimilarity = 0.75
+	// maxCluster bounds a group, so one vague candidate cannot pull a whole
+	// topic together.
+	maxCluster = 8
+	// maxBatchItems and maxBatchTokens bound one reduce request.
+	maxBatchItems  = 60
+	maxBatchTokens = 2500
+	// preselect is how many times the design's target of each tier the
+	// tier pass sees, best first.
+	preselect = 3
+)
+
+func (x *llmRun) threshold() float64 {
+	if x.opt.SimilarityThreshold > 0 {
+		return x.opt.SimilarityThreshold
+	}
+	return defaultSimilarity
+}
+
+// cluster groups pool into near-duplicates of one kind: each item joins the
+// closest earlier group leader at or above the threshold (no chaining
+// through members), or leads a group of its own. Groups are in order of
+// their leaders.
+func (x *llmRun) cluster(ctx context.Context, pool []*item) ([][]*item, error) {
+	if x.opt.Embedder == nil || len(pool) < 2 {
+		out := make([][]*item, len(pool))
+		for i, it := range pool {
+			out[i] = []*item{it}
+		}
+		return out, nil
+	}
+	texts := make([]string, len(pool))
+	for i, it := range pool {
+		texts[i] = it.text()
+	}
+	vecs, err := x.opt.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed candidates: %w", err)
+	}
+	if len(vecs) != len(pool) {
+		return nil, fmt.Errorf("embed candidates: %d vectors for %d texts", len(vecs), len(pool))
+	}
+	for _, v := range vecs {
+		normalize(v)
+	}
+	th := float32(x.threshold())
+	var out [][]*item
+	leaders := map[string][]int{} // kind -> indexes into out
+	lead := [][]float32{}
+	for i, it := range pool {
+		best, bestSim := -1, th
+		for _, g := range leaders[it.kind] {
+			if len(out[g]) >= maxCluster {
+				continue
+			}
+			if s := dot(vecs[i], lead[g]); s >= bestSim {
+				best, bestSim = g, s
+			}
+		}
+		if best >= 0 {
+			out[best] = append(out[best], it)
+			continue
+		}
+		leaders[it.kind] = append(leaders[it.kind], len(out))
+		out = append(out, []*item{it})
+		lead = append(lead, vecs[i])
+	}
+	return out, nil
+}
+
+func normalize(v []float32) {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	if s == 0 {
+		return
+	}
+	n := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= n
+	}
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+const reduceSchema = `{
+ "type":"object","additionalProperties":false,"required":["items","dropped"],
+ "properties":{
+  "items":{"type":"array","items":{"type":"object","required":["kind","members","importance"],"properties":{
+    "kind":{"enum":["rule","pattern","red_flag"]},
+    "members":{"type":"array","minItems":1,"items":{"type":"string"}},
+    "tier":{"enum":["tier1","tier2","tier3"]},
+    "condition":{"type":"string"},"conclusion":{"type":"string"},"action":{"type":"string"},
+    "priority":{"enum":["critical","high","medium","low"]},"confidence":{"enum":["high","medium","low"]},"note":{"type":"string"},
+    "name":{"type":"string"},"signature":{"type":"string"},"indication":{"type":"string"},
+    "signal":{"type":"string"},"severity":{"enum":["critical","warning","notice"]},
+    "importance":{"type":"integer","minimum":1,"maximum":5}}}},
+  "dropped":{"type":"array","items":{"type":"object","required":["id","reason"],"properties":{
+    "id":{"type":"string"},"reason":{"enum":["common_sense","too_vague","not_knowledge","off_topic"]},"why":{"type":"string"}}}}
+ }}`
+
+type reduceAnswer struct {
+	Items []struct {
+		Kind       string   `json:"kind"`
+		Members    []string `json:"members"`
+		Tier       string   `json:"tier"`
+		Condition  string   `json:"condition"`
+		Conclusion string   `json:"conclusion"`
+		Action     string   `json:"action"`
+		Priority   string   `json:"priority"`
+		Confidence string   `json:"confidence"`
+		Note       string   `json:"note"`
+		Name       string   `json:"name"`
+		Signature  string   `json:"signature"`
+		Indication string   `json:"indication"`
+		Signal     string   `json:"signal"`
+		Severity   string   `json:"severity"`
+		Importance int      `json:"importance"`
+	} `json:"items"`
+	Dropped []struct {
+		ID     string `json:"id"`
+		Reason string `json:"reason"`
+		Why    string `json:"why"`
+	} `json:"dropped"`
+}
+
+// reduce merges pool: groups near-duplicates by embedding, sends the groups
+// (candidate items, never the sources) to the model in batches, and keeps
+// what it merged and did not drop. With items marked isNew (the gap pass),
+// only the groups holding one are sent; the others pass unchanged. The
+// result is in corpus order, numbered m1, m2, ...
+func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
+	if x.pending {
+		return nil, nil
+	}
+	clusters, err := x.cluster(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	gapOnly := false
+	for _, it := range pool {
+		gapOnly = gapOnly || it.isNew
+	}
+	pass := StageReduce
+	if gapOnly {
+		pass = reduceGap
+	}
+	x.ran[pass] = true
+	var out []*item
+	var send [][]*item
+	for _, c := range clusters {
+		has := !gapOnly
+		for _, it := range c {
+			has = has || it.isNew
+		}
+		if has {
+			send = append(send, c)
+		} else {
+			out = append(out, c...)
+		}
+	}
+	x.st.Clusters += len(send)
+	batches := x.batches(send)
+	reqs := make([]llm.Request, len(batches))
+	names := make([]string, len(batches))
+	for i, b := range batches {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "Theme: %s\n", x.opt.Theme)
+		for j, c := range b {
+			fmt.Fprintf(&sb, "\n## group %d\n", j+1)
+			for _, it := range c {
+				switch it.kind {
+				case kindRule:
+					fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, nonEmpty(it.tier, "tier2"), it.line())
+				case kindFlag:
+					fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
+				default:
+					fmt.Fprintf(&sb, "%s %s | %s\n", it.id, it.kind, it.line())
+				}
+			}
+		}
+		reqs[i] = x.request(StageReduce, reducePrompt, "extract_reduce", reduceSchema, sb.String())
+		names[i] = fmt.Sprintf("batch %d of %d", i+1, len(batches))
+	}
+	resps, err := x.send(ctx, pass, reqs, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range resps {
+		if r == nil {
+			// Not answered (dry run) or broke the schema: keep the batch's
+			// candidates as the map proposed them.
+			for _, c := range batches[i] {
+				out = append(out, c...)
+			}
+			continue
+		}
+		var ans reduceAnswer
+		if err := json.Unmarshal([]byte(stripFenceJSON(r.Content)), &ans); err != nil {
+			return nil, fmt.Errorf("%s %s: answer is not JSON: %w", StageReduce, names[i], err)
+		}
+		out = append(out, x.applyReduce(batches[i], ans)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	for i, it := range out {
+		it.id = fmt.Sprintf("m%d", i+1)
+		it.isNew = false
+		if it.importance == 0 {
+			it.importance = 3
+		}
+	}
+	return out, nil
+}
+
+func nonEmpty(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// batches packs groups into requests, never splitting a group.
+func (x *llmRun) batches(cs [][]*item) [][][]*item {
+	var out [][][]*item
+	var cur [][]*item
+	n, tok := 0, 0
+	for _, c := range cs {
+		ct := 0
+		for _, it := range c {
+			ct += x.count(it.line()) + 6
+		}
+		if len(cur) > 0 && (n+len(c) > maxBatchItems || tok+ct > maxBatchTokens) {
+			out = append(out, cur)
+			cur, n, tok = nil, 0, 0
+		}
+		cur = append(cur, c)
+		n += len(c)
+		tok += ct
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// applyReduce turns a reduce answer into items. Members are only ever
+// candidates of the batch, each used once and only with its own kind; the
+// merged item's evidence is the union of its members'. Candidates the
+// answer does not account for are kept as they were.
+func (x *llmRun) applyReduce(batch [][]*item, ans reduceAnswer) []*item {
+	byID := map[string]*item{}
+	var order []*item
+	for _, c := range batch {
+		for _, it := range c {
+			byID[it.id] = it
+			order = append(order, it)
+		}
+	}
+	used := map[string]bool{}
+	var out []*item
+	for _, a := range ans.Items {
+		var mem []*item
+		for _, id := range a.Members {
+			it, ok := byID[strings.TrimSpace(id)]
+			if !ok || used[it.id] || (len(mem) > 0 && it.kind != mem[0].kind) {
+				continue
+			}
+			used[it.id] = true
+			mem = append(mem, it)
+		}
+		if len(mem) == 0 {
+			continue
+		}
+		sort.SliceStable(mem, func(i, j int) bool { return mem[i].seq < mem[j].seq })
+		lead := mem[0]
+		m := *lead
+		m.ev = nil
+		for _, it := range mem {
+			m.addEvidence(it.ev)
+		}
+		x.st.Merged += len(mem) - 1
+		m.importance = a.Importance
+		switch m.kind {
+		case kindRule:
+			m.condition = nonEmpty(a.Condition, lead.condition)
+			m.conclusion = nonEmpty(a.Conclusion, lead.conclusion)
+			m.action = a.Action
+			m.tier = oneOf(a.Tier, lead.tier, "tier1", "tier2", "tier3")
+			m.priority, m.confidence, m.note = a.Priority, a.Confidence, a.Note
+		case kindPattern:
+			m.name = nonEmpty(a.Name, lead.name)
+			m.signature = nonEmpty(a.Signature, lead.signature)
+			m.indication = nonEmpty(a.Indication, lead.indication)
+			m.confidence = a.Confidence
+		case kindFlag:
+			m.signal = nonEmpty(a.Signal, lead.signal)
+			m.action = nonEmpty(a.Action, lead.action)
+			m.severity = oneOf(a.Severity, lead.severity, "critical", "warning", "notice")
+		}
+		out = append(out, &m)
+	}
+	for _, d := range ans.Dropped {
+		it, ok := byID[strings.TrimSpace(d.ID)]
+		if !ok || used[it.id] {
+			continue
+		}
+		used[it.id] = true
+		x.st.Dropped = append(x.st.Dropped, DroppedItem{Kind: it.kind, Text: it.line(), Reason: d.Reason, Why: d.Why, Chunk: it.ev[0].Chunk})
+	}
+	for _, it := range order {
+		if !used[it.id] {
+			x.st.Unjudged++
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// oneOf returns v if it is one of allowed, else def if it is, else the
+// first allowed value.
+func oneOf(v, def string, allowed ...string) string {
+	for _, s := range []string{v, def} {
+		for _, a := range allowed {
+			if s == a {
+				return s
+			}
+		}
+	}
+	return allowed[0]
+}
+
+const tiersSchema = `{
+ "type":"object","additionalProperties":false,
+ "required":["tier1_must_know","tier2_core","tier3_edge","quick_patterns","red_flags"],
+ "properties":{
+  "tier1_must_know":{"type":"array","maxItems":10,"items":{"type":"string"}},
+  "tier2_core":{"type":"array","maxItems":50,"items":{"type":"string"}},
+  "tier3_edge":{"type":"array","maxItems":30,"items":{"type":"string"}},
+  "quick_patterns":{"type":"array","maxItems":20,"items":{"type":"string"}},
+  "red_flags":{"type":"array","maxItems":10,"items":{"type":"string"}}
+ }}`
+
+type tiersAnswer struct {
+	Tier1    []string `json:"tier1_must_know"`
+	Tier2    []string `json:"tier2_core"`
+	Tier3    []string `json:"tier3_edge"`
+	Patterns []string `json:"quick_patterns"`
+	RedFlags []string `json:"red_flags"`
+}
+
+// selection is what goes into the files.
+type selection struct {
+	t1, t2, t3, patterns, flags []*item
+}
+
+// byImportance orders items best first, then in corpus order.
+func byImportance(xs []*item) []*item {
+	out := append([]*item(nil), xs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].importance != out[j].importance {
+			return out[i].importance > out[j].importance
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out
+}
+
+// top takes up to n of xs, most important first; among items of equal
+// importance it takes them round-robin across the documents, so one long
+// book does not crowd out the others.
+func top(xs []*item, n int) []*item {
+	sorted := byImportance(xs)
+	var out []*item
+	for i := 0; i < len(sorted) && len(out) < n; {
+		j := i
+		for j < len(sorted) && sorted[j].importance == sorted[i].importance {
+			j++
+		}
+		out = append(out, roundRobin(sorted[i:j], n-len(out))...)
+		i = j
+	}
+	return out
+}
+
+// roundRobin takes up to n of xs, in turn from each document (in order of
+// first appearance), keeping each document's order.
+func roundRobin(xs []*item, n int) []*item {
+	if len(xs) <= n {
+		return xs
+	}
+	byDoc := map[int][]*item{}
+	var docs []int
+	for _, it := range xs {
+		if _, ok := byDoc[it.doc]; !ok {
+			docs = append(docs, it.doc)
+		}
+		byDoc[it.doc] = append(byDoc[it.doc], it)
+	}
+	var out []*item
+	for i := 0; len(out) < n; i++ {
+		for _, d := range docs {
+			if i < len(byDoc[d]) && len(out) < n {
+				out = append(out, byDoc[d][i])
+			}
+		}
+	}
+	return out
+}
+
+// tiers lets the model choose the items of each tier against the design's
+// targets, from the reviewed items (best first, at most preselect times
+// each target). When its answer is unusable the proposed tiers are kept,
+// best first, capped to the targets.
+func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
+	var sel selection
+	if x.pending {
+		return sel, nil
+	}
+	x.ran[StageTiers] = true
+	byTier := map[string][]*item{}
+	var pats, flags []*item
+	for _, it := range merged {
+		switch it.kind {
+		case kindRule:
+			byTier[it.tier] = append(byTier[it.tier], it)
+		case kindPattern:
+			pats = append(pats, it)
+		case kindFlag:
+			flags = append(flags, it)
+		}
+	}
+	shown := map[string]*item{}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Theme: %s\n\nRules:\n", x.opt.Theme)
+	for _, t := range []struct {
+		tier string
+		max  int
+	}{{"tier1", maxTier1}, {"tier2", maxTier2}, {"tier3", maxTier3}} {
+		for _, it := range top(byTier[t.tier], preselect*t.max) {
+			shown[it.id] = it
+			fmt.Fprintf(&sb, "%s | %s | importance %d | %s\n", it.id, t.tier, it.importance, it.line())
+		}
+	}
+	sb.WriteString("\nPatterns:\n")
+	for _, it := range top(pats, preselect*maxPatterns) {
+		shown[it.id] = it
+		fmt.Fprintf(&sb, "%s | pattern | importance %d | %s\n", it.id, it.importance, it.line())
+	}
+	sb.WriteString("\nRed flags:\n")
+	for _, it := range top(flags, preselect*maxRedFlags) {
+		shown[it.id] = it
+		fmt.Fprintf(&sb, "%s | %s | importance %d | %s\n", it.id, it.severity, it.importance, it.line())
+	}
+	if len(shown) == 0 {
+		return sel, nil
+	}
+	req := x.request(StageTiers, tiersPrompt, "extract_tiers", tiersSchema, sb.String())
+	resps, err := x.send(ctx, StageTiers, []llm.Request{req}, []string{"selection"})
+	if err != nil {
+		return sel, err
+	}
+	if x.pending {
+		return sel, nil
+	}
+	if resps[0] == nil {
+		// The answer broke the schema twice: keep the proposed tiers.
+		sel = selection{t1: top(byTier["tier1"], maxTier1), t2: top(byTier["tier2"], maxTier2), t3: top(byTier["tier3"], maxTier3),
+			patterns: top(pats, maxPatterns), flags: top(flags, maxRedFlags)}
+	} else {
+		var ans tiersAnswer
+		if err := json.Unmarshal([]byte(stripFenceJSON(resps[0].Content)), &ans); err != nil {
+			return sel, fmt.Errorf("%s: answer is not JSON: %w", StageTiers, err)
+		}
+		used := map[string]bool{}
+		take := func(ids []string, kind string, max int) []*item {
+			var out []*item
+			for _, id := range ids {
+				it, ok := shown[strings.TrimSpace(id)]
+				if !ok || used[it.id] || it.kind != kind || len(out) == max {
+					continue
+				}
+				used[it.id] = true
+				out = append(out, it)
+			}
+			return out
+		}
+		sel.t1 = take(ans.Tier1, kindRule, maxTier1)
+		sel.t2 = take(ans.Tier2, kindRule, maxTier2)
+		sel.t3 = take(ans.Tier3, kindRule, maxTier3)
+		sel.patterns = take(ans.Patterns, kindPattern, maxPatterns)
+		sel.flags = take(ans.RedFlags, kindFlag, maxRedFlags)
+	}
+	x.st.NotSelected = len(merged) - len(sel.t1) - len(sel.t2) - len(sel.t3) - len(sel.patterns) - len(sel.flags)
+	return sel, nil
+}
+
+// edgeNote is the note of a tier-3 rule the model gave none.
+func edgeNote(zh bool) string {
+	if zh {
+		return "例外情形"
+	}
+	return "exception"
+}
+
+// files turns the selection and the SOP into the knowledge files.
+func (x *llmRun) files(sop knowledge.SOP, sel selection) knowledge.Files {
+	zh := len(x.opt.Chunks) > 0 && isHan(x.opt.Chunks[0].Text)
+	rule := func(it *item, tier string) knowledge.Rule {
+		r := knowledge.Rule{Condition: it.condition, Source: sourceOf(it.chunk), Evidence: it.ev}
+		switch tier {
+		case "tier1":
+			r.Action = nonEmpty(it.action, it.conclusion)
+			r.Priority = oneOf(it.priority, "high", "critical", "high", "medium", "low")
+		case "tier3":
+			r.Conclusion = it.conclusion
+			r.Confidence = oneOf(it.confidence, "medium", "high", "medium", "low")
+			r.Note = nonEmpty(it.note, edgeNote(zh))
+		default:
+			r.Conclusion = it.conclusion
+			r.Confidence = oneOf(it.confidence, "high", "high", "medium", "low")
+		}
+		return r
+	}
+	rules := func(xs []*item, tier string) []knowledge.Rule {
+		out := []knowledge.Rule{}
+		for _, it := range xs {
+			out = append(out, rule(it, tier))
+		}
+		return out
+	}
+	pats := []knowledge.Pattern{}
+	for _, it := range sel.patterns {
+		pats = append(pats, knowledge.Pattern{Name: it.name, Signature: it.signature, Indication: it.indication,
+			Confidence: oneOf(it.confidence, "medium", "high", "medium", "low"), Evidence: it.ev})
+	}
+	flags := []knowledge.RedFlag{}
+	for _, it := range sel.flags {
+		flags = append(flags, knowledge.RedFlag{Signal: it.signal, Severity: oneOf(it.severity, "notice", "critical", "warning", "notice"),
+			Action: it.action, Evidence: it.ev})
+	}
+	meta := &knowledge.Meta{Theme: x.opt.Theme, Extractor: "llm:" + x.opt.Model, PromptVersion: PromptVersion, Sources: sources(x.opt.Chunks)}
+	return knowledge.Files{
+		SOP:      knowledge.SOPFile{SOP: sop, Meta: meta},
+		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{QuickPatterns: pats, RedFlags: flags}, Meta: meta},
+		Rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier1: rules(sel.t1, "tier1"), Tier2: rules(sel.t2, "tier2"),
+			Tier3: rules(sel.t3, "tier3")}, Meta: meta},
+	}
+}
