@@ -109,6 +109,10 @@ type ChunkConfig struct {
 type ExtractConfig struct {
 	// Extractor is "auto", "llm" or "offline".
 	Extractor string `yaml:"extractor"`
+	// Similarity is the cosine similarity of the configured embedder at
+	// which the LLM reduce groups candidates as near-duplicates for the
+	// model to merge (0 to 1).
+	Similarity float64 `yaml:"similarity"`
 }
 
 // CheckConfig holds the thresholds of vibe check.
@@ -155,7 +159,7 @@ func DefaultConfig() Config {
 		},
 		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
-		Extract: ExtractConfig{Extractor: "auto"},
+		Extract: ExtractConfig{Extractor: "auto", Similarity: 0.75},
 		Check: CheckConfig{
 			MinLexicalSupport:   0.3,
 			MinEmbeddingSupport: 0.25,

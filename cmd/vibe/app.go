@@ -31,6 +31,11 @@ type app struct {
 	logLevel     string
 	quiet        bool
 
+	// buildLLM and buildBudget are `vibe build --llm/--budget`, for its
+	// extract stage.
+	buildLLM    string
+	buildBudget float64
+
 	ws  *workspace.Workspace
 	cfg *workspace.Config
 	log *slog.Logger

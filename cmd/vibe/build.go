@@ -48,12 +48,21 @@ Use --from and --until to run a slice of the pipeline.`,
 		Example: `  vibe build bazi
   vibe build bazi --from ingest            # sources already converted
   vibe build bazi --until convert          # only gather and convert
-  OPENAI_BASE_URL=http://localhost:8000/v1 vibe build bazi`,
+  OPENAI_BASE_URL=http://localhost:8000/v1 vibe build bazi
+  vibe build bazi --llm openai --budget 5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, theme, err := a.theme(args)
 			if err != nil {
 				return err
+			}
+			switch a.buildLLM {
+			case "", "offline", "openai":
+			default:
+				return flagErrorf("--llm %q: use offline or openai", a.buildLLM)
+			}
+			if a.buildBudget < 0 {
+				return flagErrorf("--budget %v: must be 0 (no limit) or more", a.buildBudget)
 			}
 			stages, err := selectStages(a.buildStages(), from, until)
 			if err != nil {
@@ -64,6 +73,8 @@ Use --from and --until to run a slice of the pipeline.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first stage to run (curate, convert, ingest, extract, integrate)")
 	cmd.Flags().StringVar(&until, "until", "", "last stage to run")
+	cmd.Flags().StringVar(&a.buildLLM, "llm", "", "extractor of the extract stage: offline or openai (default: openai when an endpoint is configured)")
+	cmd.Flags().Float64Var(&a.buildBudget, "budget", 0, "most the extract stage may spend on the LLM (overrides llm.budget)")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/workspace"
 )
 
 // extractOptions are the inputs of `vibe extract`.
@@ -38,6 +41,19 @@ sop.yaml, patterns.yaml and rules.yaml. Every item cites the chunk it came from
 and quotes text that is really in it; an item whose quote cannot be found is
 dropped.
 
+--llm openai (the default when an endpoint is configured) runs the model in
+five passes: map (every section read once for candidate rules, patterns, red
+flags and method steps, each quoting its chunk), reduce (near-duplicates
+grouped by the configured embedder, then merged, judged and rated by the
+model; common sense dropped, with the reason printed), gap (heading groups
+with rule-like text that no kept item cites, read again), tiers (the model
+fills tier1/2/3, patterns and red flags against the design's targets) and
+sop (5-7 phases whose steps name their tools). Every answer is cached in
+.vibe/cache/llm: an unchanged rebuild sends nothing and a killed build
+resumes. --dry-run prints, before any request, the requests, tokens
+(tiktoken) and cost (llm.prices) per pass, with the passes that depend on
+answers not yet received marked as estimates.
+
 --llm offline (the default when no endpoint is configured) runs a
 deterministic heuristic: rule-like sentences (凡/若/如 ... 则/必/宜/忌,
 ……者……也, if/when ... then/must), named configurations (……格, defined
@@ -47,7 +63,9 @@ from the sources. meta.extractor says "offline-heuristic/1".
 Items that did not change keep their ids across rebuilds; files whose content
 did not change are not rewritten.`,
 		Example: `  vibe extract bazi
-  vibe extract bazi --llm offline --json`,
+  vibe extract bazi --llm offline --json
+  OPENAI_API_KEY=... vibe extract bazi --dry-run
+  vibe extract bazi --llm openai --budget 2.50`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, theme, err := a.theme(args)
@@ -73,18 +91,35 @@ did not change are not rewritten.`,
 	return cmd
 }
 
-// stageExtract is the extract stage of `vibe build`.
+// stageExtract is the extract stage of `vibe build` (--llm and --budget of
+// the build apply).
 func (a *app) stageExtract(ctx context.Context, theme string) error {
-	return a.runExtract(ctx, &extractOptions{IO: a.io, Quiet: a.quiet, Theme: theme})
+	return a.runExtract(ctx, &extractOptions{IO: a.io, Quiet: a.quiet, Theme: theme, LLM: a.buildLLM, Budget: a.buildBudget})
 }
 
 // extractReport is what `vibe extract --json` prints.
 type extractReport struct {
-	Theme     string         `json:"theme"`
-	Extractor string         `json:"extractor"`
-	Counts    extract.Counts `json:"counts"`
-	Written   []string       `json:"written"`
-	Dir       string         `json:"dir"`
+	Theme     string                    `json:"theme"`
+	Extractor string                    `json:"extractor"`
+	Counts    extract.Counts            `json:"counts"`
+	Written   []string                  `json:"written"`
+	Dir       string                    `json:"dir"`
+	LLM       *extract.LLMStats         `json:"llm,omitempty"`
+	Usage     map[string]llm.StageUsage `json:"usage,omitempty"`
+	DryRun    *dryRunReport             `json:"dry_run,omitempty"`
+}
+
+// dryRunReport is the plan `vibe extract --dry-run` prints.
+type dryRunReport struct {
+	Model    string       `json:"model"`
+	Encoding string       `json:"encoding"`
+	Passes   []dryRunPass `json:"passes"`
+	Total    dryRunPass   `json:"total"`
+}
+
+type dryRunPass struct {
+	extract.PassPlan
+	Cost float64 `json:"cost"`
 }
 
 func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
@@ -126,24 +161,30 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		if opts.Budget > 0 {
 			budget = opts.Budget
 		}
+		if sim := cfg.Extract.Similarity; sim <= 0 || sim > 1 {
+			return withHint(fmt.Errorf("extract.similarity is %v: it must be above 0 and at most 1", sim), "set extract.similarity in vibe.yaml (default 0.75)")
+		}
+		emb, err := a.openEmbedder(ctx)
+		if err != nil {
+			return err
+		}
+		if cl, ok := emb.(io.Closer); ok {
+			defer cl.Close()
+		}
 		client = newLLMClient(ws, cfg, cfg.LLM.Model, budget, opts.DryRun)
 		eo.Completer, eo.Model, eo.Concurrency = client, cfg.LLM.Model, max(1, cfg.LLM.MaxConcurrency)
+		eo.Embedder, eo.SimilarityThreshold, eo.CountTokens = emb, cfg.Extract.Similarity, client.CountTokens
 		extractor = "llm:" + cfg.LLM.Model
 	}
 	res, err := extract.Run(ctx, eo)
-	if client != nil {
+	if client != nil && !opts.DryRun {
 		defer printUsage(opts, client)
 	}
 	if opts.DryRun {
 		if err != nil {
 			return err
 		}
-		u := client.Usage()["extract.map"]
-		p := cfg.LLM.Prices[cfg.LLM.Model]
-		cost := float64(u.DryRunPromptTokens) * p.InputPerMTok / 1e6
-		fmt.Fprintf(opts.IO.Out, "dry run: extract %s would send %d requests (%d answered from the cache), about %d prompt tokens, estimated input cost %.4f with model %s; nothing was sent\n",
-			opts.Theme, u.DryRunRequests, u.CachedHits, u.DryRunPromptTokens, cost, cfg.LLM.Model)
-		return nil
+		return printDryRun(opts, cfg, res.LLM)
 	}
 	if err != nil {
 		if errors.Is(err, extract.ErrNoChunks) {
@@ -162,6 +203,10 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
+	if client != nil {
+		res.LLM.Plan = nil // a dry run's
+		rep.LLM, rep.Usage = &res.LLM, client.Usage()
+	}
 	if opts.JSON {
 		return printJSON(opts.IO.Out, rep)
 	}
@@ -175,6 +220,9 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
 	if c.Dropped > 0 {
 		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
+	}
+	if client != nil {
+		printLLMStats(opts.IO.Out, res.LLM)
 	}
 	if len(written) == 0 {
 		fmt.Fprintf(opts.IO.Out, "  unchanged: %s\n", rep.Dir)
@@ -225,13 +273,121 @@ func (a *app) loadThemeChunks(ctx context.Context, theme string) ([]chunk.Chunk,
 	return chunks, nil
 }
 
-// printUsage reports LLM usage per stage on stderr.
+// printUsage reports LLM usage per pass on stderr, in pass order.
 func printUsage(opts *extractOptions, c *llm.Client) {
 	if opts.Quiet || opts.JSON {
 		return
 	}
-	for stage, u := range c.Usage() {
-		fmt.Fprintf(opts.IO.ErrOut, "llm %s: %d requests, %d cached, %d retries, %d repairs, %d prompt + %d completion tokens, cost %.4f\n",
-			stage, u.Requests, u.CachedHits, u.Retries, u.Repairs, u.PromptTokens, u.CompletionTokens, u.Cost)
+	usage := c.Usage()
+	var total llm.StageUsage
+	for _, stage := range extract.Stages() {
+		u, ok := usage[stage]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "llm %-16s %4d requests, %4d cached, %d retries, %d repairs, %9d prompt + %8d completion tokens, cost %.4f\n",
+			stage+":", u.Requests, u.CachedHits, u.Retries, u.Repairs, u.PromptTokens, u.CompletionTokens, u.Cost)
+		total.Requests += u.Requests
+		total.CachedHits += u.CachedHits
+		total.PromptTokens += u.PromptTokens
+		total.CompletionTokens += u.CompletionTokens
+		total.Cost += u.Cost
 	}
+	fmt.Fprintf(opts.IO.ErrOut, "llm %-16s %4d requests, %4d cached, %9d prompt + %8d completion tokens, cost %.4f\n",
+		"total:", total.Requests, total.CachedHits, total.PromptTokens, total.CompletionTokens, total.Cost)
+}
+
+// printLLMStats says what the LLM passes merged, dropped and re-read.
+func printLLMStats(w io.Writer, st extract.LLMStats) {
+	fmt.Fprintf(w, "  map:      %d sections, %d candidates (%d quotes not found in their chunk, left out)\n", st.Sections, st.Candidates, st.Unverified)
+	fmt.Fprintf(w, "  reduce:   %d groups (%s), %d merged, %d dropped, %d not judged (kept)\n", st.Clusters, st.Grouping, st.Merged, len(st.Dropped), st.Unjudged)
+	reasons := map[string]int{}
+	for _, d := range st.Dropped {
+		reasons[d.Reason]++
+	}
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "            dropped as %s: %d", k, reasons[k])
+		for _, d := range st.Dropped {
+			if d.Reason == k {
+				fmt.Fprintf(w, ", e.g. %q (%s)", truncate(d.Text, 60), d.Why)
+				break
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  gap:      %d heading groups re-read in %d requests, %d new candidates\n", st.GapSections, st.GapRequests, st.GapCandidates)
+	fmt.Fprintf(w, "  tiers:    %d reviewed items, %d left out of the design's targets\n", st.Reviewed, st.NotSelected)
+	if st.StepsDropped > 0 {
+		fmt.Fprintf(w, "  sop:      %d steps with neither a supporting source nor a tool left out\n", st.StepsDropped)
+	}
+	for _, f := range st.Failed {
+		fmt.Fprintf(w, "  failed:   %s (skipped; a rebuild asks again)\n", f)
+	}
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// printDryRun prints what a build would send, pass by pass, with its cost
+// from llm.prices; passes that depend on answers not received are marked
+// as estimates.
+func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStats) error {
+	model := cfg.LLM.Model
+	p, priced := cfg.LLM.Prices[model]
+	rep := dryRunReport{Model: model, Encoding: llm.EncodingFor(model), Total: dryRunPass{PassPlan: extract.PassPlan{Pass: "total"}}}
+	for _, pp := range st.Plan {
+		d := dryRunPass{PassPlan: pp, Cost: float64(pp.PromptTokens)*p.InputPerMTok/1e6 + float64(pp.CompletionTokens)*p.OutputPerMTok/1e6}
+		rep.Passes = append(rep.Passes, d)
+		t := &rep.Total
+		t.Requests += pp.Requests
+		t.Cached += pp.Cached
+		t.PromptTokens += pp.PromptTokens
+		t.CompletionTokens += pp.CompletionTokens
+		t.Estimated = t.Estimated || pp.Estimated
+		t.Cost += d.Cost
+	}
+	if opts.JSON {
+		return printJSON(opts.IO.Out, extractReport{Theme: opts.Theme, Extractor: "llm:" + model, Written: []string{}, LLM: &st, DryRun: &rep})
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "dry run: extract %s with %s (%d source tokens, counted with tiktoken %s); nothing was sent\n", opts.Theme, model, st.SourceTokens, rep.Encoding)
+	fmt.Fprintf(w, "  %-16s %9s %7s %12s %12s %10s\n", "pass", "requests", "cached", "prompt tok", "answer tok", "cost")
+	row := func(d dryRunPass) {
+		mark := " "
+		if d.Estimated {
+			mark = "~"
+		}
+		fmt.Fprintf(w, "  %-16s %s%8d %7d %s%11d %12d %10.4f", d.Pass, mark, d.Requests, d.Cached, mark, d.PromptTokens, d.CompletionTokens, d.Cost)
+		if d.Note != "" && d.Requests > 0 && d.Pass != "total" {
+			fmt.Fprintf(w, "  %s", d.Note)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, d := range rep.Passes {
+		row(d)
+	}
+	row(rep.Total)
+	fmt.Fprintln(w, "  ~ estimate; answer tokens are always estimated")
+	if !priced {
+		fmt.Fprintf(w, "  no price for %s in llm.prices: costs are 0 (add llm.prices.%s.input_per_mtok and output_per_mtok to vibe.yaml)\n", model, model)
+	}
+	if b := cfg.LLM.Budget; opts.Budget > 0 || b > 0 {
+		if opts.Budget > 0 {
+			b = opts.Budget
+		}
+		if rep.Total.Cost > b {
+			fmt.Fprintf(w, "  the estimate %.4f is above the budget %.4f: the build would stop before overspending\n", rep.Total.Cost, b)
+		}
+	}
+	return nil
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/vibelife/vibe/extract"
 	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
@@ -50,7 +53,7 @@ func TestExtractOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "offline-heuristic/1") || !strings.Contains(out, "wrote sop.yaml, patterns.yaml, rules.yaml") {
+	if !strings.Contains(out, extract.OfflineExtractor) || !strings.Contains(out, "wrote sop.yaml, patterns.yaml, rules.yaml") {
 		t.Errorf("output:\n%s", out)
 	}
 	for _, kind := range []string{schema.SOP, schema.Patterns, schema.Rules} {
@@ -73,25 +76,135 @@ func TestExtractOffline(t *testing.T) {
 	}
 }
 
+var (
+	fakeChunkRe = regexp.MustCompile(`(?m)^\[chunk (\d+)\]\n([^\n]+)`)
+	fakeCandRe  = regexp.MustCompile(`(?m)^([cgm]\d+) (rule|pattern|red_flag)`)
+	fakeListRe  = regexp.MustCompile(`(?m)^(m\d+) \| (tier[123]|pattern|critical|warning|notice) `)
+)
+
+// fakeExtractModel answers each pass of the LLM extraction: a rule quoting
+// the first sentence of every chunk, every candidate kept as it is, every
+// reviewed item selected in its proposed tier, a five-phase SOP.
+func fakeExtractModel(r llmtest.Request) llmtest.Reply {
+	msg := ""
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			msg = m.Content
+			break
+		}
+	}
+	switch r.SchemaName() {
+	case "extract_map", "extract_gap":
+		rules := []any{}
+		for _, m := range fakeChunkRe.FindAllStringSubmatch(msg, -1) {
+			quote, _, _ := strings.Cut(m[2], "。")
+			rules = append(rules, map[string]string{"tier": "tier2", "condition": quote, "conclusion": "见原文", "chunk": m[1], "quote": quote})
+		}
+		return llmtest.JSON(map[string]any{"rules": rules, "patterns": []any{}, "red_flags": []any{}, "steps": []any{}})
+	case "extract_reduce":
+		items := []any{}
+		for _, m := range fakeCandRe.FindAllStringSubmatch(msg, -1) {
+			items = append(items, map[string]any{"kind": m[2], "members": []string{m[1]}, "importance": 3})
+		}
+		return llmtest.JSON(map[string]any{"items": items, "dropped": []any{}})
+	case "extract_tiers":
+		out := map[string][]string{"tier1_must_know": {}, "tier2_core": {}, "tier3_edge": {}, "quick_patterns": {}, "red_flags": {}}
+		for _, m := range fakeListRe.FindAllStringSubmatch(msg, -1) {
+			k := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[m[2]]
+			if k == "" {
+				k = "red_flags"
+			}
+			out[k] = append(out[k], m[1])
+		}
+		return llmtest.JSON(out)
+	case "extract_sop":
+		phase := func(id, name, tool string) map[string]any {
+			return map[string]any{"id": id, "name": name, "description": name, "entry_condition": "开始" + name, "exit_condition": name + "完毕",
+				"steps": []any{map[string]any{"action": name, "tool": tool, "output": name + "结果", "supports": []string{}}}}
+		}
+		return llmtest.JSON(map[string]any{"name": "八字流程", "description": "五步", "phases": []any{
+			phase("P1", "收集", "collect_info"), phase("P2", "排盘", "calculate_bazi"), phase("P3", "扫描", "get_rules"),
+			phase("P4", "分析", "search_knowledge"), phase("P5", "输出", "show_report")}})
+	}
+	return llmtest.Status(400, "fake: unknown schema "+r.SchemaName())
+}
+
 func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	dir := extractWorkspace(t)
 	srv := llmtest.New(t)
-	srv.SetFallback(func(llmtest.Request) llmtest.Reply {
-		return llmtest.Text(`{"rules":[],"patterns":[],"red_flags":[],"steps":[]}`)
-	})
+	srv.SetFallback(fakeExtractModel)
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
+	if err := os.WriteFile(filepath.Join(dir, "vibe.yaml"), []byte("llm:\n  model: gpt-4o-mini\n  prices:\n    gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runVibe(t, env, "--workspace", dir, "extract", "bazi", "--dry-run")
-	if code != 0 || srv.Count() != 0 || !strings.Contains(out, "dry run") {
+	if code != 0 || srv.Count() != 0 {
 		t.Fatalf("dry run exit %d, %d requests sent:\n%s%s", code, srv.Count(), out, errOut)
 	}
+	for _, want := range []string{"nothing was sent", "tiktoken o200k_base", "extract.map", "extract.reduce", "extract.gap", "extract.tiers", "extract.sop", "total", "~", "depends on the map answers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
 	code, out, errOut = runVibe(t, env, "--workspace", dir, "extract", "bazi")
-	if code != 0 || srv.Count() == 0 || !strings.Contains(out, "llm:") {
+	if code != 0 || srv.Count() == 0 || !strings.Contains(out, "llm:gpt-4o-mini") {
 		t.Fatalf("exit %d, %d requests:\n%s%s", code, srv.Count(), out, errOut)
+	}
+	for _, want := range []string{"reduce:", "gap:", "tiers:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"llm extract.map:", "llm extract.reduce:", "llm extract.tiers:", "llm extract.sop:", "llm total:"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("usage lacks %q:\n%s", want, errOut)
+		}
+	}
+	sop, _ := os.ReadFile(filepath.Join(dir, "skills", "bazi", "knowledge", "sop.yaml"))
+	if !strings.Contains(string(sop), "tool: calculate_bazi") {
+		t.Errorf("sop.yaml does not name the model's tools:\n%s", sop)
 	}
 	sent := srv.Count()
 	code, _, errOut = runVibe(t, env, "--workspace", dir, "extract", "bazi")
 	if code != 0 || srv.Count() != sent {
 		t.Errorf("unchanged rebuild: exit %d, %d new requests: %s", code, srv.Count()-sent, errOut)
+	}
+	// After a build the dry run plans nothing to send.
+	code, out, _ = runVibe(t, env, "--workspace", dir, "extract", "bazi", "--dry-run", "--json")
+	var rep struct {
+		DryRun struct {
+			Total struct {
+				Requests int  `json:"requests"`
+				Cached   int  `json:"cached"`
+				Est      bool `json:"estimated"`
+			} `json:"total"`
+		} `json:"dry_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("dry run --json: exit %d, %v:\n%s", code, err, out)
+	}
+	if rep.DryRun.Total.Requests != 0 || rep.DryRun.Total.Cached != sent || rep.DryRun.Total.Est {
+		t.Errorf("dry run after a build: %+v, want 0 requests and %d cached", rep.DryRun.Total, sent)
+	}
+}
+
+func TestBuildWithLLM(t *testing.T) {
+	dir := extractWorkspace(t)
+	srv := llmtest.New(t)
+	srv.SetFallback(fakeExtractModel)
+	env := map[string]string{"OPENAI_API_KEY": "k", "VIBE_LLM_BASE_URL": srv.URL, "VIBE_LLM_PROVIDER": "offline"}
+	// The endpoint is configured but switched off: --llm openai turns the
+	// extract stage to the model.
+	code, _, errOut := runVibe(t, env, "--workspace", dir, "build", "bazi", "--from", "extract", "--until", "extract", "--llm", "openai")
+	if code != 0 || srv.Count() == 0 || !strings.Contains(errOut, "llm extract.map:") {
+		t.Fatalf("build --llm openai: exit %d, %d requests:\n%s", code, srv.Count(), errOut)
+	}
+	rules, _ := os.ReadFile(filepath.Join(dir, "skills", "bazi", "knowledge", "rules.yaml"))
+	if !strings.Contains(string(rules), "extractor: llm:") {
+		t.Errorf("rules.yaml not from the model:\n%s", rules)
+	}
+	if code, _, _ := runVibe(t, env, "--workspace", dir, "build", "bazi", "--llm", "gpt"); code != 2 {
+		t.Errorf("--llm gpt: exit %d, want 2", code)
 	}
 }
 
