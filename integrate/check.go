@@ -44,17 +44,28 @@ type Report struct {
 	Theme    string    `json:"theme"`
 	Findings []Finding `json:"findings"`
 	Summary  Summary   `json:"summary"`
+	// Coverage details the coverage check (nil when it did not run: no
+	// store, or rules.yaml unreadable).
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // Summary counts the findings and carries the coverage figure.
 type Summary struct {
-	Errors   int     `json:"errors"`
-	Warnings int     `json:"warnings"`
-	Notes    int     `json:"notes"`
-	Rules    int     `json:"rules"`
-	Coverage float64 `json:"coverage_percent"`
-	// RuleLike is the number of rule-like passages found in the sources.
-	RuleLike int `json:"rule_like_passages"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Notes    int `json:"notes"`
+	Rules    int `json:"rules"`
+	// Coverage is the share of rule-like passages of the sources a rule
+	// cites, in percent; RuleLike counts those passages and Uncovered the
+	// ones no rule cites (each a coverage.missing-rule note).
+	Coverage  float64 `json:"coverage_percent"`
+	RuleLike  int     `json:"rule_like_passages"`
+	Uncovered int     `json:"uncovered_passages"`
+	// SectionCoverage is the share of the sections stating rules that some
+	// rule cites, in percent.
+	SectionCoverage float64 `json:"section_coverage_percent"`
+	Sections        int     `json:"rule_sections"`
+	CoveredSections int     `json:"covered_sections"`
 }
 
 // Failed reports whether the report fails: any error, or any warning when strict.
@@ -97,9 +108,6 @@ type Options struct {
 
 // CoreTools are the tools every skill may call without declaring them.
 var coreTools = []string{"use_skill", "search_knowledge", "get_rules", "read_skill_resource", "get_user_profile", "save_skill_data", "collect_info", "show_report", "show_insight"}
-
-// Required SKILL.md sections, per skill-spec-v5.
-var requiredSections = []string{"能力范围", "分析原则", "表达方式", "可用工具"}
 
 // ErrNoKnowledge means the skill has no extracted knowledge to check.
 var ErrNoKnowledge = errors.New("no extracted knowledge")
@@ -335,7 +343,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	}
 	rep := Report{Theme: opt.Theme}
 	if opt.Chunks != nil && ruleOK {
-		if err := c.checkCoverage(rules, ruleL, &rep.Summary); err != nil {
+		if err := c.checkCoverage(rules, ruleL, &rep); err != nil {
 			return Report{}, err
 		}
 	}
@@ -511,46 +519,7 @@ func (c *checker) checkSizes(r knowledge.Rules, p knowledge.Patterns, rl, pl *lo
 	}
 	for _, t := range ts {
 		if t.n < t.lo || t.n > t.hi {
-			c.add(SevNote, "VIBE040", "size.count", "", t.file, pos{1, 1}, "%s has %d items; the design targets %d-%d", t.name, t.n, t.lo, t.hi)
+			c.add(SevWarning, "VIBE040", "size.count", "", t.file, pos{1, 1}, "%s has %d items; the design targets %d-%d", t.name, t.n, t.lo, t.hi)
 		}
 	}
-}
-
-func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, sum *Summary) error {
-	chunks, err := c.opt.Chunks.Chunks(c.ctx, c.opt.Theme)
-	if err != nil {
-		return fmt.Errorf("check %s: list chunks: %w", c.opt.Theme, err)
-	}
-	var quotes []string
-	for _, r := range rules {
-		for _, e := range r.Evidence {
-			quotes = append(quotes, normalizeSpace(e.Quote))
-		}
-		quotes = append(quotes, ruleText(r.Rule))
-	}
-	total, covered := 0, 0
-	for _, ch := range chunks {
-		for _, p := range ruleLikePassages(ch.Text) {
-			total++
-			ok := false
-			for _, q := range quotes {
-				if q != "" && (strings.Contains(p, q) || strings.Contains(q, p) || containment(p, q) >= 0.6) {
-					ok = true
-					break
-				}
-			}
-			if ok {
-				covered++
-				continue
-			}
-			c.add(SevNote, "VIBE020", "coverage.missing-rule", ch.ID, rl.path, pos{1, 1}, "possible missing rule: chunk %s says %q and no rule cites it", ch.ID, short(p))
-		}
-	}
-	sum.RuleLike = total
-	if total > 0 {
-		sum.Coverage = float64(int(1000*float64(covered)/float64(total))) / 10
-	} else {
-		sum.Coverage = 100
-	}
-	return nil
 }

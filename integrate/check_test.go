@@ -172,8 +172,15 @@ func TestCleanFixturePasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed(true) {
+	if rep.Failed(false) {
 		t.Errorf("clean fixture fails:\n%s", textOf(t, rep))
+	}
+	// Its only warnings: the fixture is far smaller than the design's tier
+	// and pattern targets.
+	for _, f := range rep.Findings {
+		if f.Severity == SevWarning && f.Check != "size.count" {
+			t.Errorf("clean fixture warns: %+v", f)
+		}
 	}
 	md, err := os.ReadFile(res.SkillMD)
 	if err != nil {
@@ -212,7 +219,7 @@ func TestHandEditsSurviveIntegrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(res.SkillMD)
-	edited := strings.Replace(string(md), "- 判断旺衰\n<!-- vibe:generated:end scope", "- 判断旺衰（手工补充：只看月令）\n<!-- vibe:generated:end scope", 1)
+	edited := strings.Replace(string(md), "<!-- vibe:generated:end scope", "- 手工补充：只看月令\n<!-- vibe:generated:end scope", 1)
 	edited += "\n## 我的笔记\n\n手写内容\n"
 	if edited == string(md) {
 		t.Fatal("fixture changed: scope line not found")

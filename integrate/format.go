@@ -39,17 +39,66 @@ func Write(w io.Writer, rep Report, format string) error {
 // SummaryLine is a one-line summary of the report.
 func SummaryLine(rep Report) string {
 	s := rep.Summary
-	return fmt.Sprintf("check %s: %d errors, %d warnings, %d notes; %d rules, coverage %.1f%% of %d rule-like passages",
-		rep.Theme, s.Errors, s.Warnings, s.Notes, s.Rules, s.Coverage, s.RuleLike)
+	line := fmt.Sprintf("check %s: %d errors, %d warnings, %d notes; %d rules", rep.Theme, s.Errors, s.Warnings, s.Notes-s.Uncovered, s.Rules)
+	if rep.Coverage != nil {
+		line += fmt.Sprintf(", citing %.1f%% of %d rule-like passages and %.1f%% of %d sections stating rules (%d possible missing rules)",
+			s.Coverage, s.RuleLike, s.SectionCoverage, s.Sections, s.Uncovered)
+	}
+	return line
 }
+
+// TopGaps is how many uncovered sections the text and github formats list;
+// json and sarif carry every uncovered passage.
+const TopGaps = 10
+
+const missingRule = "coverage.missing-rule"
 
 func writeText(w io.Writer, rep Report) error {
 	for _, f := range rep.Findings {
+		if f.Check == missingRule {
+			continue // summarised by section below
+		}
 		item := ""
 		if f.Item != "" {
 			item = " [" + f.Item + "]"
 		}
 		if _, err := fmt.Fprintf(w, "%s:%d:%d: %s %s %s%s: %s\n", f.File, f.Line, f.Column, f.Severity, f.RuleID, f.Check, item, f.Message); err != nil {
+			return err
+		}
+	}
+	if cov := rep.Coverage; cov != nil && len(cov.Gaps) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "coverage: the rules cite %d of %d rule-like passages and %d of %d sections that state rules.\n", cov.Covered, cov.Passages, cov.CoveredSections, cov.Sections)
+		b.WriteString("  (A skill keeps its strongest rules, 55-90 by the design's tier targets; search_knowledge reaches the rest\n" +
+			"  of the sources. Read the sections below for rules worth adding to rules.yaml.)\n")
+		fmt.Fprintf(&b, "sections with the most possible missing rules:\n")
+		for i, g := range cov.Gaps {
+			if i == TopGaps {
+				rest, n := 0, 0
+				for _, g := range cov.Gaps[i:] {
+					rest += g.Uncovered
+					n++
+				}
+				fmt.Fprintf(&b, "  … %d more sections with %d passages: see --format json or sarif for every passage\n", n, rest)
+				break
+			}
+			where := g.Section
+			if g.File != "" {
+				where = fmt.Sprintf("%s:%d  %s", g.File, g.Line, g.Section)
+			}
+			cited := fmt.Sprintf("%d rules cite it", g.Cited)
+			switch g.Cited {
+			case 0:
+				cited = "no rule cites it"
+			case 1:
+				cited = "1 rule cites it"
+			}
+			fmt.Fprintf(&b, "  %s: %d of %d rule-like passages uncovered, %s\n", where, g.Uncovered, g.Passages, cited)
+			for _, e := range g.Examples[:min(2, len(g.Examples))] {
+				fmt.Fprintf(&b, "      %q\n", e)
+			}
+		}
+		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
 	}
@@ -69,10 +118,24 @@ func ghProp(s string) string {
 
 func writeGitHub(w io.Writer, rep Report) error {
 	for _, f := range rep.Findings {
+		if f.Check == missingRule {
+			continue // one notice per section below, not one per passage
+		}
 		kind := map[Severity]string{SevError: "error", SevWarning: "warning", SevNote: "notice"}[f.Severity]
 		title := f.RuleID + " " + f.Check
 		if _, err := fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n", kind, ghProp(f.File), f.Line, f.Column, ghProp(title), ghEscape(f.Message)); err != nil {
 			return err
+		}
+	}
+	if cov := rep.Coverage; cov != nil {
+		for i, g := range cov.Gaps {
+			if i == TopGaps || g.File == "" {
+				break
+			}
+			msg := fmt.Sprintf("%d of %d rule-like passages of %s are cited by no rule, e.g. %q", g.Uncovered, g.Passages, g.Section, g.Examples[0])
+			if _, err := fmt.Fprintf(w, "::notice file=%s,line=%d,title=%s::%s\n", ghProp(g.File), g.Line, ghProp("VIBE020 "+missingRule), ghEscape(msg)); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := fmt.Fprintln(w, SummaryLine(rep))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,5 +38,43 @@ func TestIntegrateWithoutKnowledge(t *testing.T) {
 	_, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: t.TempDir()})
 	if err == nil || !errors.Is(err, ErrNoKnowledge) {
 		t.Fatalf("err = %v, want ErrNoKnowledge", err)
+	}
+}
+
+func TestTitleFollowsTheDisplayNameUnlessEdited(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	opt := IntegrateOptions{Theme: "demo", SkillDir: dir}
+	res, err := Integrate(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	if !strings.Contains(string(md), "\n# demo：《ziping》\n") {
+		t.Fatalf("title:\n%s", md)
+	}
+	// The works change, so the display name and the title change.
+	rules := filepath.Join(dir, "knowledge", "rules.yaml")
+	data, _ := os.ReadFile(rules)
+	os.WriteFile(rules, []byte(strings.Replace(string(data), "source: ziping.md", "source: 子平真诠 > 论用神", 2)), 0o644)
+	if res, err = Integrate(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	md, _ = os.ReadFile(res.SkillMD)
+	if !strings.Contains(string(md), "\n# demo：《子平真诠》《ziping》\n") || len(res.Kept) != 0 {
+		t.Fatalf("title not regenerated (kept %v):\n%s", res.Kept, md)
+	}
+	// A title edited by hand stays.
+	os.WriteFile(res.SkillMD, []byte(strings.Replace(string(md), "# demo：《子平真诠》《ziping》", "# 子平八字", 1)), 0o644)
+	os.WriteFile(rules, data, 0o644)
+	if res, err = Integrate(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	md, _ = os.ReadFile(res.SkillMD)
+	if !strings.Contains(string(md), "\n# 子平八字\n") || len(res.Kept) != 1 || res.Kept[0] != "title" {
+		t.Fatalf("hand-edited title lost (kept %v):\n%s", res.Kept, md)
+	}
+	if !strings.Contains(string(md), "display_name: demo：《ziping》") {
+		t.Errorf("the front matter was not regenerated:\n%s", md)
 	}
 }

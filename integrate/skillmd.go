@@ -126,8 +126,8 @@ func (c *checker) checkSkillMD(path string) {
 		}
 	}
 	for _, sec := range requiredSections {
-		if !hasHeading(body, sec) {
-			c.add(SevError, "VIBE052", "skill.section-missing", "", path, pos{bodyLine, 1}, "SKILL.md has no `## %s` section (required by the skill spec)", sec)
+		if !hasHeading(body, sec[0]) && !hasHeading(body, sec[1]) {
+			c.add(SevError, "VIBE052", "skill.section-missing", "", path, pos{bodyLine, 1}, "SKILL.md has no `## %s` (or `## %s`) section (required by the skill spec)", sec[0], sec[1])
 		}
 	}
 }

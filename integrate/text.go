@@ -70,7 +70,11 @@ func grams(s string) map[string]int {
 
 // containment is the share of claim's bigrams that occur in source.
 func containment(claim, source string) float64 {
-	c, s := grams(claim), grams(source)
+	return containmentOf(grams(claim), grams(source))
+}
+
+// containmentOf is containment over precomputed grams.
+func containmentOf(c, s map[string]int) float64 {
 	if len(c) == 0 {
 		return 0
 	}
@@ -123,28 +127,4 @@ func stripNegation(s string) string {
 	}
 	s = negEN.ReplaceAllString(s, "")
 	return regexp.MustCompile(`(?i)\b(must|should|always|then)\b`).ReplaceAllString(s, "")
-}
-
-// Rule-like cue patterns, the same families the offline extractor uses.
-var ruleCues = []*regexp.Regexp{
-	regexp.MustCompile(`[凡若如苟][^。！？；\n]{1,60}?[则必宜忌][^。！？；\n]{0,60}[。！？；]?`),
-	regexp.MustCompile(`[^。！？；\n]{1,40}者[^。！？；\n]{1,40}也`),
-	regexp.MustCompile(`(?i)\b(if|when|unless)\b[^.!?\n]{3,160}?\b(then|must|should)\b[^.!?\n]*[.!?]?`),
-}
-
-// ruleLikePassages returns the rule-like sentences of text.
-func ruleLikePassages(text string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, re := range ruleCues {
-		for _, m := range re.FindAllString(text, -1) {
-			m = normalizeSpace(m)
-			if len([]rune(m)) < 6 || seen[m] {
-				continue
-			}
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -223,7 +223,7 @@ func toolType(name string) string {
 }
 
 // deriveTools declares every non-core tool the SOP steps call.
-func deriveTools(s knowledge.SOP) ToolsFile {
+func deriveTools(s knowledge.SOP, L labels) ToolsFile {
 	byName := map[string]*skills.Tool{}
 	var order []string
 	for _, ph := range s.Phases {
@@ -235,7 +235,7 @@ func deriveTools(s knowledge.SOP) ToolsFile {
 				continue
 			}
 			t := &skills.Tool{Name: st.Tool, Type: toolType(st.Tool), Description: st.Action}
-			t.WhenToCall = fmt.Sprintf("phase %s (%s), step %s: %s", ph.ID, ph.Name, st.ID, st.Action)
+			t.WhenToCall = fmt.Sprintf(L.phaseStep, nonEmpty(ph.Name, ph.ID), st.Action)
 			t.Parameters = []skills.Field{{Name: "input", Type: "object", Description: "what the step works on"}}
 			t.Returns = []skills.Field{{Name: "output", Type: "object", Description: nonEmpty(st.Output, "the step's result")}}
 			if t.Type == "display" {

@@ -39,7 +39,7 @@ func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
 	if calc.Description != "按月令与通根计算日主旺衰" || len(calc.Parameters) != 1 || calc.Parameters[0].Name != "pillars" {
 		t.Errorf("the hand declaration did not win: %+v", calc)
 	}
-	if !strings.Contains(calc.WhenToCall, "P2_S1") {
+	if calc.WhenToCall != "判断旺衰阶段：计算日主旺衰" {
 		t.Errorf("an empty when_to_call should come from the SOP step: %q", calc.WhenToCall)
 	}
 	show, _ := sk.Tool("show_strength")

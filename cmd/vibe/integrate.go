@@ -19,11 +19,23 @@ func newIntegrateCmd(a *app) *cobra.Command {
 		Short: "Write SKILL.md, tools/tools.yaml and meta.json from the extracted knowledge, then check them",
 		Long: `Write the skill's files from skills/<theme>/knowledge/*.yaml, then run vibe check:
 
-  skills/<theme>/SKILL.md          front matter, expert identity, core SOP, intent -> tool table,
-                                   forbidden behaviours
+  skills/<theme>/SKILL.md          front matter, expert identity, scope, core SOP, expression
+                                   style and forbidden behaviours, intent -> tool table; in the
+                                   language of the sources (Chinese or English)
   skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call, merged with the
                                    tools declared by hand in knowledge/<theme>/tools.yaml
   skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, check summary
+
+With an LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY) the model writes the
+prose (display name, description, identity, scope, style, forbidden
+behaviours) from the extracted knowledge; the answer must pass the SKILL.md
+checks (description at most 512 characters, name and description within
+check.max_metadata_tokens, body within check.max_skill_tokens, the required
+sections), gets one repair round, and falls back to the template with a
+warning. The answer is cached, so an unchanged rebuild makes no request.
+Offline the prose comes from a template filled from the knowledge: the works
+cited, the topics the rules cover, the patterns and the procedure. The SOP
+and the tool table are always laid out from the knowledge files.
 
 Which parts of SKILL.md are generated: the front matter and the text between
 <!-- vibe:generated:start NAME --> and <!-- vibe:generated:end NAME --> markers.
@@ -62,10 +74,21 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if err != nil {
 		return err
 	}
-	res, err := integrate.Integrate(ctx, integrate.IntegrateOptions{
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	opt := integrate.IntegrateOptions{
 		Theme: theme, SkillDir: ws.SkillDir(theme), Regenerate: regenerate, Version: version, Now: a.now,
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
-	})
+		Limits: cfg.Check,
+	}
+	if cfg.LLMEnabled() {
+		// The prose answer is cached with every other answer in .vibe/cache/llm,
+		// so a rebuild of unchanged knowledge asks nothing.
+		opt.LLM, opt.Model = newLLMClient(ws, cfg, cfg.LLM.Model, cfg.LLM.Budget, false), cfg.LLM.Model
+	}
+	res, err := integrate.Integrate(ctx, opt)
 	var te *integrate.ToolsFileError
 	if errors.As(err, &te) {
 		return withHint(err, "fix the tool declarations; `vibe schema tools` prints the schema")
@@ -74,6 +97,18 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		return withHint(err, "run `vibe extract "+theme+"` first, or `vibe check "+theme+"` to locate the problem")
 	}
 	fmt.Fprintf(a.io.ErrOut, "integrate %s: wrote %s, %s (%d tools), %s\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON))
+	prose := "prose from the offline template filled from the knowledge (set OPENAI_BASE_URL for model-written prose)"
+	switch {
+	case res.Prose != "template":
+		prose = "prose written by " + strings.TrimPrefix(res.Prose, "llm:") + " and checked"
+	case cfg.LLMEnabled():
+		prose = "prose from the offline template filled from the knowledge"
+	}
+	fmt.Fprintf(a.io.ErrOut, "integrate %s: SKILL.md in %s, %s; generated: front matter, title and the vibe:generated regions (your edits to them are kept)\n",
+		theme, map[string]string{"zh": "Chinese", "en": "English"}[res.Language], prose)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(a.io.ErrOut, "integrate %s: warning: %s\n", theme, w)
+	}
 	if len(res.Kept) > 0 {
 		fmt.Fprintf(a.io.ErrOut, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
 	}

@@ -1,0 +1,439 @@
+package integrate
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/skills"
+)
+
+// Prose is the part of SKILL.md written in words rather than laid out from
+// the knowledge: the model writes it when an LLM is configured, a template
+// fills it offline. The SOP and the tool table are always laid out from the
+// knowledge files.
+type Prose struct {
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+	// Identity is the expert identity in one sentence.
+	Identity string `json:"identity"`
+	// Scope lists what the skill covers (and what it does not).
+	Scope []string `json:"scope"`
+	// Style lists how to express answers.
+	Style []string `json:"style"`
+	// Forbidden lists forbidden behaviours.
+	Forbidden []string `json:"forbidden"`
+}
+
+// labels are the fixed words of a SKILL.md in one language.
+type labels struct {
+	code                                    string // "zh" or "en"
+	scope, principles, style, tools         string // the required section headings
+	sopHeading, mustCheck, forbiddenHeading string
+	otherRules                              string // %d rules
+	when                                    string // (when: %s)
+	toolHeader                              string
+	coreRules, coreSearch, coreCollect      [3]string // intent, tool, do not
+	avoid                                   map[string]string
+	phaseStep                               string // %s phase, %s step
+}
+
+var zhLabels = labels{
+	code: "zh", scope: "能力范围", principles: "分析原则", style: "表达方式", tools: "可用工具",
+	sopHeading: "核心流程", mustCheck: "必查规则", forbiddenHeading: "禁止事项",
+	otherRules:  "其余 %d 条规则按问题用 `get_rules` 检索，原文用 `search_knowledge` 查证。\n",
+	when:        "（进入条件：%s）",
+	toolHeader:  "| 用户意图 / 时机 | 必须调用的工具 | 不要 |\n|---|---|---|\n",
+	coreRules:   [3]string{"需要判断依据时", "get_rules", "凭记忆背诵或自拟规则"},
+	coreSearch:  [3]string{"需要原文出处，或规则没有覆盖时", "search_knowledge", "编造引文或出处"},
+	coreCollect: [3]string{"分析所需的信息不全时", "collect_info", "猜测缺失的信息"},
+	avoid: map[string]string{"display": "用文字代替卡片展示", "compute": "自行推算结果", "collect": "猜测缺失的信息",
+		"retrieve": "凭记忆作答", "flow": "跳过流程步骤"},
+	phaseStep: "%s阶段：%s",
+}
+
+var enLabels = labels{
+	code: "en", scope: "Scope", principles: "Principles", style: "Style", tools: "Tools",
+	sopHeading: "Core procedure", mustCheck: "Rules to check first", forbiddenHeading: "Never",
+	otherRules:  "Look up the other %d rules for the question with `get_rules`, and the sources with `search_knowledge`.\n",
+	when:        " (when: %s)",
+	toolHeader:  "| Intent / moment | Tool to call | Do not |\n|---|---|---|\n",
+	coreRules:   [3]string{"a judgement needs its rule", "get_rules", "quote rules from memory or make them up"},
+	coreSearch:  [3]string{"the source text is needed, or no rule covers the question", "search_knowledge", "invent quotations or sources"},
+	coreCollect: [3]string{"information the analysis needs is missing", "collect_info", "guess the missing information"},
+	avoid: map[string]string{"display": "describe the card in text instead", "compute": "work the result out yourself", "collect": "guess the missing information",
+		"retrieve": "answer from memory", "flow": "skip steps of the procedure"},
+	phaseStep: "%s phase: %s",
+}
+
+// requiredSections are the SKILL.md sections the skill spec requires, in
+// the two languages integrate writes; a skill needs each in either.
+var requiredSections = [][2]string{
+	{zhLabels.scope, enLabels.scope},
+	{zhLabels.principles, enLabels.principles},
+	{zhLabels.style, enLabels.style},
+	{zhLabels.tools, enLabels.tools},
+}
+
+// scriptOf says whether s is mostly Chinese ("zh") or Latin ("en"); a Han
+// character counts about as much as a short English word.
+func scriptOf(s string) string {
+	han, latin := 0, 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			han++
+		case r < 0x80 && unicode.IsLetter(r):
+			latin++
+		}
+	}
+	switch {
+	case han == 0 && latin == 0:
+		return ""
+	case han*4 >= latin:
+		return "zh"
+	}
+	return "en"
+}
+
+// corpusLanguage picks the language to write SKILL.md in: the language most
+// rules, patterns and SOP steps are written in (Chinese or English). A mixed
+// corpus gets one language, the majority's, throughout.
+func corpusLanguage(ks *knowledgeSet) labels {
+	zh, en := 0, 0
+	vote := func(s string) {
+		switch scriptOf(s) {
+		case "zh":
+			zh++
+		case "en":
+			en++
+		}
+	}
+	for _, r := range ks.rules.Rules.All() {
+		vote(r.Condition + " " + r.Conclusion + r.Action)
+	}
+	for _, p := range ks.pats.Patterns.QuickPatterns {
+		vote(p.Signature + " " + p.Indication)
+	}
+	for _, ph := range ks.sop.SOP.Phases {
+		for _, st := range ph.Steps {
+			vote(st.Action)
+		}
+	}
+	if zh > en {
+		return zhLabels
+	}
+	return enLabels
+}
+
+// work is one source work and how many rules cite it.
+type work struct {
+	name  string
+	cites int
+}
+
+// citedWorks ranks the works the rules cite, most cited first.
+func citedWorks(ks *knowledgeSet) []work {
+	works, _ := citations(ks)
+	var out []work
+	for _, w := range works.sorted() {
+		out = append(out, work{w, works.counts[w]})
+	}
+	return out
+}
+
+// facts are what the template (and the model's prompt) say about the
+// knowledge: true and specific, from the extracted files.
+type facts struct {
+	theme    string
+	works    []work
+	topics   []string // section topics the rules cite, most cited first
+	patterns []string // quick pattern names
+	phases   []string
+	rules    int
+	birth    bool
+	redFlags []knowledge.RedFlag // critical ones
+}
+
+func gatherFacts(theme string, ks *knowledgeSet, L labels) facts {
+	f := facts{theme: theme, works: citedWorks(ks), rules: len(ks.rules.Rules.All()), birth: needsBirth(ks.sop.SOP)}
+	// Topics in the corpus language come first: a mixed corpus's skill reads
+	// in one language.
+	_, topics := citations(ks)
+	var same, other []string
+	for _, t := range topics.sorted() {
+		if strings.EqualFold(t, theme) {
+			continue
+		}
+		if scriptOf(t) == L.code {
+			same = append(same, t)
+		} else {
+			other = append(other, t)
+		}
+	}
+	f.topics = append(same, other...)
+	for _, p := range ks.pats.Patterns.QuickPatterns {
+		if n := cleanHeading(p.Name); n != "" {
+			f.patterns = append(f.patterns, n)
+		}
+	}
+	for _, p := range ks.sop.SOP.Phases {
+		f.phases = append(f.phases, nonEmpty(p.Name, p.ID))
+	}
+	for _, rf := range ks.pats.Patterns.RedFlags {
+		if rf.Severity == "critical" {
+			f.redFlags = append(f.redFlags, rf)
+		}
+	}
+	return f
+}
+
+// clip shortens s to at most n characters, marking the cut.
+func clip(s string, n int) string {
+	s = normalizeSpace(s)
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
+}
+
+func quoteWorks(L labels, ws []work, n int) string {
+	var names []string
+	for i, w := range ws {
+		if i == n {
+			break
+		}
+		if L.code == "zh" {
+			names = append(names, "《"+w.name+"》")
+		} else {
+			names = append(names, w.name)
+		}
+	}
+	if L.code == "zh" {
+		s := strings.Join(names, "")
+		if len(ws) > n {
+			s += fmt.Sprintf("等 %d 部典籍", len(ws))
+		}
+		return s
+	}
+	switch {
+	case len(ws) > n:
+		return strings.Join(names, ", ") + fmt.Sprintf(" and %d more works", len(ws)-n)
+	case len(names) > 1:
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
+}
+
+func listJoin(L labels, items []string, n int) string {
+	if len(items) > n {
+		items = items[:n]
+	}
+	if L.code == "zh" {
+		return strings.Join(items, "、")
+	}
+	return strings.Join(items, ", ")
+}
+
+// templateProse fills the prose offline from the facts. count measures the
+// metadata budget: the description is shortened until name and description
+// fit maxMeta tokens.
+func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose {
+	var p Prose
+	nWorks := len(f.works)
+	if L.code == "zh" {
+		p.DisplayName = clip(f.theme+"："+quoteWorks(L, f.works, 2), 60)
+		if nWorks == 0 {
+			p.DisplayName = f.theme
+		}
+	} else {
+		p.DisplayName = clip(f.theme+": "+quoteWorks(L, f.works, 2), 60)
+		if nWorks == 0 {
+			p.DisplayName = f.theme
+		}
+	}
+	// The description: what, from which works, when to use it; shortened
+	// until name and description take about 50 tokens (skill-spec-v5), and
+	// never more than maxMeta.
+	target := maxMeta
+	if target <= 0 || target > 50 {
+		target = 50
+	}
+	for nw, nt := min(3, nWorks), min(4, len(f.topics)); ; {
+		p.Description = describe(f, L, nw, nt)
+		if count(f.theme+"\n"+p.Description) <= target || (nw <= 1 && nt == 0) {
+			break
+		}
+		if nw > 1 {
+			nw--
+		} else {
+			nt--
+		}
+	}
+	p.Description = clip(p.Description, 512)
+
+	src := quoteWorks(L, f.works, 2)
+	if L.code == "zh" {
+		if nWorks == 0 {
+			src = "本技能的知识库"
+		}
+		p.Identity = fmt.Sprintf("你是 %s 领域的专家，依据%s整理出的 %d 条规则按下面的流程分析问题，每个判断都注明所依据的规则或原文，典籍没有涉及的如实说明。", f.theme, src, f.rules)
+	} else {
+		if nWorks == 0 {
+			src = "the skill's knowledge base"
+		}
+		p.Identity = fmt.Sprintf("You are an expert in %s who answers from %d rules drawn from %s, follows the procedure below, cites the rule or passage behind every judgement, and says so when the sources do not cover a question.", f.theme, f.rules, src)
+	}
+
+	var works []string
+	for i, w := range f.works {
+		if i == 6 {
+			break
+		}
+		if L.code == "zh" {
+			works = append(works, fmt.Sprintf("《%s》（%d 条规则）", w.name, w.cites))
+		} else {
+			works = append(works, fmt.Sprintf("%s (%d rules)", w.name, w.cites))
+		}
+	}
+	if L.code == "zh" {
+		if len(works) > 0 {
+			p.Scope = append(p.Scope, "依据典籍："+strings.Join(works, "、"))
+		}
+		if len(f.topics) > 0 {
+			p.Scope = append(p.Scope, "规则涉及的主题："+listJoin(L, f.topics, 10))
+		}
+		if len(f.patterns) > 0 {
+			p.Scope = append(p.Scope, "一眼可辨的模式："+listJoin(L, f.patterns, 6))
+		}
+		if len(f.phases) > 0 {
+			p.Scope = append(p.Scope, "分析流程："+strings.Join(f.phases, " → "))
+		}
+		p.Scope = append(p.Scope, "典籍没有涉及的问题不在范围内：如实说明，可用 `search_knowledge` 查证后再答。")
+		p.Style = []string{
+			"先给结论，再给依据：规则编号（如 R001）与出处（书名 › 章节）。",
+			"引用原文一字不改，并注明出处。",
+			"用用户使用的语言作答，术语保留典籍原文。",
+			"证据不足或规则彼此冲突时，说明不确定之处，不强作结论。",
+		}
+		p.Forbidden = []string{
+			"不编造知识库中没有的规则、出处或引文。",
+			"需要计算或展示时调用「可用工具」中的工具，不用文字代替。",
+		}
+		if f.birth {
+			p.Forbidden = append(p.Forbidden, "缺少出生信息时先调用 `collect_info` 收集，不猜测。")
+		} else {
+			p.Forbidden = append(p.Forbidden, "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。")
+		}
+		p.Forbidden = append(p.Forbidden, "不把推断说成确定无疑的医疗、法律或财务决定。")
+		for i, rf := range f.redFlags {
+			if i == 5 {
+				break
+			}
+			p.Forbidden = append(p.Forbidden, fmt.Sprintf("不可略过「%s」这一信号：%s", clip(rf.Signal, 40), clip(rf.Action, 60)))
+		}
+		return p
+	}
+	if len(works) > 0 {
+		p.Scope = append(p.Scope, "Sources: "+strings.Join(works, ", "))
+	}
+	if len(f.topics) > 0 {
+		p.Scope = append(p.Scope, "Topics the rules cover: "+listJoin(L, f.topics, 10))
+	}
+	if len(f.patterns) > 0 {
+		p.Scope = append(p.Scope, "Patterns recognised at a glance: "+listJoin(L, f.patterns, 6))
+	}
+	if len(f.phases) > 0 {
+		p.Scope = append(p.Scope, "Procedure: "+strings.Join(f.phases, " → "))
+	}
+	p.Scope = append(p.Scope, "Out of scope: questions the sources do not cover; say so, and check with `search_knowledge` before answering.")
+	p.Style = []string{
+		"Give the conclusion first, then its grounds: the rule id (such as R001) and the source (work › section).",
+		"Quote the sources word for word and say where the quotation comes from.",
+		"Answer in the user's language; keep the sources' technical terms.",
+		"When the evidence is thin or rules disagree, say what is uncertain instead of forcing a conclusion.",
+	}
+	p.Forbidden = []string{
+		"Never invent rules, sources or quotations the knowledge base does not contain.",
+		"Never describe in words what a tool under Tools should compute or show.",
+	}
+	if f.birth {
+		p.Forbidden = append(p.Forbidden, "Never guess missing birth data: collect it with `collect_info` first.")
+	} else {
+		p.Forbidden = append(p.Forbidden, "Never guess information the analysis needs: collect it with `collect_info` first.")
+	}
+	p.Forbidden = append(p.Forbidden, "Never present an inference as a certain medical, legal or financial decision.")
+	for i, rf := range f.redFlags {
+		if i == 5 {
+			break
+		}
+		p.Forbidden = append(p.Forbidden, fmt.Sprintf("Never pass over the signal \"%s\": %s", clip(rf.Signal, 60), clip(rf.Action, 80)))
+	}
+	return p
+}
+
+func describe(f facts, L labels, nWorks, nTopics int) string {
+	if L.code == "zh" {
+		src := "知识库"
+		if len(f.works) > 0 {
+			src = quoteWorks(L, f.works, nWorks)
+		}
+		s := fmt.Sprintf("依据%s的 %d 条规则解答 %s 问题", src, f.rules, f.theme)
+		if nTopics > 0 {
+			s += "；用户问及" + listJoin(L, f.topics, nTopics) + "等时使用"
+		} else {
+			s += "；用户问及 " + f.theme + " 时使用"
+		}
+		return s + "。"
+	}
+	src := "its knowledge base"
+	if len(f.works) > 0 {
+		src = quoteWorks(L, f.works, nWorks)
+	}
+	s := fmt.Sprintf("Answers %s questions from %d rules in %s", f.theme, f.rules, src)
+	if nTopics > 0 {
+		s += "; use it for questions on " + listJoin(L, f.topics, nTopics)
+	} else {
+		s += "; use it whenever " + f.theme + " comes up"
+	}
+	return s + "."
+}
+
+// toolRows lays out the intent -> tool table: the core retrieval tools,
+// every declared tool with its when_to_call, then core tools the SOP calls.
+func toolRows(L labels, s knowledge.SOP, tools []skills.Tool) string {
+	var b strings.Builder
+	b.WriteString(L.toolHeader)
+	row := func(intent, tool, avoid string) {
+		fmt.Fprintf(&b, "| %s | `%s` | %s |\n", cell(clip(intent, 80)), tool, cell(avoid))
+	}
+	row(L.coreRules[0], L.coreRules[1], L.coreRules[2])
+	row(L.coreSearch[0], L.coreSearch[1], L.coreSearch[2])
+	seen := map[string]bool{"get_rules": true, "search_knowledge": true}
+	for _, t := range tools {
+		seen[t.Name] = true
+		row(nonEmpty(t.WhenToCall, t.Description), t.Name, L.avoid[t.Type])
+	}
+	if !seen["collect_info"] {
+		seen["collect_info"] = true
+		row(L.coreCollect[0], L.coreCollect[1], L.coreCollect[2])
+	}
+	for _, p := range s.Phases {
+		for _, st := range p.Steps {
+			if st.Tool != "" && !seen[st.Tool] {
+				seen[st.Tool] = true
+				row(fmt.Sprintf(L.phaseStep, nonEmpty(p.Name, p.ID), st.Action), st.Tool, L.avoid[toolType(st.Tool)])
+			}
+		}
+	}
+	return b.String()
+}
+
+func bullets(items []string) string {
+	var b strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&b, "- %s\n", normalizeSpace(it))
+	}
+	return b.String()
+}
