@@ -174,6 +174,11 @@ type turn struct {
 	active   string
 	computed []string
 	formSent bool
+	// user is the narrative of the profile, read once per turn and again
+	// after save_skill_data changed it; summary is read once per turn.
+	user    string
+	userOK  bool
+	summary *knowledge.Summary
 }
 
 func (t *turn) send(ev Event) error {

@@ -260,3 +260,23 @@ func TestProtocolWindowAndSummary(t *testing.T) {
 		t.Fatalf("summary = %+v", s)
 	}
 }
+
+// TestProfileReadAgainAfterSave: the user narrative is read once per turn,
+// and again in the step after save_skill_data changed the profile.
+func TestProfileReadAgainAfterSave(t *testing.T) {
+	m := &fakeModel{script: []step{
+		{calls: []llm.ToolCall{call("1", "get_rules", `{"question":"甲木"}`)}},
+		{calls: []llm.ToolCall{call("2", "save_skill_data", `{"data":{"chart":{"day_master":"甲"}}}`)}},
+		{text: []string{"好"}},
+	}}
+	a, _ := newTestAgent(t, m, nil)
+	if _, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: "排盘", Skill: "bazi"}, func(Event) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	const line = "用户的 skill_data.bazi.chart.day_master 是 甲"
+	for i, want := range []bool{false, false, true} {
+		if got := strings.Contains(m.requests[i].Messages[0].Content, line); got != want {
+			t.Errorf("step %d prompt has the saved data: %v, want %v", i+1, got, want)
+		}
+	}
+}

@@ -136,3 +136,17 @@ func toolResult(t *testing.T, c *collect, tool string) map[string]any {
 	t.Fatalf("no tool_result for %s in %+v", tool, c.events)
 	return nil
 }
+
+// toolThenAnswer calls get_rules once per turn, then answers; it keeps no
+// script, so any number of conversations can share it.
+type toolThenAnswer struct{}
+
+func (toolThenAnswer) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
+	if last := req.Messages[len(req.Messages)-1]; last.Role == llm.RoleUser {
+		return llm.Response{ToolCalls: []llm.ToolCall{call("1", "get_rules", `{"question":"`+last.Content+`"}`)}, FinishReason: "tool_calls"}, nil
+	}
+	if err := fn(llm.Delta{Content: "答"}); err != nil {
+		return llm.Response{}, err
+	}
+	return llm.Response{Content: "答", FinishReason: "stop"}, nil
+}

@@ -25,11 +25,20 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	}
 	sb.WriteString(core.Body)
 	sb.WriteString("\n\n# 用户 / User\n")
-	prof, err := a.cfg.Memory.Profile(ctx, t.userID)
-	if err != nil {
-		return "", fmt.Errorf("runtime: profile: %w", err)
+	t.mu.Lock()
+	user, userOK := t.user, t.userOK
+	t.mu.Unlock()
+	if !userOK {
+		prof, err := a.cfg.Memory.Profile(ctx, t.userID)
+		if err != nil {
+			return "", fmt.Errorf("runtime: profile: %w", err)
+		}
+		user = Narrative(prof)
+		t.mu.Lock()
+		t.user, t.userOK = user, true
+		t.mu.Unlock()
 	}
-	sb.WriteString(Narrative(prof))
+	sb.WriteString(user)
 
 	active := t.activeSkill()
 	sb.WriteString("\n\n# 技能 / Skills\n")
@@ -81,9 +90,15 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			sb.WriteString("从对话历史判断进度，继续未完成的部分。/ Read the progress from the conversation and continue where it stopped.\n")
 		}
 	}
-	sum, err := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
-	if err == nil && sum.Text != "" {
-		fmt.Fprintf(&sb, "\n对话摘要 / conversation summary: %s\n", sum.Text)
+	if t.summary == nil {
+		sum, err := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
+		if err != nil {
+			return "", fmt.Errorf("runtime: summary: %w", err)
+		}
+		t.summary = &sum
+	}
+	if t.summary.Text != "" {
+		fmt.Fprintf(&sb, "\n对话摘要 / conversation summary: %s\n", t.summary.Text)
 	}
 	return sb.String(), nil
 }

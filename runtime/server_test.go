@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm"
 )
 
@@ -268,35 +270,59 @@ func TestOpenAICompatibleWithOpenAIClient(t *testing.T) {
 	}
 }
 
-// TestConcurrentStreams runs 200 streaming conversations at once and
+// TestConcurrentStreams runs 200 streaming conversations at once, each
+// calling a tool, with the memory in memory and in the embedded store, and
 // asserts none fails (no timing assertion).
 func TestConcurrentStreams(t *testing.T) {
-	m := &fakeModel{fallback: nil}
-	ts, _ := newTestServer(t, m, ServerOptions{Insecure: true})
-	tr := &http.Transport{MaxIdleConnsPerHost: 200}
-	defer tr.CloseIdleConnections()
-	cl := &http.Client{Transport: tr}
-	var wg sync.WaitGroup
-	errs := make(chan error, 200)
-	for i := range 200 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := cl.Post(ts.URL+"/api/chat", "application/json", strings.NewReader(fmt.Sprintf(`{"message":"hello %d","conversation_id":"c%d"}`, i, i)))
+	for _, store := range []string{"memstore", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			a, _ := newTestAgent(t, toolThenAnswer{}, func(c *Config) {
+				if store == "sqlite" {
+					st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vibe.db"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { st.Close() })
+					c.Memory = st
+				}
+			})
+			s, err := NewServer(a, ServerOptions{Insecure: true})
 			if err != nil {
-				errs <- err
-				return
+				t.Fatal(err)
 			}
-			defer resp.Body.Close()
-			evs := readSSE(t, resp.Body)
-			if len(evs) == 0 || evs[len(evs)-1].Type != EventDone {
-				errs <- fmt.Errorf("conversation %d: events %+v", i, evs)
+			ts := httptest.NewServer(s)
+			defer ts.Close()
+			tr := &http.Transport{MaxIdleConnsPerHost: 200}
+			defer tr.CloseIdleConnections()
+			cl := &http.Client{Transport: tr}
+			var wg sync.WaitGroup
+			errs := make(chan error, 200)
+			for i := range 200 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := cl.Post(ts.URL+"/api/chat", "application/json", strings.NewReader(fmt.Sprintf(`{"message":"hello %d","conversation_id":"c%d","skill":"bazi"}`, i, i)))
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer resp.Body.Close()
+					evs := readSSE(t, resp.Body)
+					if len(evs) != 4 || evs[len(evs)-1].Type != EventDone { // tool_call, tool_result, content, done
+						errs <- fmt.Errorf("conversation %d: events %+v", i, evs)
+					}
+					for _, e := range evs {
+						if e.IsError || e.Type == EventError {
+							errs <- fmt.Errorf("conversation %d: %+v", i, e)
+						}
+					}
+				}()
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -272,7 +272,13 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 			return nil, errors.New("save_skill_data: data must be a JSON object")
 		}
 		replace, _ := args["replace"].(bool)
-		return a.saveSkillData(ctx, t.userID, sn, data, replace)
+		res, err := a.saveSkillData(ctx, t.userID, sn, data, replace)
+		if err == nil {
+			t.mu.Lock()
+			t.userOK = false // the next prompt reads the new profile
+			t.mu.Unlock()
+		}
+		return res, err
 	case "collect_info":
 		fields, ok := args["fields"].([]any)
 		if !ok || len(fields) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -39,6 +40,10 @@ type app struct {
 	ws  *workspace.Workspace
 	cfg *workspace.Config
 	log *slog.Logger
+
+	// chatModel, when set, is the model vibe serve and vibe chat use instead
+	// of the configured endpoint (benchmarks give an instant one).
+	chatModel runtime.Model
 }
 
 // workspace opens the workspace named by --workspace, VIBE_WORKSPACE or the

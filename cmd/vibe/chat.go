@@ -64,6 +64,7 @@ func (a *app) runChat(ctx context.Context, opts *ChatOptions) error {
 			return err
 		}
 		defer closer()
+		defer ag.Wait() // background summaries finish before the store closes
 		turn = func(msg string) error {
 			_, err := ag.Turn(ctx, runtime.TurnRequest{UserID: opts.User, ConversationID: conv, Message: msg, Skill: opts.Skill}, func(ev runtime.Event) error {
 				printEvent(out, ev)

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +24,9 @@ type ServeOptions struct {
 	Addr        string
 	KeysFile    string
 	InsecureDev bool
+	// listening, when set, is told the address once the server listens
+	// (tests use it to find a port chosen with --addr 127.0.0.1:0).
+	listening func(net.Addr)
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -82,7 +83,7 @@ func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
 		Skills: set, Memory: runtime.NewMemStore(),
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
-		ToolTimeout: cfg.Serve.ToolTimeout, Now: a.now,
+		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil {
@@ -99,24 +100,22 @@ func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
 			rc.Embedder = emb
 		}
 	}
-	baseURL, apiKey := cfg.LLM.BaseURL, cfg.LLM.APIKey
-	if baseURL == "" {
-		baseURL = a.getenv("OPENAI_BASE_URL")
-	}
-	if apiKey == "" {
-		apiKey = a.getenv("OPENAI_API_KEY")
-	}
-	online := cfg.LLM.Provider == "openai" || (cfg.LLM.Provider == "" && (baseURL != "" || apiKey != ""))
-	if online {
+	switch {
+	case a.chatModel != nil:
+		rc.Model = a.chatModel
+	case cfg.LLMEnabled():
 		model := cfg.LLM.ChatModel
 		if model == "" {
 			model = cfg.LLM.Model
 		}
-		rc.Model = llm.New(llm.Options{BaseURL: baseURL, APIKey: apiKey, Model: model, MaxConcurrency: 64})
+		// One request per conversation step: the concurrency bound is the
+		// number of turns in flight, not llm.max_concurrency (a build setting).
+		rc.Model = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: model,
+			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries})
 		rc.ModelName = model
 	}
 	if _, ok := rc.Memory.(*runtime.MemStore); ok {
-		fmt.Fprintln(a.io.ErrOut, "note: conversations and profiles are kept in memory for this process (the store has no memory tables yet)")
+		fmt.Fprintln(a.io.ErrOut, "note: without a store, conversations and profiles are kept in memory for this process only")
 	}
 	ag, err := runtime.New(rc)
 	if err != nil {
@@ -150,31 +149,47 @@ func (a *app) apiKeys(file string) (*runtime.Keys, error) {
 	return k, nil
 }
 
-func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
+// newServer builds the HTTP API of `vibe serve` over the workspace: the keys,
+// the agent and the server options from vibe.yaml. The closer waits for the
+// agent's background work and releases the store.
+func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Server, *runtime.Agent, func(), error) {
 	cfg, err := a.config()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	keys, err := a.apiKeys(opts.KeysFile)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if keys.Len() == 0 && !opts.InsecureDev {
-		return withHint(errors.New("no API keys configured"), "give --keys FILE (`KEY USER_ID` per line) or VIBE_API_KEYS=key:user, or --insecure-dev for local development")
+		return nil, nil, nil, withHint(errors.New("no API keys configured"), "give --keys FILE (`KEY USER_ID` per line) or VIBE_API_KEYS=key:user, or --insecure-dev for local development")
 	}
 	if opts.InsecureDev {
 		fmt.Fprintln(a.io.ErrOut, "WARNING: --insecure-dev: authentication is OFF; every request acts as user \"dev\". Never expose this server.")
 	}
 	ag, closeStore, err := a.newAgent(ctx)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	defer closeStore()
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
 		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now})
 	if err != nil {
+		closeStore()
+		return nil, nil, nil, err
+	}
+	return srv, ag, func() { ag.Wait(); closeStore() }, nil
+}
+
+func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
+	cfg, err := a.config()
+	if err != nil {
 		return err
 	}
+	srv, ag, closeServer, err := a.newServer(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
 	addr := opts.Addr
 	if addr == "" {
 		addr = cfg.Serve.Addr
@@ -186,22 +201,35 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return withHint(fmt.Errorf("listen %s: %w", addr, err), "choose another --addr HOST:PORT")
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if opts.InsecureDev && !isLoopback(ln.Addr()) {
+		fmt.Fprintf(a.io.ErrOut, "WARNING: --insecure-dev on %s, which is reachable from other machines: anyone who can connect acts as user \"dev\".\n", ln.Addr())
+	}
 	fmt.Fprintf(a.io.ErrOut, "vibe serve: listening on http://%s (%d skills)\n", ln.Addr(), len(ag.Skills().Headers()))
+	if opts.listening != nil {
+		opts.listening(ln.Addr())
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sigCtx, ln) }()
 	select {
-	case err := <-errc:
+	case err := <-served:
 		return err
 	case <-sigCtx.Done():
 	}
-	fmt.Fprintln(a.io.ErrOut, "vibe serve: shutting down, letting open streams finish (up to 30s)")
-	shCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	return hs.Shutdown(shCtx)
+	fmt.Fprintf(a.io.ErrOut, "vibe serve: shutting down, letting open streams finish (up to %s)\n", srv.ShutdownGrace())
+	if err := <-served; err != nil {
+		return err
+	}
+	fmt.Fprintln(a.io.ErrOut, "vibe serve: stopped")
+	return nil
+}
+
+// isLoopback reports whether addr only accepts local connections.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

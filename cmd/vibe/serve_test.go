@@ -1,0 +1,554 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/llm/llmtest"
+	"github.com/vibelife/vibe/runtime"
+)
+
+// demoRepo is the repository root seen from this package.
+const demoRepo = "../.."
+
+var (
+	demoOnce sync.Once
+	demoDir  string
+	demoErr  error
+)
+
+// demoWorkspace builds the demo workspace the way scripts/demo.sh does, once
+// per test binary: the shipped corpus and examples/demo/theme/ files, the
+// brew plugin built with go build, and `vibe build demo` run in-process with
+// the offline defaults. Tests must not change it.
+func demoWorkspace(t testing.TB) string {
+	t.Helper()
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vibe-demo-")
+		if err != nil {
+			demoErr = err
+			return
+		}
+		demoDir, demoErr = dir, buildDemo(dir)
+	})
+	if demoErr != nil {
+		t.Fatalf("build the demo workspace: %v", demoErr)
+	}
+	return demoDir
+}
+
+func buildDemo(ws string) error {
+	src := filepath.Join(demoRepo, "examples", "demo")
+	books := filepath.Join(ws, "books")
+	kdir := filepath.Join(ws, "knowledge", "demo")
+	for _, d := range []string{books, kdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	copyFile := func(from, to string) error {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.Contains(e.Name(), ".") || e.Name() == "README.md" {
+			continue
+		}
+		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(books, e.Name())); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{"curate.yaml", "tools.yaml"} {
+		if err := copyFile(filepath.Join(src, "theme", f), filepath.Join(kdir, f)); err != nil {
+			return err
+		}
+	}
+	gobin := filepath.Join(goruntime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, "build", "-o", filepath.Join(ws, "plugins", "brew-calc"), "./examples/demo/plugins/brew")
+	cmd.Dir = demoRepo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build the brew plugin: %v: %s", err, out)
+	}
+	ios, _, _, errOut := iostreams.Test()
+	if code := run(context.Background(), ios, []string{"--workspace", ws, "--quiet", "build", "demo"}, func(string) string { return "" }); code != 0 {
+		return fmt.Errorf("vibe build demo: exit %d: %s", code, errOut.String())
+	}
+	return nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoDir != "" {
+		os.RemoveAll(demoDir)
+	}
+	os.Exit(code)
+}
+
+// demoServer starts vibe serve's handler over the demo workspace with env as
+// the environment; keys "ka" (alice) and "kb" (bob).
+func demoServer(t *testing.T, env map[string]string) *httptest.Server {
+	t.Helper()
+	ws := demoWorkspace(t)
+	env["VIBE_API_KEYS"] = "ka:alice,kb:bob"
+	ios, _, _, errOut := iostreams.Test()
+	a := &app{io: ios, getenv: func(k string) string { return env[k] }, now: time.Now, workspaceDir: ws}
+	srv, _, closeServer, err := a.newServer(context.Background(), &ServeOptions{IO: ios})
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); closeServer() })
+	return ts
+}
+
+func post(t *testing.T, url, key, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func sseEvents(t *testing.T, r io.Reader) []runtime.Event {
+	t.Helper()
+	var out []runtime.Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var e runtime.Event
+			if err := json.Unmarshal([]byte(d), &e); err != nil {
+				t.Fatalf("bad event %q: %v", d, err)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// passage is a search_knowledge result as the model receives it.
+type passage struct {
+	ChunkID     string   `json:"chunk_id"`
+	Source      string   `json:"source"`
+	Doc         string   `json:"doc"`
+	HeadingPath []string `json:"heading_path"`
+	Start       int      `json:"start"`
+	End         int      `json:"end"`
+	Text        string   `json:"text"`
+}
+
+// toolMessages returns the tool results of the turn the request carries
+// (those after its last user message), by tool name.
+func toolMessages(req llmtest.Request) map[string]string {
+	last := 0
+	for i, m := range req.Messages {
+		if m.Role == llm.RoleUser {
+			last = i
+		}
+	}
+	names := map[string]string{}
+	for _, m := range req.Messages[last:] {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+	}
+	out := map[string]string{}
+	for _, m := range req.Messages[last:] {
+		if m.Role == llm.RoleTool {
+			out[names[m.ToolCallID]] = m.Content
+		}
+	}
+	return out
+}
+
+// brewAgent is the scripted model: like a real one it decides each step
+// from what the request carries. It activates the skill (unless the system
+// prompt says it is active), retrieves rules and passages in one step, calls
+// the brew plugin, shows the card with the plugin's figures and the cited
+// chunk, and answers citing the passage it found.
+func brewAgent(t *testing.T) func(llmtest.Request) llmtest.Reply {
+	return func(req llmtest.Request) llmtest.Reply {
+		tools := toolMessages(req)
+		calls := func(cs ...llm.ToolCall) llmtest.Reply { return llmtest.Reply{ToolCalls: cs} }
+		switch {
+		case tools["use_skill"] == "" && !strings.Contains(req.Messages[0].Content, "active skill: demo"):
+			return calls(llm.ToolCall{ID: "c1", Name: "use_skill", Arguments: `{"name":"demo"}`})
+		case tools["search_knowledge"] == "":
+			return calls(
+				llm.ToolCall{ID: "c2", Name: "get_rules", Arguments: `{"question":"water temperature for green tea"}`},
+				llm.ToolCall{ID: "c3", Name: "search_knowledge", Arguments: `{"query":"green tea water temperature °C","k":5}`},
+			)
+		case tools["calc_brew"] == "":
+			return calls(llm.ToolCall{ID: "c4", Name: "calc_brew", Arguments: `{"tea":"green","vessel_ml":300}`})
+		case tools["show_brew_card"] == "":
+			var calc struct {
+				Result struct {
+					Grams      float64 `json:"grams"`
+					WaterTempC int     `json:"water_temp_c"`
+					SteepsS    []int   `json:"steeps_s"`
+					Method     string  `json:"method"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(tools["calc_brew"]), &calc); err != nil {
+				return llmtest.Text("calc_brew result unreadable: " + err.Error())
+			}
+			props, _ := json.Marshal(map[string]any{"tea": "green", "vessel_ml": 300, "grams": calc.Result.Grams,
+				"water_temp_c": calc.Result.WaterTempC, "steeps_s": calc.Result.SteepsS, "method": calc.Result.Method,
+				"citations": []string{temperaturePassage(t, tools["search_knowledge"]).ChunkID}})
+			return calls(llm.ToolCall{ID: "c5", Name: "show_brew_card", Arguments: string(props)})
+		default:
+			p := temperaturePassage(t, tools["search_knowledge"])
+			return llmtest.Text(fmt.Sprintf("For 300 ml of green tea use 6 g of leaves and water at 80 °C, never at a rolling boil; "+
+				"spring buds want 75 to 80 °C [%s, %s].", p.ChunkID, strings.Join(p.HeadingPath, " > ")))
+		}
+	}
+}
+
+// temperaturePassage is the passage of the search result that states green
+// tea's water temperatures.
+func temperaturePassage(t *testing.T, result string) passage {
+	var r struct {
+		Passages []passage `json:"passages"`
+	}
+	if err := json.Unmarshal([]byte(result), &r); err != nil {
+		t.Errorf("search result %q: %v", result, err)
+		return passage{}
+	}
+	for _, p := range r.Passages {
+		if strings.Contains(p.Text, "75 to 80 °C") {
+			return p
+		}
+	}
+	t.Errorf("no passage with the green tea temperatures among %d: %s", len(r.Passages), result)
+	return passage{}
+}
+
+// TestServeDemoEndToEnd: vibe serve over the demo workspace built by the
+// real pipeline, with a scripted OpenAI-compatible model, answers through
+// both APIs: the skill activated, cited rules and passages retrieved from the
+// built store, the compute plugin run, a validated card emitted, and an
+// answer citing a passage.
+func TestServeDemoEndToEnd(t *testing.T) {
+	ws := demoWorkspace(t)
+	fake := llmtest.New(t)
+	fake.SetFallback(brewAgent(t))
+	ts := demoServer(t, map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "test"})
+
+	resp := post(t, ts.URL+"/api/chat", "ka", `{"message":"How do I brew green tea in a 300 ml glass?","conversation_id":"demo-1"}`)
+	evs := sseEvents(t, resp.Body)
+	resp.Body.Close()
+	var seq []string
+	results := map[string]json.RawMessage{}
+	var card *runtime.Event
+	var answer strings.Builder
+	for i, e := range evs {
+		switch e.Type {
+		case runtime.EventToolCall:
+			seq = append(seq, "call:"+e.Tool)
+		case runtime.EventToolResult:
+			if e.IsError {
+				t.Fatalf("tool %s failed: %s", e.Tool, e.Result)
+			}
+			results[e.Tool] = e.Result
+		case runtime.EventCard:
+			card = &evs[i]
+		case runtime.EventContent:
+			answer.WriteString(e.Content)
+		case runtime.EventError:
+			t.Fatalf("error event: %s", e.Error)
+		}
+	}
+	// get_rules and search_knowledge are one step's calls, run in parallel:
+	// their events come in either order.
+	if len(seq) == 5 && seq[1] > seq[2] {
+		seq[1], seq[2] = seq[2], seq[1]
+	}
+	want := "call:use_skill,call:get_rules,call:search_knowledge,call:calc_brew,call:show_brew_card"
+	if got := strings.Join(seq, ","); got != want {
+		t.Fatalf("tool calls = %s, want %s", got, want)
+	}
+	if last := evs[len(evs)-1]; last.Type != runtime.EventDone || last.Reason != "stop" || last.Skill != "demo" {
+		t.Fatalf("last event = %+v", last)
+	}
+
+	// get_rules: retrieved rules, each citing a chunk of the built store.
+	var rules struct {
+		Rules []struct {
+			ID       string `json:"id"`
+			Evidence []struct {
+				Chunk string `json:"chunk"`
+			} `json:"evidence"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal(results["get_rules"], &rules); err != nil || len(rules.Rules) == 0 || len(rules.Rules) > 5 {
+		t.Fatalf("get_rules = %s (%v)", results["get_rules"], err)
+	}
+	for _, r := range rules.Rules {
+		if len(r.Evidence) == 0 || !strings.HasPrefix(r.Evidence[0].Chunk, "c_") {
+			t.Errorf("rule %s cites no chunk", r.ID)
+		}
+	}
+	// search_knowledge: real passages whose citation resolves to the exact
+	// span of the converted file.
+	var found struct {
+		Skill    string    `json:"skill"`
+		Passages []passage `json:"passages"`
+	}
+	if err := json.Unmarshal(results["search_knowledge"], &found); err != nil || found.Skill != "demo" || len(found.Passages) == 0 {
+		t.Fatalf("search_knowledge = %s (%v)", results["search_knowledge"], err)
+	}
+	for _, p := range found.Passages {
+		if p.ChunkID == "" || p.Source == "" || len(p.HeadingPath) == 0 || p.End <= p.Start {
+			t.Errorf("passage without a full citation: %+v", p)
+			continue
+		}
+		doc, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(p.Doc)))
+		if err != nil {
+			t.Fatalf("passage %s: %v", p.ChunkID, err)
+		}
+		if r := []rune(string(doc)); p.End > len(r) || string(r[p.Start:p.End]) != p.Text {
+			t.Errorf("passage %s: offsets %d-%d do not give its text in %s", p.ChunkID, p.Start, p.End, p.Doc)
+		}
+	}
+	cited := temperaturePassage(t, string(results["search_knowledge"]))
+	if cited.Source != "knowledge/demo/source/green-tea.md" {
+		t.Errorf("temperature passage from %s", cited.Source)
+	}
+	// The compute plugin ran with the corpus's figures, in the unified shape.
+	var calc struct {
+		Result struct {
+			Grams      float64 `json:"grams"`
+			WaterTempC int     `json:"water_temp_c"`
+		} `json:"result"`
+		Confidence float64        `json:"confidence"`
+		Meta       map[string]any `json:"meta"`
+	}
+	if err := json.Unmarshal(results["calc_brew"], &calc); err != nil || calc.Result.Grams != 6 || calc.Result.WaterTempC != 80 || calc.Confidence != 0.9 || calc.Meta["plugin"] != "brew-calc" {
+		t.Fatalf("calc_brew = %s (%v)", results["calc_brew"], err)
+	}
+	// The display tool emitted a card with the declared props.
+	if card == nil || card.CardType != "brew_card" {
+		t.Fatalf("card = %+v", card)
+	}
+	var props map[string]any
+	if err := json.Unmarshal(card.Props, &props); err != nil || props["water_temp_c"] != 80.0 || props["tea"] != "green" || fmt.Sprint(props["citations"]) != "["+cited.ChunkID+"]" {
+		t.Fatalf("card props = %s (%v)", card.Props, err)
+	}
+	if !strings.Contains(answer.String(), cited.ChunkID) || !strings.Contains(answer.String(), "80 °C") {
+		t.Fatalf("answer does not cite the passage: %q", answer.String())
+	}
+	// The model saw the passages with their citations, and the skill's tools
+	// only once the skill was active.
+	reqs := fake.Requests()
+	if len(reqs) != 5 || strings.Contains(string(reqs[0].Tools), "calc_brew") || !strings.Contains(string(reqs[1].Tools), "calc_brew") {
+		t.Fatalf("%d requests; tools of the first: %s", len(reqs), reqs[0].Tools)
+	}
+
+	// The OpenAI-compatible endpoint, driven by openai-go: model vibe/demo
+	// has the skill active from the start (no use_skill), not streaming.
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("kb"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	before := fake.Count()
+	res, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    "vibe/demo",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Green tea for a 300 ml glass: how hot, how long?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Choices[0].Message.Content
+	if !strings.Contains(text, "[card brew_card]") || !strings.Contains(text, cited.ChunkID) || res.Choices[0].FinishReason != "stop" {
+		t.Fatalf("completion = %q", text)
+	}
+	if n := fake.Count() - before; n != 4 {
+		t.Fatalf("vibe/demo took %d model requests, want 4 (no use_skill)", n)
+	}
+	// Streaming, model vibe: the agent activates the skill itself.
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+		Model:    "vibe",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("How do I brew green tea? I have a 300 ml glass.")},
+	})
+	var sb strings.Builder
+	chunks := 0
+	for stream.Next() {
+		if c := stream.Current(); len(c.Choices) > 0 {
+			sb.WriteString(c.Choices[0].Delta.Content)
+			chunks++
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s := sb.String(); !strings.Contains(s, "[card brew_card]") || !strings.Contains(s, cited.ChunkID) || chunks < 3 {
+		t.Fatalf("stream (%d chunks) = %q", chunks, s)
+	}
+
+	// /readyz over the demo workspace: the store holds the theme's documents.
+	r, err := http.Get(ts.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || !strings.Contains(string(b), `"documents":{"demo":5}`) || !strings.Contains(string(b), `"mode":"model"`) {
+		t.Fatalf("readyz = %d %s", r.StatusCode, b)
+	}
+}
+
+// TestServeDemoOffline: with no model configured the same workspace answers
+// in the labelled retrieval-only mode, with cited rules and passages, through
+// both APIs.
+func TestServeDemoOffline(t *testing.T) {
+	ts := demoServer(t, map[string]string{})
+	resp := post(t, ts.URL+"/api/chat", "ka", `{"message":"How hot should the water be for green tea?"}`)
+	evs := sseEvents(t, resp.Body)
+	resp.Body.Close()
+	if len(evs) != 2 || evs[0].Type != runtime.EventContent || evs[1].Reason != "offline" || evs[1].Skill != "demo" {
+		t.Fatalf("events = %+v", evs)
+	}
+	text := evs[0].Content
+	for _, want := range []string{runtime.OfflineLabel, "技能 / skill: demo", "rules:", "passages:", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("offline answer lacks %q:\n%s", want, text)
+		}
+	}
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("kb"), option.WithMaxRetries(0))
+	res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "vibe",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("普洱茶投茶多少？")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") {
+		t.Fatalf("offline completion:\n%s", c)
+	}
+	r, err := http.Get(ts.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || !strings.Contains(string(b), `"mode":"retrieval-only"`) {
+		t.Fatalf("readyz = %d %s", r.StatusCode, b)
+	}
+}
+
+// TestServeFlags: --insecure-dev warns (twice when the address is not
+// loopback), the address comes from serve.addr (loopback by default), and
+// cancelling the context shuts the server down cleanly.
+func TestServeFlags(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	if !isLoopback(&net.TCPAddr{IP: net.ParseIP(strings.Split(defaultServeAddr(t), ":")[0])}) {
+		t.Fatalf("default serve.addr %s is not loopback", defaultServeAddr(t))
+	}
+	tests := []struct {
+		name      string
+		env       map[string]string
+		opts      ServeOptions
+		wantWarn  []string
+		notWarn   string
+		wantLocal bool
+	}{
+		{"insecure on loopback", map[string]string{"VIBE_SERVE_ADDR": "127.0.0.1:0"}, ServeOptions{InsecureDev: true},
+			[]string{"WARNING: --insecure-dev: authentication is OFF"}, "reachable from other machines", true},
+		{"insecure on every interface", map[string]string{}, ServeOptions{InsecureDev: true, Addr: "0.0.0.0:0"},
+			[]string{"authentication is OFF", "reachable from other machines"}, "", false},
+		{"keys", map[string]string{"VIBE_SERVE_ADDR": "127.0.0.1:0", "VIBE_API_KEYS": "k:u"}, ServeOptions{},
+			nil, "WARNING", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, errOut := iostreams.Test()
+			a := &app{io: ios, getenv: func(k string) string { return tt.env[k] }, now: time.Now, workspaceDir: ws}
+			addrc := make(chan net.Addr, 1)
+			opts := tt.opts
+			opts.IO = ios
+			opts.listening = func(addr net.Addr) { addrc <- addr }
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- a.runServe(ctx, &opts) }()
+			var addr net.Addr
+			select {
+			case addr = <-addrc:
+			case err := <-done:
+				t.Fatalf("serve ended: %v: %s", err, errOut.String())
+			}
+			if isLoopback(addr) != tt.wantLocal {
+				t.Fatalf("listening on %s", addr)
+			}
+			port := addr.(*net.TCPAddr).Port
+			r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode != 200 {
+				t.Fatalf("readyz = %d", r.StatusCode)
+			}
+			stop()
+			if err := <-done; err != nil {
+				t.Fatalf("serve = %v", err)
+			}
+			out := errOut.String()
+			for _, w := range tt.wantWarn {
+				if !strings.Contains(out, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.notWarn != "" && strings.Contains(out, tt.notWarn) {
+				t.Errorf("stderr has %q:\n%s", tt.notWarn, out)
+			}
+			if !strings.Contains(out, "shutting down") || !strings.Contains(out, "stopped") {
+				t.Errorf("no clean shutdown:\n%s", out)
+			}
+		})
+	}
+}
+
+func defaultServeAddr(t *testing.T) string {
+	code, out, errOut := runVibe(t, nil, "--workspace", t.TempDir(), "config")
+	if code != 0 {
+		t.Fatalf("vibe config: %s", errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && strings.TrimSpace(k) == "addr" {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	t.Fatalf("no addr in vibe config:\n%s", out)
+	return ""
+}
