@@ -27,7 +27,8 @@ var reTOCEntry = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})[\t ]+(\S.*?)[\
 // entries become a list, and the first body line after them equal to an
 // entry's title gets the entry's number ("1.2.1 甲木"), so that heading
 // detection finds the sections in the body instead of in the table of
-// contents. A run of fewer than three entries is left alone.
+// contents; the 目录 label becomes "目录：", text rather than a heading. A
+// run of fewer than three entries is left alone.
 func numberTOCSections(text string) string {
 	lines := strings.Split(text, "\n")
 	pending := map[string][]string{} // title -> numbers not yet found in the body
@@ -46,6 +47,9 @@ func numberTOCSections(text string) string {
 			if len(entries) < 3 {
 				continue
 			}
+			// The label stays text: as a heading it would become the parent
+			// of every section after it ("目录 > 63 论伤官").
+			lines[i] = t + "："
 			for k, e := range entries {
 				lines[i+1+k] = "- " + e[0] + " " + e[1]
 				pending[e[1]] = append(pending[e[1]], e[0])

@@ -62,7 +62,7 @@ func TestDecodeTextEncodings(t *testing.T) {
 
 func TestNumberTOCSections(t *testing.T) {
 	in := "滴天髓\n目录\n1\t滴天髓辑要\n1.1\t通天论\n1.2\t天干论\n1.2.1\t甲木\n滴天髓辑要\n通天论\n欲识三元万物宗。\n天干论\n甲木\n甲木参天。\n正文里单独一行的甲木不再编号：\n甲木\n"
-	want := "滴天髓\n目录\n- 1 滴天髓辑要\n- 1.1 通天论\n- 1.2 天干论\n- 1.2.1 甲木\n\n1 滴天髓辑要\n1.1 通天论\n欲识三元万物宗。\n1.2 天干论\n1.2.1 甲木\n甲木参天。\n正文里单独一行的甲木不再编号：\n甲木\n"
+	want := "滴天髓\n目录：\n- 1 滴天髓辑要\n- 1.1 通天论\n- 1.2 天干论\n- 1.2.1 甲木\n\n1 滴天髓辑要\n1.1 通天论\n欲识三元万物宗。\n1.2 天干论\n1.2.1 甲木\n甲木参天。\n正文里单独一行的甲木不再编号：\n甲木\n"
 	if got := numberTOCSections(in); got != want {
 		t.Errorf("numberTOCSections:\n got %q\nwant %q", got, want)
 	}
@@ -72,7 +72,7 @@ func TestNumberTOCSections(t *testing.T) {
 			t.Errorf("structured text lacks heading %q:\n%s", strings.TrimSpace(h), md)
 		}
 	}
-	if strings.Contains(md, "#### ") || strings.Count(md, "# 1.2.1 甲木") != 1 {
+	if strings.Contains(md, "#### ") || strings.Count(md, "# 1.2.1 甲木") != 1 || strings.Contains(md, "# 目录") {
 		t.Errorf("the table of contents must not become headings:\n%s", md)
 	}
 	// Two numbered lines are not a table of contents.
