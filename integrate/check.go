@@ -112,12 +112,17 @@ var coreTools = []string{"use_skill", "search_knowledge", "get_rules", "read_ski
 // ErrNoKnowledge means the skill has no extracted knowledge to check.
 var ErrNoKnowledge = errors.New("no extracted knowledge")
 
+// ErrNoSources means the store holds no chunk of the theme, so nothing can
+// be checked against the sources.
+var ErrNoSources = errors.New("the store holds no source chunks of the theme")
+
 type checker struct {
-	ctx  context.Context
-	opt  Options
-	out  []Finding
-	rel  func(string) string
-	pass map[string]bool
+	ctx    context.Context
+	opt    Options
+	chunks []chunk.Chunk // the theme's chunks, listed once
+	out    []Finding
+	rel    func(string) string
+	pass   map[string]bool
 }
 
 func (c *checker) add(sev Severity, id, check, item, file string, p pos, format string, args ...any) {
@@ -187,9 +192,20 @@ func yamlErrPos(err error) pos {
 }
 
 // Check runs every offline check of a built skill. It returns an error only
-// when the check itself cannot run (context cancelled, store failure).
+// when the check itself cannot run (context cancelled, store failure, a
+// store without the theme's sources: ErrNoSources).
 func Check(ctx context.Context, opt Options) (Report, error) {
 	c := &checker{ctx: ctx, opt: opt, pass: map[string]bool{}}
+	if opt.Chunks != nil {
+		chunks, err := opt.Chunks.Chunks(ctx, opt.Theme)
+		if err != nil {
+			return Report{}, fmt.Errorf("check %s: list chunks: %w", opt.Theme, err)
+		}
+		if len(chunks) == 0 {
+			return Report{}, fmt.Errorf("check %s: %w", opt.Theme, ErrNoSources)
+		}
+		c.chunks = chunks
+	}
 	base := opt.RelTo
 	if base == "" {
 		base = opt.SkillDir
@@ -343,9 +359,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	}
 	rep := Report{Theme: opt.Theme}
 	if opt.Chunks != nil && ruleOK {
-		if err := c.checkCoverage(rules, ruleL, &rep); err != nil {
-			return Report{}, err
-		}
+		c.checkCoverage(rules, ruleL, &rep)
 	}
 	c.checkSkillMD(filepath.Join(opt.SkillDir, "SKILL.md"))
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -284,5 +285,12 @@ func TestJUnitWellFormed(t *testing.T) {
 	}
 	if failures != rep.Summary.Errors+rep.Summary.Warnings {
 		t.Errorf("%d failures, want %d", failures, rep.Summary.Errors+rep.Summary.Warnings)
+	}
+}
+
+func TestCheckWithoutSourcesCannotRun(t *testing.T) {
+	_, err := Check(context.Background(), Options{Theme: "demo", SkillDir: "testdata/faulty", Chunks: memChunkList{}, Config: checkCfg()})
+	if !errors.Is(err, ErrNoSources) {
+		t.Fatalf("err = %v, want ErrNoSources", err)
 	}
 }

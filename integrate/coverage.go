@@ -1,7 +1,6 @@
 package integrate
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,11 +57,8 @@ type rulePassage struct {
 	fileLine pos
 }
 
-func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *Report) error {
-	chunks, err := c.opt.Chunks.Chunks(c.ctx, c.opt.Theme)
-	if err != nil {
-		return fmt.Errorf("check %s: list chunks: %w", c.opt.Theme, err)
-	}
+func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *Report) {
+	chunks := c.chunks
 	byID := map[string]*chunk.Chunk{}
 	for i := range chunks {
 		byID[chunks[i].ID] = &chunks[i]
@@ -167,7 +163,6 @@ func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *R
 	rep.Summary.Sections, rep.Summary.CoveredSections = cov.Sections, cov.CoveredSections
 	rep.Summary.Coverage = percent(cov.Covered, cov.Passages)
 	rep.Summary.SectionCoverage = percent(cov.CoveredSections, cov.Sections)
-	return nil
 }
 
 func percent(n, of int) float64 {

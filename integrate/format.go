@@ -40,7 +40,10 @@ func Write(w io.Writer, rep Report, format string) error {
 func SummaryLine(rep Report) string {
 	s := rep.Summary
 	line := fmt.Sprintf("check %s: %d errors, %d warnings, %d notes; %d rules", rep.Theme, s.Errors, s.Warnings, s.Notes-s.Uncovered, s.Rules)
-	if rep.Coverage != nil {
+	switch {
+	case rep.Coverage != nil && s.RuleLike == 0:
+		line += "; no rule-like passages in the sources"
+	case rep.Coverage != nil:
 		line += fmt.Sprintf(", citing %.1f%% of %d rule-like passages and %.1f%% of %d sections stating rules (%d possible missing rules)",
 			s.Coverage, s.RuleLike, s.SectionCoverage, s.Sections, s.Uncovered)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vibelife/vibe/internal/atomicfile"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -34,7 +35,8 @@ type IntegrateOptions struct {
 	// Version is the vibe version recorded in meta.json.
 	Version string
 	Now     func() time.Time
-	// LLMUsage, when not nil, is recorded in meta.json.
+	// LLMUsage, when not nil, is recorded in meta.json; when nil and LLM
+	// reports its usage, the usage of the SKILL.md prose requests is.
 	LLMUsage any
 	// LLM, when set, writes the prose of SKILL.md (display name,
 	// description, identity, scope, style, forbidden behaviours); the answer
@@ -204,6 +206,13 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("integrate %s: write the SKILL.md prose: %w", opt.Theme, err)
 		}
+		if u, ok := opt.LLM.(interface {
+			Usage() map[string]llm.StageUsage
+		}); ok && opt.LLMUsage == nil {
+			if su := u.Usage()["integrate.prose"]; su.Requests > 0 {
+				opt.LLMUsage = map[string]llm.StageUsage{"integrate.prose": su}
+			}
+		}
 		if len(problems) == 0 {
 			prose, res.Prose = p, "llm:"+nonEmpty(opt.Model, "default")
 		} else {
@@ -227,7 +236,7 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	}
 	m := Meta{
 		Theme: opt.Theme, VibeVersion: opt.Version, GeneratedAt: now().UTC().Format(time.RFC3339),
-		SourceHashes: ks.hashes, LLMUsage: opt.LLMUsage, Regions: hashes, Prose: res.Prose,
+		SourceHashes: ks.hashes, LLMUsage: canonJSON(opt.LLMUsage), Regions: hashes, Prose: res.Prose,
 		Counts: map[string]int{
 			"phases": len(ks.sop.SOP.Phases), "steps": countSteps(ks.sop.SOP),
 			"quick_patterns": len(ks.pats.Patterns.QuickPatterns), "red_flags": len(ks.pats.Patterns.RedFlags),
@@ -238,10 +247,15 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	if mt := ks.rules.Meta; mt != nil {
 		m.Extractor, m.Sources = mt.Extractor, mt.Sources
 	}
+	// A rebuild answered from the LLM cache keeps the usage of the build
+	// that asked.
+	if m.LLMUsage == nil && m.Prose == prev.Prose && strings.HasPrefix(m.Prose, "llm:") {
+		m.LLMUsage = prev.LLMUsage
+	}
 	// An unchanged build keeps its timestamp and check summary, so a rebuild
 	// of unchanged knowledge rewrites nothing.
 	if prev.GeneratedAt != "" && sameMeta(prev, m) {
-		m.GeneratedAt, m.Check = prev.GeneratedAt, prev.Check
+		m = prev
 	}
 	if err := writeMeta(res.MetaJSON, m); err != nil {
 		return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
@@ -260,11 +274,35 @@ func RecordCheck(skillDir string, s Summary) error {
 	return writeMeta(p, m)
 }
 
+// canonJSON is v as meta.json reads it back (maps with sorted keys), so a
+// rewrite of the same content yields the same bytes.
+func canonJSON(v any) any {
+	if v == nil {
+		return nil
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(j, &out) != nil {
+		return v
+	}
+	return out
+}
+
 func sameMeta(a, b Meta) bool {
 	a.GeneratedAt, b.GeneratedAt, a.Check, b.Check = "", "", nil, nil
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
+	// Through JSON twice, so a usage read back from meta.json (a map) and
+	// one fresh from the client (a struct) compare by content.
+	canon := func(m Meta) string {
+		j, _ := json.Marshal(m)
+		var v any
+		_ = json.Unmarshal(j, &v)
+		j, _ = json.Marshal(v)
+		return string(j)
+	}
+	return canon(a) == canon(b)
 }
 
 // writeIfChanged leaves a file with the same content untouched.

@@ -63,8 +63,8 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 	var m Meta
 	data, _ := os.ReadFile(res.MetaJSON)
 	json.Unmarshal(data, &m)
-	if m.Prose != "llm:test-model" {
-		t.Errorf("meta.json prose = %q", m.Prose)
+	if m.Prose != "llm:test-model" || !strings.Contains(string(data), `"integrate.prose"`) || !strings.Contains(string(data), `"requests": 1`) {
+		t.Errorf("meta.json does not record the prose and its LLM usage:\n%s", data)
 	}
 	// A rebuild of unchanged knowledge is answered from the cache.
 	opt.LLM = proseClient(t, srv, cache)
@@ -73,6 +73,9 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 	}
 	if n := srv.Count(); n != 1 {
 		t.Errorf("an unchanged rebuild made %d requests in all, want 1", n)
+	}
+	if again, _ := os.ReadFile(res.MetaJSON); string(again) != string(data) {
+		t.Errorf("an unchanged rebuild rewrote meta.json:\n%s", again)
 	}
 	// The skill passes the same checks a hand-written one must.
 	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})

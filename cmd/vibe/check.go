@@ -101,7 +101,7 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		return integrate.Report{}, fmt.Errorf("check %s: open the store: %w", theme, err)
 	}
 	defer store.Close()
-	return integrate.Check(ctx, integrate.Options{
+	rep, err := integrate.Check(ctx, integrate.Options{
 		Theme:    theme,
 		SkillDir: ws.SkillDir(theme),
 		RelTo:    ws.Root,
@@ -112,6 +112,10 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		// The hand-written declarations are checked too, and against the merged tools.yaml.
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName),
 	})
+	if errors.Is(err, integrate.ErrNoSources) {
+		return rep, withHint(err, "run `vibe ingest "+theme+"` first: the check compares every rule with its sources")
+	}
+	return rep, err
 }
 
 func (a *app) runCheck(ctx context.Context, opts *checkOptions) error {

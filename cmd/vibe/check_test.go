@@ -139,3 +139,52 @@ func TestCheckJudgeAsksTheModelOnceAndCachesTheVerdict(t *testing.T) {
 		t.Fatalf("--judge without an endpoint: exit %d %q", code, errOut)
 	}
 }
+
+// Exit status 2: the check could not run, and says why.
+func TestCheckCannotRunExitsTwo(t *testing.T) {
+	dir := checkWorkspace(t)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	db := filepath.Join(dir, ".vibe", "vibe.db")
+	tests := []struct {
+		name  string
+		setup func()
+		args  []string
+		want  string
+	}{
+		{"output cannot be written", func() {}, []string{"--format", "sarif", "--output", filepath.Join(dir, "no", "such", "dir", "x.sarif")}, "--output"},
+		{"store without the theme's sources", func() { os.Remove(db) }, nil, "vibe ingest demo"},
+		{"corrupt store", func() { os.WriteFile(db, []byte("not a database"), 0o644) }, nil, "store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.setup()
+			code, out, errOut := runVibe(t, nil, append([]string{"-w", dir, "check", "demo"}, tt.args...)...)
+			if code != 2 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s%s", code, tt.want, out, errOut)
+			}
+		})
+	}
+}
+
+// The thresholds come from vibe.yaml (and the environment).
+func TestCheckThresholdsFromVibeYAML(t *testing.T) {
+	dir := checkWorkspace(t)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	if code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo"); code != 0 {
+		t.Fatalf("default thresholds: exit %d\n%s", code, out)
+	}
+	os.WriteFile(filepath.Join(dir, "vibe.yaml"), []byte("check:\n  min_lexical_support: 1.01\n  min_embedding_support: 1.1\n  max_skill_tokens: 50\n"), 0o644)
+	code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo")
+	if code != 1 || !strings.Contains(out, "grounding.weak-support") || !strings.Contains(out, "< 1.01") || !strings.Contains(out, "size.skill-tokens") {
+		t.Errorf("strict thresholds from vibe.yaml: exit %d\n%s", code, out)
+	}
+	// The environment overrides the file.
+	env := map[string]string{"VIBE_CHECK_MIN_LEXICAL_SUPPORT": "0.1", "VIBE_CHECK_MIN_EMBEDDING_SUPPORT": "0.1", "VIBE_CHECK_MAX_SKILL_TOKENS": "3000"}
+	if code, out, _ := runVibe(t, env, "-w", dir, "check", "demo"); code != 0 {
+		t.Errorf("thresholds from the environment: exit %d\n%s", code, out)
+	}
+}
