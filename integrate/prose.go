@@ -37,6 +37,24 @@ type labels struct {
 	coreRules, coreSearch, coreCollect      [3]string // intent, tool, do not
 	avoid                                   map[string]string
 	phaseStep                               string // %s phase, %s step
+	say                                     phrases
+}
+
+// phrases are the template's sentences in one language. Verbs take the
+// theme as %[1]s, the rule count as %[2]d and the sources as %[3]s.
+type phrases struct {
+	displaySep, listSep, end               string
+	identity, identityNoWorks              string
+	describe, describeNoWorks              string
+	describeTopics, describeAny            string // %s topics; %s theme
+	work                                   string // %s name, %d rules
+	sources, topics, patterns, procedure   string // prefixes of the scope items
+	outOfScope                             string
+	style                                  []string
+	forbidden                              []string
+	collectBirth, collectInfo, noDecisions string
+	redFlag                                string // %s signal, %s action
+	signalClip, actionClip                 int
 }
 
 var zhLabels = labels{
@@ -51,6 +69,30 @@ var zhLabels = labels{
 	avoid: map[string]string{"display": "用文字代替卡片展示", "compute": "自行推算结果", "collect": "猜测缺失的信息",
 		"retrieve": "凭记忆作答", "flow": "跳过流程步骤"},
 	phaseStep: "%s阶段：%s",
+	say: phrases{
+		displaySep: "：", listSep: "、", end: "。",
+		identity:        "你是 %[1]s 领域的专家，依据%[3]s整理出的 %[2]d 条规则按下面的流程分析问题，每个判断都注明所依据的规则或原文，典籍没有涉及的如实说明。",
+		identityNoWorks: "本技能的知识库",
+		describe:        "依据%[3]s的 %[2]d 条规则解答 %[1]s 问题", describeNoWorks: "知识库",
+		describeTopics: "；用户问及%s等时使用", describeAny: "；用户问及 %s 时使用",
+		work:    "《%s》（%d 条规则）",
+		sources: "依据典籍：", topics: "规则涉及的主题：", patterns: "一眼可辨的模式：", procedure: "分析流程：",
+		outOfScope: "典籍没有涉及的问题不在范围内：如实说明，可用 `search_knowledge` 查证后再答。",
+		style: []string{
+			"先给结论，再给依据：规则编号（如 R001）与出处（书名 › 章节）。",
+			"引用原文一字不改，并注明出处。",
+			"用用户使用的语言作答，术语保留典籍原文。",
+			"证据不足或规则彼此冲突时，说明不确定之处，不强作结论。",
+		},
+		forbidden: []string{
+			"不编造知识库中没有的规则、出处或引文。",
+			"需要计算或展示时调用「可用工具」中的工具，不用文字代替。",
+		},
+		collectBirth: "缺少出生信息时先调用 `collect_info` 收集，不猜测。",
+		collectInfo:  "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。",
+		noDecisions:  "不把推断说成确定无疑的医疗、法律或财务决定。",
+		redFlag:      "不可略过「%s」这一信号：%s", signalClip: 40, actionClip: 60,
+	},
 }
 
 var enLabels = labels{
@@ -65,6 +107,30 @@ var enLabels = labels{
 	avoid: map[string]string{"display": "describe the card in text instead", "compute": "work the result out yourself", "collect": "guess the missing information",
 		"retrieve": "answer from memory", "flow": "skip steps of the procedure"},
 	phaseStep: "%s phase: %s",
+	say: phrases{
+		displaySep: ": ", listSep: ", ", end: ".",
+		identity:        "You are an expert in %[1]s who answers from %[2]d rules drawn from %[3]s, follows the procedure below, cites the rule or passage behind every judgement, and says so when the sources do not cover a question.",
+		identityNoWorks: "the skill's knowledge base",
+		describe:        "Answers %[1]s questions from %[2]d rules in %[3]s", describeNoWorks: "its knowledge base",
+		describeTopics: "; use it for questions on %s", describeAny: "; use it whenever %s comes up",
+		work:    "%s (%d rules)",
+		sources: "Sources: ", topics: "Topics the rules cover: ", patterns: "Patterns recognised at a glance: ", procedure: "Procedure: ",
+		outOfScope: "Out of scope: questions the sources do not cover; say so, and check with `search_knowledge` before answering.",
+		style: []string{
+			"Give the conclusion first, then its grounds: the rule id (such as R001) and the source (work › section).",
+			"Quote the sources word for word and say where the quotation comes from.",
+			"Answer in the user's language; keep the sources' technical terms.",
+			"When the evidence is thin or rules disagree, say what is uncertain instead of forcing a conclusion.",
+		},
+		forbidden: []string{
+			"Never invent rules, sources or quotations the knowledge base does not contain.",
+			"Never describe in words what a tool under Tools should compute or show.",
+		},
+		collectBirth: "Never guess missing birth data: collect it with `collect_info` first.",
+		collectInfo:  "Never guess information the analysis needs: collect it with `collect_info` first.",
+		noDecisions:  "Never present an inference as a certain medical, legal or financial decision.",
+		redFlag:      "Never pass over the signal \"%s\": %s", signalClip: 60, actionClip: 80,
+	},
 }
 
 // requiredSections are the SKILL.md sections the skill spec requires, in
@@ -226,32 +292,14 @@ func quoteWorks(L labels, ws []work, n int) string {
 	return strings.Join(names, "")
 }
 
-func listJoin(L labels, items []string, n int) string {
-	if len(items) > n {
-		items = items[:n]
-	}
-	if L.code == "zh" {
-		return strings.Join(items, "、")
-	}
-	return strings.Join(items, ", ")
-}
-
 // templateProse fills the prose offline from the facts. count measures the
 // metadata budget: the description is shortened until name and description
 // fit maxMeta tokens.
 func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose {
-	var p Prose
-	nWorks := len(f.works)
-	if L.code == "zh" {
-		p.DisplayName = clip(f.theme+"："+quoteWorks(L, f.works, 2), 60)
-		if nWorks == 0 {
-			p.DisplayName = f.theme
-		}
-	} else {
-		p.DisplayName = clip(f.theme+": "+quoteWorks(L, f.works, 2), 60)
-		if nWorks == 0 {
-			p.DisplayName = f.theme
-		}
+	say := L.say
+	p := Prose{DisplayName: f.theme}
+	if len(f.works) > 0 {
+		p.DisplayName = clip(f.theme+say.displaySep+quoteWorks(L, f.works, 2), 60)
 	}
 	// The description: what, from which works, when to use it; shortened
 	// until name and description take about 50 tokens (skill-spec-v5), and
@@ -260,7 +308,7 @@ func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose
 	if target <= 0 || target > 50 {
 		target = 50
 	}
-	for nw, nt := min(3, nWorks), min(4, len(f.topics)); ; {
+	for nw, nt := min(3, len(f.works)), min(4, len(f.topics)); ; {
 		p.Description = describe(f, L, nw, nt)
 		if count(f.theme+"\n"+p.Description) <= target || (nw <= 1 && nt == 0) {
 			break
@@ -273,131 +321,58 @@ func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose
 	}
 	p.Description = clip(p.Description, 512)
 
-	src := quoteWorks(L, f.works, 2)
-	if L.code == "zh" {
-		if nWorks == 0 {
-			src = "本技能的知识库"
-		}
-		p.Identity = fmt.Sprintf("你是 %s 领域的专家，依据%s整理出的 %d 条规则按下面的流程分析问题，每个判断都注明所依据的规则或原文，典籍没有涉及的如实说明。", f.theme, src, f.rules)
-	} else {
-		if nWorks == 0 {
-			src = "the skill's knowledge base"
-		}
-		p.Identity = fmt.Sprintf("You are an expert in %s who answers from %d rules drawn from %s, follows the procedure below, cites the rule or passage behind every judgement, and says so when the sources do not cover a question.", f.theme, f.rules, src)
+	src := say.identityNoWorks
+	if len(f.works) > 0 {
+		src = quoteWorks(L, f.works, 2)
 	}
+	p.Identity = fmt.Sprintf(say.identity, f.theme, f.rules, src)
 
 	var works []string
-	for i, w := range f.works {
-		if i == 6 {
-			break
-		}
-		if L.code == "zh" {
-			works = append(works, fmt.Sprintf("《%s》（%d 条规则）", w.name, w.cites))
-		} else {
-			works = append(works, fmt.Sprintf("%s (%d rules)", w.name, w.cites))
+	for _, w := range f.works[:min(6, len(f.works))] {
+		works = append(works, fmt.Sprintf(say.work, w.name, w.cites))
+	}
+	for _, item := range []struct {
+		prefix string
+		list   []string
+		sep    string
+	}{
+		{say.sources, works, say.listSep},
+		{say.topics, f.topics[:min(10, len(f.topics))], say.listSep},
+		{say.patterns, f.patterns[:min(6, len(f.patterns))], say.listSep},
+		{say.procedure, f.phases, " → "},
+	} {
+		if len(item.list) > 0 {
+			p.Scope = append(p.Scope, item.prefix+strings.Join(item.list, item.sep))
 		}
 	}
-	if L.code == "zh" {
-		if len(works) > 0 {
-			p.Scope = append(p.Scope, "依据典籍："+strings.Join(works, "、"))
-		}
-		if len(f.topics) > 0 {
-			p.Scope = append(p.Scope, "规则涉及的主题："+listJoin(L, f.topics, 10))
-		}
-		if len(f.patterns) > 0 {
-			p.Scope = append(p.Scope, "一眼可辨的模式："+listJoin(L, f.patterns, 6))
-		}
-		if len(f.phases) > 0 {
-			p.Scope = append(p.Scope, "分析流程："+strings.Join(f.phases, " → "))
-		}
-		p.Scope = append(p.Scope, "典籍没有涉及的问题不在范围内：如实说明，可用 `search_knowledge` 查证后再答。")
-		p.Style = []string{
-			"先给结论，再给依据：规则编号（如 R001）与出处（书名 › 章节）。",
-			"引用原文一字不改，并注明出处。",
-			"用用户使用的语言作答，术语保留典籍原文。",
-			"证据不足或规则彼此冲突时，说明不确定之处，不强作结论。",
-		}
-		p.Forbidden = []string{
-			"不编造知识库中没有的规则、出处或引文。",
-			"需要计算或展示时调用「可用工具」中的工具，不用文字代替。",
-		}
-		if f.birth {
-			p.Forbidden = append(p.Forbidden, "缺少出生信息时先调用 `collect_info` 收集，不猜测。")
-		} else {
-			p.Forbidden = append(p.Forbidden, "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。")
-		}
-		p.Forbidden = append(p.Forbidden, "不把推断说成确定无疑的医疗、法律或财务决定。")
-		for i, rf := range f.redFlags {
-			if i == 5 {
-				break
-			}
-			p.Forbidden = append(p.Forbidden, fmt.Sprintf("不可略过「%s」这一信号：%s", clip(rf.Signal, 40), clip(rf.Action, 60)))
-		}
-		return p
-	}
-	if len(works) > 0 {
-		p.Scope = append(p.Scope, "Sources: "+strings.Join(works, ", "))
-	}
-	if len(f.topics) > 0 {
-		p.Scope = append(p.Scope, "Topics the rules cover: "+listJoin(L, f.topics, 10))
-	}
-	if len(f.patterns) > 0 {
-		p.Scope = append(p.Scope, "Patterns recognised at a glance: "+listJoin(L, f.patterns, 6))
-	}
-	if len(f.phases) > 0 {
-		p.Scope = append(p.Scope, "Procedure: "+strings.Join(f.phases, " → "))
-	}
-	p.Scope = append(p.Scope, "Out of scope: questions the sources do not cover; say so, and check with `search_knowledge` before answering.")
-	p.Style = []string{
-		"Give the conclusion first, then its grounds: the rule id (such as R001) and the source (work › section).",
-		"Quote the sources word for word and say where the quotation comes from.",
-		"Answer in the user's language; keep the sources' technical terms.",
-		"When the evidence is thin or rules disagree, say what is uncertain instead of forcing a conclusion.",
-	}
-	p.Forbidden = []string{
-		"Never invent rules, sources or quotations the knowledge base does not contain.",
-		"Never describe in words what a tool under Tools should compute or show.",
-	}
+	p.Scope = append(p.Scope, say.outOfScope)
+	p.Style = append([]string(nil), say.style...)
+	p.Forbidden = append([]string(nil), say.forbidden...)
 	if f.birth {
-		p.Forbidden = append(p.Forbidden, "Never guess missing birth data: collect it with `collect_info` first.")
+		p.Forbidden = append(p.Forbidden, say.collectBirth)
 	} else {
-		p.Forbidden = append(p.Forbidden, "Never guess information the analysis needs: collect it with `collect_info` first.")
+		p.Forbidden = append(p.Forbidden, say.collectInfo)
 	}
-	p.Forbidden = append(p.Forbidden, "Never present an inference as a certain medical, legal or financial decision.")
-	for i, rf := range f.redFlags {
-		if i == 5 {
-			break
-		}
-		p.Forbidden = append(p.Forbidden, fmt.Sprintf("Never pass over the signal \"%s\": %s", clip(rf.Signal, 60), clip(rf.Action, 80)))
+	p.Forbidden = append(p.Forbidden, say.noDecisions)
+	for _, rf := range f.redFlags[:min(5, len(f.redFlags))] {
+		p.Forbidden = append(p.Forbidden, fmt.Sprintf(say.redFlag, clip(rf.Signal, say.signalClip), clip(rf.Action, say.actionClip)))
 	}
 	return p
 }
 
 func describe(f facts, L labels, nWorks, nTopics int) string {
-	if L.code == "zh" {
-		src := "知识库"
-		if len(f.works) > 0 {
-			src = quoteWorks(L, f.works, nWorks)
-		}
-		s := fmt.Sprintf("依据%s的 %d 条规则解答 %s 问题", src, f.rules, f.theme)
-		if nTopics > 0 {
-			s += "；用户问及" + listJoin(L, f.topics, nTopics) + "等时使用"
-		} else {
-			s += "；用户问及 " + f.theme + " 时使用"
-		}
-		return s + "。"
-	}
-	src := "its knowledge base"
+	say := L.say
+	src := say.describeNoWorks
 	if len(f.works) > 0 {
 		src = quoteWorks(L, f.works, nWorks)
 	}
-	s := fmt.Sprintf("Answers %s questions from %d rules in %s", f.theme, f.rules, src)
+	s := fmt.Sprintf(say.describe, f.theme, f.rules, src)
 	if nTopics > 0 {
-		s += "; use it for questions on " + listJoin(L, f.topics, nTopics)
+		s += fmt.Sprintf(say.describeTopics, strings.Join(f.topics[:min(nTopics, len(f.topics))], say.listSep))
 	} else {
-		s += "; use it whenever " + f.theme + " comes up"
+		s += fmt.Sprintf(say.describeAny, f.theme)
 	}
-	return s + "."
+	return s + say.end
 }
 
 // toolRows lays out the intent -> tool table: the core retrieval tools,

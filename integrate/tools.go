@@ -284,9 +284,9 @@ func mergeTools(gen, hand ToolsFile) ToolsFile {
 	return out
 }
 
-// loadTools checks the skill's tools/tools.yaml (what the runtime reads) and
-// returns it parsed, or nil when it is missing or cannot be decoded.
-func (c *checker) loadTools(path string) *toolsDoc {
+// readTools checks a tools.yaml and returns it parsed, or nil when it is
+// missing or cannot be decoded (the problems are findings).
+func (c *checker) readTools(path string) *toolsDoc {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -296,7 +296,19 @@ func (c *checker) loadTools(path string) *toolsDoc {
 		return nil
 	}
 	d, probs := parseTools(data)
-	c.addToolProblems(path, probs)
+	for _, p := range probs {
+		id := "VIBE007"
+		if strings.HasPrefix(p.Check, "schema.") {
+			id = "VIBE001"
+		}
+		c.add(p.Severity, id, p.Check, p.Tool, path, pos{p.Line, p.Column}, "%s", p.Message)
+	}
+	return d
+}
+
+// loadTools checks the skill's tools/tools.yaml (what the runtime reads).
+func (c *checker) loadTools(path string) *toolsDoc {
+	d := c.readTools(path)
 	if d == nil {
 		return nil
 	}
@@ -310,30 +322,11 @@ func (c *checker) loadTools(path string) *toolsDoc {
 	return d
 }
 
-func (c *checker) addToolProblems(path string, probs []ToolProblem) {
-	for _, p := range probs {
-		id := "VIBE007"
-		if strings.HasPrefix(p.Check, "schema.") {
-			id = "VIBE001"
-		}
-		c.add(p.Severity, id, p.Check, p.Tool, path, pos{p.Line, p.Column}, "%s", p.Message)
-	}
-}
-
 // checkDeclaredTools checks the hand-written declarations and that the
 // merged tools.yaml carries each of them as written (else integrate has not
 // run since they changed).
 func (c *checker) checkDeclaredTools(path string, merged *toolsDoc) *toolsDoc {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		c.add(SevError, "VIBE001", "schema.unreadable", "", path, pos{1, 1}, "cannot read: %v", err)
-		return nil
-	}
-	d, probs := parseTools(data)
-	c.addToolProblems(path, probs)
+	d := c.readTools(path)
 	if d == nil {
 		return nil
 	}
