@@ -146,6 +146,13 @@ type TurnRequest struct {
 	Message        string
 	// Skill, when set, is activated before the turn.
 	Skill string
+	// Transcript, when not nil, is the conversation so far as the client
+	// holds it (the OpenAI-compatible endpoint resends it on every request,
+	// and front-ends edit and regenerate it): the prompt's history window is
+	// taken from it instead of the stored messages. The stored conversation
+	// still supplies the active skill, the protocol state and the summary,
+	// and records the turn.
+	Transcript []llm.Message
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -237,7 +244,7 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if a.Offline() {
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
-	return a.modelTurn(ctx, t, msg, all, newRecords)
+	return a.modelTurn(ctx, t, msg, all, req.Transcript, newRecords)
 }
 
 func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMessage) error {
@@ -257,13 +264,31 @@ func chatHistory(all []knowledge.StoredMessage, n int) []llm.Message {
 			h = append(h, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}
-	if len(h) > n {
-		h = h[len(h)-n:]
-	}
-	return h
+	return lastChat(h, n)
 }
 
-func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
+// lastChat returns the last n user and assistant messages of h, each
+// through the input guardrail when it is the user's (a client-held
+// transcript is user input too); messages the guardrail refuses are left out.
+func lastChat(h []llm.Message, n int) []llm.Message {
+	var out []llm.Message
+	for _, m := range h {
+		switch m.Role {
+		case llm.RoleUser:
+			if c, err := CheckInput(m.Content, 0); err == nil {
+				out = append(out, llm.Message{Role: m.Role, Content: c})
+			}
+		case llm.RoleAssistant:
+			out = append(out, llm.Message{Role: m.Role, Content: m.Content})
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, transcript []llm.Message, recs []knowledge.StoredMessage) (string, error) {
 	startActive := t.active
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
@@ -288,7 +313,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		}
 		msgs := make([]llm.Message, 0, window+2+len(stepMsgs))
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: sys})
-		msgs = append(msgs, chatHistory(all, window)...)
+		if transcript != nil {
+			msgs = append(msgs, lastChat(transcript, window)...)
+		} else {
+			msgs = append(msgs, chatHistory(all, window)...)
+		}
 		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: msg})
 		msgs = append(msgs, stepMsgs...)
 		req := llm.Request{

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
 )
 
@@ -137,6 +139,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// marshal encodes v as JSON without escaping <, > and & (streamed text and
+// heading paths such as "A > B" stay readable).
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 func writeErr(w http.ResponseWriter, code int, typ, msg string) {
@@ -343,11 +355,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	out := s.newSSE(w)
 	defer out.end()
 	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill}, func(ev Event) error {
-		b, _ := json.Marshal(ev)
+		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})
 	if err != nil && r.Context().Err() == nil {
-		b, _ := json.Marshal(Event{Type: EventError, Error: err.Error()})
+		b := marshal(Event{Type: EventError, Error: err.Error()})
 		_ = out.send(EventError, b)
 	}
 }
@@ -370,7 +382,7 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var events []Event
+	events := []Event{}
 	res, err := s.agent.ExecuteTool(r.Context(), userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
 	if err != nil {
 		code := http.StatusUnprocessableEntity
@@ -448,12 +460,22 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var last, first string
-	for _, m := range req.Messages {
+	lastAt := -1
+	for i, m := range req.Messages {
 		if m.Role == "user" {
 			if first == "" {
 				first = m.text()
 			}
-			last = m.text()
+			last, lastAt = m.text(), i
+		}
+	}
+	// The client holds the conversation: what came before the last user
+	// message is the history the model sees (edits and regenerations
+	// included).
+	transcript := []llm.Message{}
+	for _, m := range req.Messages[:max(lastAt, 0)] {
+		if m.Role == "user" || m.Role == "assistant" {
+			transcript = append(transcript, llm.Message{Role: m.Role, Content: m.text()})
 		}
 	}
 	if strings.TrimSpace(last) == "" {
@@ -492,7 +514,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.Stream {
 		var sb strings.Builder
-		_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill}, func(ev Event) error {
+		_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
 			sb.WriteString(render(ev))
 			return nil
 		})
@@ -510,14 +532,14 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	out := s.newSSE(w)
 	defer out.end()
 	chunk := func(delta map[string]any, finish any) error {
-		b, _ := json.Marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+		b := marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
 		return out.send("", b)
 	}
 	if err := chunk(map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
 		return
 	}
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill}, func(ev Event) error {
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
 		if t := render(ev); t != "" {
 			return chunk(map[string]any{"content": t}, nil)
 		}
@@ -529,7 +551,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		var e apiError
 		e.Error.Message, e.Error.Type = err.Error(), "server_error"
-		b, _ := json.Marshal(e)
+		b := marshal(e)
 		_ = out.send("", b)
 		return
 	}

@@ -326,3 +326,57 @@ func TestConcurrentStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAITranscriptIsTheHistory: on the OpenAI-compatible endpoint the
+// client's transcript is the history the model sees, so a regenerated or
+// edited turn does not pile up in the prompt; the user comes from the key,
+// never from the body's "user".
+func TestOpenAITranscriptIsTheHistory(t *testing.T) {
+	m := &fakeModel{}
+	ts, mem := newTestServer(t, m, ServerOptions{})
+	send := func(body string) {
+		t.Helper()
+		resp := do(t, "POST", ts.URL+"/v1/chat/completions", "ka", body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+	}
+	history := func() []string {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		var out []string
+		for _, msg := range m.requests[len(m.requests)-1].Messages[1:] {
+			out = append(out, msg.Role+":"+msg.Content)
+		}
+		return out
+	}
+	const turn2 = `{"model":"vibe/bazi","user":"bob","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"你好"},{"role":"assistant","content":"ok"},{"role":"user","content":"看看八字"}]}`
+	send(`{"model":"vibe/bazi","user":"bob","messages":[{"role":"user","content":"你好"}]}`)
+	send(turn2)
+	send(turn2) // regenerate: the same transcript again
+	if got := strings.Join(history(), "|"); got != "user:你好|assistant:ok|user:看看八字" {
+		t.Fatalf("regenerated turn's prompt history = %s", got)
+	}
+	// An edited earlier message is what the model sees.
+	send(`{"model":"vibe/bazi","messages":[{"role":"user","content":"您好"},{"role":"assistant","content":"ok"},{"role":"user","content":"看看八字"}]}`)
+	if got := strings.Join(history(), "|"); got != "user:您好|assistant:ok|user:看看八字" {
+		t.Fatalf("edited transcript's prompt history = %s", got)
+	}
+	// Everything was stored under alice, the key's user; bob has nothing.
+	var aliceMsgs int
+	for id, c := range mem.convs {
+		if c.UserID != "alice" {
+			t.Fatalf("conversation %s stored for %s", id, c.UserID)
+		}
+		msgs, _ := mem.Messages(context.Background(), "alice", id, 0)
+		aliceMsgs += len(msgs)
+	}
+	if aliceMsgs == 0 {
+		t.Fatal("nothing stored for alice")
+	}
+	if p, _ := mem.Profile(context.Background(), "bob"); string(p) != "{}" {
+		t.Fatalf("bob has a profile: %s", p)
+	}
+}

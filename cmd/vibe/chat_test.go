@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/runtime"
+	"github.com/vibelife/vibe/skills"
 )
 
 func TestChatOfflineInProcess(t *testing.T) {
@@ -39,5 +42,51 @@ func TestServeRequiresKeys(t *testing.T) {
 	code, _, errOut = runVibe(t, nil, "--workspace", t.TempDir(), "serve", "--keys", "/nonexistent/keys.txt")
 	if code == 0 || !strings.Contains(errOut, "keys file") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestChatAgainstServer(t *testing.T) {
+	set, err := skills.Open(filepath.Join("..", "..", "runtime", "testdata", "skills"), skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &runtime.Keys{}
+	keys.Add("ka", "alice")
+	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	for _, tt := range []struct {
+		name, key string
+		env       map[string]string
+		want      []string
+	}{
+		{"flag key", "ka", nil, []string{"retrieval-only mode", "r2", "knowledge/bazi/converted/a.md#1"}},
+		{"env key", "", map[string]string{"VIBE_API_KEY": "ka"}, []string{"retrieval-only mode", "r2"}},
+		{"bad key", "nope", nil, []string{"HTTP 401", "valid API key"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, in, out, errOut := iostreams.Test()
+			in.WriteString("八字 日主甲木生于寅月\n\n")
+			args := []string{"--workspace", t.TempDir(), "chat", "--server", ts.URL}
+			if tt.key != "" {
+				args = append(args, "--key", tt.key)
+			}
+			if code := run(context.Background(), ios, args, func(k string) string { return tt.env[k] }); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			all := out.String() + errOut.String()
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q:\n%s", w, all)
+				}
+			}
+		})
 	}
 }
