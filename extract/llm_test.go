@@ -377,10 +377,20 @@ func TestLLMBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The tier and SOP requests cost the same for any corpus; on this
-	// slice they weigh more than on a whole one (BenchmarkLLMBazi).
-	if ratio, _ := report(t, c, e.srv, res); ratio > 1.5 {
-		t.Errorf("prompt tokens sent per source token by map, reduce and gap = %.2f, want under 1.5", ratio)
+	// Tokens sent per source token, per pass. The whole bazi corpus sends
+	// 1.40 (BenchmarkLLMBazi asserts under 1.5); on this slice the fixed
+	// costs weigh more, so each pass is bounded: the map reads every
+	// section once plus its prompt, the reduce sends candidates and never
+	// the sources, the gap pass re-reads at most gapShare of them.
+	report(t, c, e.srv, res)
+	u := c.Usage()
+	for _, b := range []struct {
+		stage string
+		max   float64
+	}{{StageMap, 1.2}, {StageReduce, 0.3}, {StageGap, gapShare + 0.05}} {
+		if r := float64(u[b.stage].SentPromptTokens) / float64(res.LLM.SourceTokens); r > b.max || r == 0 {
+			t.Errorf("%s sent %.2f prompt tokens per source token, want above 0 and at most %.2f", b.stage, r, b.max)
+		}
 	}
 	validate(t, res.Files)
 	checkEvidence(t, res.Files, chunks)
@@ -655,7 +665,7 @@ func faulty(t *testing.T) (func(llmtest.Request) llmtest.Reply, func() map[strin
 			case s == StageMap && n == 2:
 				return llmtest.CutBody(good(r))
 			case s == StageMap && n == 3:
-				return llmtest.Slow(3*time.Second, llmtest.Text(good(r)))
+				return llmtest.Slow(time.Minute, llmtest.Text(good(r))) // cut short when the client gives up
 			case s == StageReduce && n == 1:
 				return llmtest.Status(500, "upstream exploded")
 			case s == StageReduce && n == 2:
@@ -696,7 +706,7 @@ func TestLLMFaults(t *testing.T) {
 	var mu sync.Mutex
 	var waits []time.Duration
 	c := e.client(func(o *llm.Options) {
-		o.Timeout = 500 * time.Millisecond
+		o.Timeout = 2 * time.Second // far above a normal answer even under -race
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			waits = append(waits, d)
@@ -802,27 +812,54 @@ func TestLLMDryRun(t *testing.T) {
 			t.Errorf("%s plan %+v, want an estimate", s, p[s])
 		}
 	}
-	// The map's prompt tokens are those the client will count.
+	// A build killed at its first gap request: the dry run now plans the
+	// map and the reduce from the cache, the gap exactly, and estimates
+	// only the tier and SOP requests.
+	ctx, cancel := context.WithCancel(context.Background())
+	inner := e.client(nil)
+	killAtGap := completerFunc(func(ctx context.Context, r llm.Request) (llm.Response, error) {
+		if r.Stage == StageGap {
+			cancel()
+			return llm.Response{}, context.Canceled
+		}
+		return inner.Chat(ctx, r)
+	})
+	if _, err := Run(ctx, opts(chunks, killAtGap)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("killed build: %v", err)
+	}
+	mid := plan(dry())
+	if m := mid[StageMap]; m.Requests != 0 || m.Estimated || m.Cached != p[StageMap].Requests {
+		t.Errorf("map plan after the kill %+v, want all cached", m)
+	}
+	// The reduce of the map's candidates is cached; that of the gap's
+	// candidates is still an estimate.
+	if r := mid[StageReduce]; r.Cached == 0 || !r.Estimated || !strings.Contains(r.Note, "gap") {
+		t.Errorf("reduce plan after the kill %+v", r)
+	}
+	if mid[StageGap].Requests == 0 || mid[StageGap].Estimated || !mid[StageTiers].Estimated || !mid[StageSOP].Estimated {
+		t.Errorf("plan after the kill: gap %+v (want exact), tiers %+v, sop %+v (want estimates)", mid[StageGap], mid[StageTiers], mid[StageSOP])
+	}
+	// The build sends what the plan said for the passes it knew exactly.
 	c := e.client(nil)
-	res, err := Run(context.Background(), opts(chunks, c))
-	if err != nil {
+	if _, err := Run(context.Background(), opts(chunks, c)); err != nil {
 		t.Fatal(err)
 	}
-	if c.Usage()[StageMap].Requests != p[StageMap].Requests {
-		t.Errorf("map sent %d requests, plan said %d", c.Usage()[StageMap].Requests, p[StageMap].Requests)
+	if u := c.Usage(); u[StageMap].Requests != 0 || u[StageGap].Requests != mid[StageGap].Requests || u[StageMap].CachedHits != p[StageMap].Requests {
+		t.Errorf("resumed build: usage %+v; plans %+v then %+v", u, p, mid)
 	}
-	total := 0
-	for _, s := range Stages() {
-		total += p[s].Requests
-	}
-	t.Logf("plan %+v; build sent %v", p, requests(e.srv))
+	t.Logf("cold plan %+v; after the kill %+v; build sent %v", p, mid, requests(e.srv))
 	after := plan(dry())
 	for _, s := range Stages() {
 		if after[s].Requests != 0 || after[s].Estimated || after[s].Cached == 0 {
 			t.Errorf("%s plan after a build %+v, want everything cached", s, after[s])
 		}
 	}
-	_ = res
+}
+
+type completerFunc func(context.Context, llm.Request) (llm.Response, error)
+
+func (f completerFunc) Chat(ctx context.Context, r llm.Request) (llm.Response, error) {
+	return f(ctx, r)
 }
 
 func TestClusterAndApplyReduce(t *testing.T) {
@@ -910,14 +947,30 @@ func BenchmarkLLMBazi(b *testing.B) {
 	count := o200k(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		b.StopTimer()
 		srv := llmtest.New(b)
 		srv.SetFallback(fakeModel)
-		c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2, CountTokens: count})
-		o := opts(chunks, c)
+		// What a dry run plans with an empty cache, against what the
+		// build then sends.
+		dry := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", DryRun: true, CountTokens: count})
+		o := opts(chunks, dry)
 		o.CountTokens = count
+		plan, err := Run(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		c := llm.New(llm.Options{BaseURL: srv.URL, APIKey: "k", Model: "m", MaxConcurrency: 2, CountTokens: count})
+		o.Completer = c
 		res, err := Run(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
+		}
+		b.StopTimer()
+		u := c.Usage()
+		for _, p := range plan.LLM.Plan {
+			b.Logf("dry run %-15s %4d requests, %8d prompt tokens, %7d answer tokens (estimated: %v); sent %4d requests, %8d prompt tokens, %7d answer tokens",
+				p.Pass, p.Requests, p.PromptTokens, p.CompletionTokens, p.Estimated, u[p.Pass].Requests, u[p.Pass].SentPromptTokens, u[p.Pass].CompletionTokens)
 		}
 		_, ratio := report(b, c, srv, res)
 		b.ReportMetric(ratio, "sent/source")

@@ -56,6 +56,11 @@ func (x *llmRun) finishPlan() {
 	tp.CompletionTokens = tiersAnswerTokens * tp.Requests
 	sp.CompletionTokens = sopAnswerTokens * sp.Requests
 	mp.Note = fmt.Sprintf("requests and prompt tokens exact; answers estimated at %.2f tokens per source token (%s)", ratio, how)
+	for _, p := range []*PassPlan{rp, gp, tp, sp} {
+		if p.Requests > 0 {
+			p.Note = "requests and prompt tokens exact; answers estimated"
+		}
+	}
 	estimated := func(p *PassPlan, requests, prompt, completion int, note string) {
 		if requests == 0 {
 			return
