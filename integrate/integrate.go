@@ -344,17 +344,35 @@ func nonEmpty(s, def string) string {
 	return s
 }
 
-var birthCues = []string{"出生", "生辰", "八字", "birth"}
+var (
+	// birthCues in the SOP say the procedure needs the user's birth data.
+	birthCues = []string{"出生", "生辰", "八字", "birth"}
+	// chartCues in rules say they read a birth chart (八字/四柱/日主,
+	// natal chart): a theme whose rules often do needs birth data too.
+	chartCues = []string{"八字", "四柱", "日主", "日干", "命盘", "生辰", "birth chart", "natal", "day master"}
+)
 
-func needsBirth(s knowledge.SOP) bool {
-	data, _ := json.Marshal(s)
+// needsBirth reports whether the skill needs the user's birth data: the SOP
+// asks for it, or at least three rules read a birth chart.
+func needsBirth(ks *knowledgeSet) bool {
+	data, _ := json.Marshal(ks.sop.SOP)
 	txt := strings.ToLower(string(data))
 	for _, c := range birthCues {
 		if strings.Contains(txt, c) {
 			return true
 		}
 	}
-	return false
+	n := 0
+	for _, r := range ks.rules.Rules.All() {
+		txt := strings.ToLower(r.Condition + " " + r.Conclusion + r.Action)
+		for _, c := range chartCues {
+			if strings.Contains(txt, c) {
+				n++
+				break
+			}
+		}
+	}
+	return n >= 3
 }
 
 // region is one generated part of SKILL.md.
@@ -365,7 +383,7 @@ type region struct{ name, text string }
 // until the body fits maxBody tokens.
 func renderRegions(theme string, ks *knowledgeSet, tools ToolsFile, L labels, p Prose, count func(string) int, maxBody int) []region {
 	s := ks.sop.SOP
-	fm := FrontMatter{Name: theme, DisplayName: normalizeSpace(p.DisplayName), Description: normalizeSpace(p.Description), RequiresBirthInfo: needsBirth(s)}
+	fm := FrontMatter{Name: theme, DisplayName: normalizeSpace(p.DisplayName), Description: normalizeSpace(p.Description), RequiresBirthInfo: needsBirth(ks)}
 	fm.Triggers = skillTriggers(theme, ks, 8)
 	fmData, _ := yaml.Marshal(fm)
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vibelife/vibe/knowledge"
 )
 
 func TestRebuildOfUnchangedKnowledgeWritesNothing(t *testing.T) {
@@ -76,5 +78,24 @@ func TestTitleFollowsTheDisplayNameUnlessEdited(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "display_name: demo：《ziping》") {
 		t.Errorf("the front matter was not regenerated:\n%s", md)
+	}
+}
+
+func TestNeedsBirth(t *testing.T) {
+	rule := func(cond string) knowledge.Rule { return knowledge.Rule{Condition: cond, Conclusion: "x"} }
+	tests := []struct {
+		name string
+		ks   knowledgeSet
+		want bool
+	}{
+		{"the SOP collects birth data", knowledgeSet{sop: knowledge.SOPFile{SOP: knowledge.SOP{Phases: []knowledge.Phase{{ID: "P1", Steps: []knowledge.Step{{Action: "收集出生年月日时"}}}}}}}, true},
+		{"rules read a chart", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("日主衰弱"), rule("四柱火多"), rule("八字纯阳")}}}}, true},
+		{"one chart word is not enough", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("日主衰弱"), rule("水沸"), rule("茶凉")}}}}, false},
+		{"tea", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("the leaves are small"), rule("the water boils")}}}}, false},
+	}
+	for _, tt := range tests {
+		if got := needsBirth(&tt.ks); got != tt.want {
+			t.Errorf("%s: needsBirth = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

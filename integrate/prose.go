@@ -223,7 +223,7 @@ type facts struct {
 }
 
 func gatherFacts(theme string, ks *knowledgeSet, L labels) facts {
-	f := facts{theme: theme, works: citedWorks(ks), rules: len(ks.rules.Rules.All()), birth: needsBirth(ks.sop.SOP)}
+	f := facts{theme: theme, works: citedWorks(ks), rules: len(ks.rules.Rules.All()), birth: needsBirth(ks)}
 	// Topics in the corpus language come first: a mixed corpus's skill reads
 	// in one language.
 	_, topics := citations(ks)
