@@ -12,7 +12,7 @@ import (
 )
 
 // OfflineExtractor names the offline heuristic in meta.extractor.
-const OfflineExtractor = "offline-heuristic/1"
+const OfflineExtractor = "offline-heuristic/2"
 
 // ErrNoChunks means there is nothing to extract from.
 var ErrNoChunks = errors.New("no chunks to extract from")

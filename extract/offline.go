@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,84 +23,242 @@ const (
 	maxMethod   = 8
 )
 
-// sentence is one candidate span of a chunk: Text is a verbatim substring.
+// sentence is one candidate span of a chunk: Text is a verbatim substring of
+// Chunk.Text starting at byte Off.
 type sentence struct {
 	Text  string
 	Chunk *chunk.Chunk
 	Doc   int // index of the document, for round-robin selection
 	Seq   int // position in the corpus
+	Off   int // byte offset of Text in Chunk.Text
+	// Enum is set when the sentence opens an enumerated line ("1. ", "一、").
+	Enum bool
+	// Zh is set when most of its letters are Han characters.
+	Zh bool
+}
+
+// span is a piece of a chunk's text at byte offset Off.
+type span struct {
+	Text string
+	Off  int
+	Enum bool
+}
+
+const (
+	openers = "（([［【「『“《〈"
+	closers = "）)]］】」』”》〉"
+)
+
+func isOpener(r rune) bool {
+	switch r {
+	case '（', '(', '[', '［', '【', '「', '『', '“', '《', '〈':
+		return true
+	}
+	return false
+}
+
+func isCloser(r rune) bool {
+	switch r {
+	case '）', ')', ']', '］', '】', '」', '』', '”', '》', '〉':
+		return true
+	}
+	return false
 }
 
 var (
-	// Chinese conditionals opening a clause, and the consequents after them.
-	zhCond     = regexp.MustCompile(`^(?:[又故盖夫且而]?)(?:凡|若|如|苟|倘|倘若|如若|假如)`)
-	zhConseq   = regexp.MustCompile(`切忌|大忌|切不可|则|必|宜|忌|不可`)
-	zhExConseq = regexp.MustCompile(`切忌|大忌|则|必|宜|忌|不可|不|反|亦`)
-	zhDefine   = regexp.MustCompile(`^(.{2,15}?)者[，,](.{2,80})也[。！]?$`)
-	enCond     = regexp.MustCompile(`(?i)^(if|when|whenever|unless)\b(.{3,}?),\s*(?:then\s+)?(.{3,})$`)
-	enModal    = regexp.MustCompile(`(?i)^(.{3,}?)\s+(must|should|never|must not|should not)\s+(.{3,})$`)
-	strong     = regexp.MustCompile(`(?i)忌|不可|必|切勿|切不可|\bmust\b|\bnever\b|\bdo not\b`)
-	except     = regexp.MustCompile(`(?i)^(?:然|但|惟|唯|独|unless\b|except\b|however\b|but\b)`)
-	zhPat      = regexp.MustCompile(`^(?:[凡若如]?)(\p{Han}{1,6}[格局])(?:者|[，,：:])`)
-	enPat      = regexp.MustCompile(`^(?:An?|The)\s+([A-Z][\w -]{2,40}?)\s+is\s+an?\s+(.{3,})$`)
-	flagRe     = regexp.MustCompile(`(?i)大凶|凶|夭|必死|死无|灾|祸|危|残疾|danger|fatal|warning|beware|avoid`)
-	critRe     = regexp.MustCompile(`(?i)大凶|夭|必死|死无|残疾|danger|fatal`)
-	warnRe     = regexp.MustCompile(`(?i)凶|灾|祸|warning|beware`)
-	methodH    = regexp.MustCompile(`(?i)法|步骤|method|procedure|steps`)
-	enumLine   = regexp.MustCompile(`^\s*(?:\d+[.、)）]|[一二三四五六七八九十]+[、.]|[-*+]\s)\s*`)
-	badPat     = "此其本是何入成破有无之为以于或合同又亦一二三四五六七八九十"
-	badCond    = "此其是彼斯"
-	// genericPairs are words naming good and bad fortune together (寿夭,
-	// 吉凶): they are topics, not warnings.
-	genericPairs = strings.NewReplacer("寿夭", "", "夭寿", "", "吉凶", "", "凶吉", "", "死生", "", "生死", "")
+	// enumPrefix is an enumerator opening a line: "1. ", "2）", "一、", "- ".
+	enumPrefix = regexp.MustCompile(`^(?:\d{1,3}[.、)）]\s*|[一二三四五六七八九十]{1,3}[、.．]\s*|（[一二三四五六七八九十\d]{1,3}）\s*|[-*+•]\s+)`)
+	// abbrevs end in a full stop that does not end the sentence.
+	abbrevs = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "mr": true, "mrs": true, "dr": true, "st": true, "no": true, "cf": true, "approx": true, "fig": true}
 )
 
 // splitSentences cuts a chunk's text into trimmed sentences that are
-// verbatim substrings of it. Headings and blank lines are skipped.
-func splitSentences(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") {
-			continue
+// verbatim substrings of it, with their byte offsets. Headings, table rows
+// and rules are skipped; a sentence never ends inside brackets or quotes, and
+// a line's enumerator ("1. ") is not part of its first sentence.
+func splitSentences(text string) []span {
+	var out []span
+	lineStart := 0
+	for lineStart <= len(text) {
+		end := strings.IndexByte(text[lineStart:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += lineStart
 		}
-		start := 0
-		runes := t
-		for i, r := range runes {
-			end := -1
-			switch r {
-			case '。', '！', '？', '；', '!', '?', ';':
-				end = i + utf8.RuneLen(r)
-			case '.':
-				if i+1 >= len(runes) || runes[i+1] == ' ' {
-					end = i + 1
-				}
-			}
-			if end > 0 {
-				if s := cleanSentence(runes[start:end]); s != "" {
-					out = append(out, s)
-				}
-				start = end
-			}
-		}
-		if s := cleanSentence(runes[start:]); s != "" {
-			out = append(out, s)
-		}
+		out = appendLine(out, text, lineStart, end)
+		lineStart = end + 1
 	}
 	return out
 }
 
-func cleanSentence(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.TrimLeft(s, "-*+>「『“\"' 　")
-	s = strings.TrimSpace(s)
-	return s
+func appendLine(out []span, text string, from, to int) []span {
+	line := text[from:to]
+	t := strings.TrimLeft(line, " \t　")
+	if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```") {
+		return out
+	}
+	start := from + len(line) - len(t)
+	enum := false
+	if m := enumPrefix.FindString(t); m != "" {
+		start += len(m)
+		enum = true
+	}
+	depth := 0
+	add := func(a, b int) {
+		if s, off := cleanSpan(text, a, b); s != "" {
+			out = append(out, span{Text: s, Off: off, Enum: enum})
+			enum = false
+		}
+	}
+	seg := start
+	for i := start; i < to; {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case isOpener(r):
+			depth++
+		case isCloser(r):
+			if depth > 0 {
+				depth--
+			}
+		case depth == 0 && strings.ContainsRune("。！？；!?;", r):
+			add(seg, i+n)
+			seg = i + n
+		case depth == 0 && r == '.' && (i+1 >= to || text[i+1] == ' ') && !abbrevBefore(text[seg:i]):
+			add(seg, i+1)
+			seg = i + 1
+		}
+		i += n
+	}
+	add(seg, to)
+	return out
+}
+
+// abbrevBefore reports whether s ends in an abbreviation or a lone number
+// ("e.g", "No", "2"), whose full stop does not end a sentence.
+func abbrevBefore(s string) bool {
+	i := strings.LastIndexAny(s, " (")
+	w := strings.ToLower(s[i+1:])
+	if w == "" {
+		return true
+	}
+	if abbrevs[w] || len(w) == 1 {
+		return true
+	}
+	return false
+}
+
+// cleanSpan trims text[a:b] of white space and leading bullets, returning
+// the trimmed text and its offset.
+func cleanSpan(text string, a, b int) (string, int) {
+	s := text[a:b]
+	t := strings.TrimLeft(s, " \t　-*+>•")
+	a += len(s) - len(t)
+	t = strings.TrimRight(t, " \t　")
+	return t, a
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
 func trimPunct(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+}
+
+// trimClause trims white space and punctuation from both ends of s, keeping
+// a closing bracket whose opening bracket is inside s, and drops a trailing
+// bracketed aside or an unclosed bracket with what follows it.
+func trimClause(s string) string {
+	for {
+		s = strings.TrimFunc(s, func(r rune) bool {
+			return (unicode.IsPunct(r) || unicode.IsSpace(r) || r == '　') && !isOpener(r) && !isCloser(r)
+		})
+		// Leading closers and trailing openers never belong to a clause.
+		s = strings.TrimLeft(s, closers)
+		s = strings.TrimRight(s, openers)
+		if cut := unclosed(s); cut >= 0 {
+			s = s[:cut]
+			continue
+		}
+		if last, _ := utf8.DecodeLastRuneInString(s); isCloser(last) {
+			if i := asideStart(s); i > 0 {
+				s = s[:i]
+				continue
+			}
+		}
+		// An unopened closer at the start or a stray closer at the end.
+		if r, n := utf8.DecodeLastRuneInString(s); n > 0 && isCloser(r) && !balanced(s) {
+			s = s[:len(s)-n]
+			continue
+		}
+		return s
+	}
+}
+
+// unclosed returns the byte index of the first bracket in s that is never
+// closed, or -1.
+func unclosed(s string) int {
+	var stack []int
+	for i, r := range s {
+		switch {
+		case isOpener(r):
+			stack = append(stack, i)
+		case isCloser(r):
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if len(stack) > 0 {
+		return stack[0]
+	}
+	return -1
+}
+
+func balanced(s string) bool {
+	d := 0
+	for _, r := range s {
+		switch {
+		case isOpener(r):
+			d++
+		case isCloser(r):
+			d--
+			if d < 0 {
+				return false
+			}
+		}
+	}
+	return d == 0
+}
+
+// asideStart returns where a trailing parenthetical aside of s starts (the
+// opening bracket of the group that closes at the end of s), or -1 when s
+// does not end in one or the aside is all of s. Brackets that are part of a
+// name, such as “cream-down” or 《书名》, are not asides.
+func asideStart(s string) int {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	if r != '）' && r != ')' {
+		return -1
+	}
+	d := 0
+	for i := len(s); i > 0; {
+		r, n := utf8.DecodeLastRuneInString(s[:i])
+		i -= n
+		switch {
+		case isCloser(r):
+			d++
+		case isOpener(r):
+			d--
+			if d == 0 {
+				// Keep a short English parenthesis inside a clause
+				// ("(spring buds)"); drop commentary.
+				if isHan(s[i:]) || runeLen(s[i:]) > 40 {
+					return i
+				}
+				return -1
+			}
+		}
+	}
+	return -1
 }
 
 func isHan(s string) bool {
@@ -115,12 +274,17 @@ func isHan(s string) bool {
 	return all > 0 && han*2 > all
 }
 
+// hasCorruption reports text the converter could not decode.
+func hasCorruption(s string) bool {
+	return strings.ContainsAny(s, "□■\uFFFD�")
+}
+
 // Offline runs the deterministic heuristic extractor. Ids are provisional;
 // Run makes them stable with StableIDs.
 func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge.Files, error) {
 	docIdx := map[string]int{}
 	var sents []sentence
-	hanCount := 0
+	hanCount, counted := 0, 0
 	for i := range chunks {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -133,124 +297,93 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			d = len(docIdx)
 			docIdx[c.Doc] = d
 		}
-		for _, s := range splitSentences(c.Text) {
-			sents = append(sents, sentence{Text: s, Chunk: c, Doc: d, Seq: len(sents)})
-			if len(sents) < 2000 && isHan(s) {
-				hanCount++
+		for _, sp := range splitSentences(c.Text) {
+			han := isHan(sp.Text)
+			sents = append(sents, sentence{Text: sp.Text, Chunk: c, Doc: d, Seq: len(sents), Off: sp.Off, Enum: sp.Enum, Zh: han})
+			if counted < 4000 {
+				counted++
+				if han {
+					hanCount++
+				}
 			}
 		}
 	}
-	zh := hanCount*2 > min(len(sents), 2000)
+	zh := hanCount*2 > counted
 	meta := &knowledge.Meta{Theme: theme, Extractor: OfflineExtractor, Sources: sources(chunks)}
+	sal := newSalience(sents, len(docIdx))
 
 	var t1, t2, t3 []cand[knowledge.Rule]
-	var pats []cand[knowledge.Pattern]
 	var flags []cand[knowledge.RedFlag]
-	patSeen := map[string]int{}
 	seen := map[string]bool{}
-	for _, s := range sents {
-		n := runeLen(s.Text)
+	for i, s := range sents {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return knowledge.Files{}, err
+			}
+		}
 		key := normalise(s.Text)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
+		p, ok := parseRule(s.Text, s.Zh)
+		if !ok {
+			continue
+		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
-		if n >= 6 && n <= 120 {
-			if cond, concl, ok := ruleParts(s.Text); ok {
-				r := knowledge.Rule{Condition: cond, Source: sourceOf(s.Chunk), Evidence: ev}
-				switch {
-				case except.MatchString(s.Text):
-					r.Conclusion, r.Confidence, r.Note = concl, "medium", noteFor(zh)
-					t3 = append(t3, cand[knowledge.Rule]{s: s, v: r})
-				case strong.MatchString(s.Text):
-					r.Action, r.Priority = concl, "high"
-					if strings.Contains(s.Text, "大忌") || strings.Contains(s.Text, "切") || strings.Contains(strings.ToLower(s.Text), "never") {
-						r.Priority = "critical"
-					}
-					t1 = append(t1, cand[knowledge.Rule]{s: s, v: r})
-				default:
-					r.Conclusion, r.Confidence = concl, "medium"
-					t2 = append(t2, cand[knowledge.Rule]{s: s, v: r})
-				}
-			}
+		score := p.score + sal.of(p.Cond+p.Concl) + frontMatterPenalty(s.Chunk)
+		r := knowledge.Rule{Condition: p.Cond, Source: sourceOf(s.Chunk), Evidence: ev}
+		switch p.Tier {
+		case 1:
+			r.Action, r.Priority = p.Concl, p.Priority
+			t1 = append(t1, cand[knowledge.Rule]{s: s, v: r, score: score})
+		case 3:
+			r.Conclusion, r.Confidence, r.Note = p.Concl, p.Confidence, p.Note
+			t3 = append(t3, cand[knowledge.Rule]{s: s, v: r, score: score})
+		default:
+			r.Conclusion, r.Confidence = p.Concl, p.Confidence
+			t2 = append(t2, cand[knowledge.Rule]{s: s, v: r, score: score})
 		}
-		if n >= 6 && n <= 150 {
-			if name, ind, ok := patternParts(s.Text); ok {
-				if i, dup := patSeen[name]; dup {
-					pats[i].n++
-				} else {
-					patSeen[name] = len(pats)
-					conf := "medium"
-					pats = append(pats, cand[knowledge.Pattern]{s: s, v: knowledge.Pattern{Name: name, Signature: s.Text, Indication: ind, Confidence: conf, Evidence: ev}})
-				}
-			}
-		}
-		if n >= 6 && n <= 80 && flagRe.MatchString(genericPairs.Replace(s.Text)) && !strings.ContainsAny(s.Text, "\t0123456789") {
-			sev := "notice"
-			switch {
-			case critRe.MatchString(s.Text):
-				sev = "critical"
-			case warnRe.MatchString(s.Text):
-				sev = "warning"
-			}
-			act := "Check this first and warn the user before any further reading."
-			if zh {
-				act = "先行核查此信号，并在解读前明确提示风险。"
-			}
-			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: knowledge.RedFlag{Signal: s.Text, Severity: sev, Action: act, Evidence: ev}})
+		if f, ok := redFlagOf(p, s.Text); ok {
+			f.Evidence = ev
+			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: f, score: score - 2*float64(sevRank(f.Severity))})
 		}
 	}
-	// Patterns named most often first, ties by first appearance.
-	sortStable(pats, func(a, b cand[knowledge.Pattern]) bool { return a.n > b.n })
-	for i := range pats {
-		switch {
-		case pats[i].n >= 3:
-			pats[i].v.Confidence = "high"
-		case pats[i].n == 0:
-			pats[i].v.Confidence = "low"
-		}
-	}
-	// Critical red flags first.
-	sortStable(flags, func(a, b cand[knowledge.RedFlag]) bool { return sevRank(a.v.Severity) < sevRank(b.v.Severity) })
-	sortStable(t1, func(a, b cand[knowledge.Rule]) bool { return a.v.Priority == "critical" && b.v.Priority != "critical" })
+	pats := findPatterns(sents)
 
+	ruleKey := func(r knowledge.Rule) string { return r.Condition + " " + r.Conclusion + r.Action }
 	files := knowledge.Files{
-		SOP: knowledge.SOPFile{SOP: buildSOP(theme, zh, sents), Meta: meta},
+		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
-			QuickPatterns: values(pick(pats, maxPatterns, false)),
-			RedFlags:      values(pick(flags, maxRedFlags, true)),
+			QuickPatterns: orEmpty(values(pats)),
+			RedFlags:      orEmpty(values(best(flags, maxRedFlags, func(f knowledge.RedFlag) string { return f.Signal }))),
 		}, Meta: meta},
 		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
-			Tier1: values(pick(t1, maxTier1, true)),
-			Tier2: values(pick(t2, maxTier2, true)),
-			Tier3: values(pick(t3, maxTier3, true)),
+			Tier1: orEmpty(values(best(t1, maxTier1, ruleKey))),
+			Tier2: orEmpty(values(best(t2, maxTier2, ruleKey))),
+			Tier3: orEmpty(values(best(t3, maxTier3, ruleKey))),
 		}, Meta: meta},
 	}
-	if files.Patterns.Patterns.QuickPatterns == nil {
-		files.Patterns.Patterns.QuickPatterns = []knowledge.Pattern{}
-	}
-	if files.Patterns.Patterns.RedFlags == nil {
-		files.Patterns.Patterns.RedFlags = []knowledge.RedFlag{}
-	}
-	r := &files.Rules.Rules
-	if r.Tier1 == nil {
-		r.Tier1 = []knowledge.Rule{}
-	}
-	if r.Tier2 == nil {
-		r.Tier2 = []knowledge.Rule{}
-	}
-	if r.Tier3 == nil {
-		r.Tier3 = []knowledge.Rule{}
-	}
+	// Critical red flags and tier-1 rules first, in corpus order otherwise.
+	rf := files.Patterns.Patterns.RedFlags
+	sort.SliceStable(rf, func(i, j int) bool { return sevRank(rf[i].Severity) < sevRank(rf[j].Severity) })
+	t := files.Rules.Rules.Tier1
+	sort.SliceStable(t, func(i, j int) bool { return t[i].Priority == "critical" && t[j].Priority != "critical" })
 	return files, nil
 }
 
-func noteFor(zh bool) string {
-	if zh {
-		return "例外情形（启发式抽取，请复核）"
+// frontMatterPenalty lowers the score of text in a preface, a table of
+// contents or an editor's note: it rarely states the expert's rules.
+var frontMatterRe = regexp.MustCompile(`(?i)^(?:序|.{0,8}序言?|凡例|目录|目次|提要|跋|前言|后记|.{0,8}卷前|.{0,8}卷首|preface|foreword|contents|table of contents|acknowledg\w*|about (?:this|the) book)$`)
+
+func frontMatterPenalty(c *chunk.Chunk) float64 {
+	if len(c.HeadingPath) == 0 {
+		return 0
 	}
-	return "exception (heuristic extraction; review)"
+	if frontMatterRe.MatchString(strings.TrimSpace(c.HeadingPath[len(c.HeadingPath)-1])) {
+		return -3
+	}
+	return 0
 }
 
 func sevRank(s string) int {
@@ -264,13 +397,13 @@ func sevRank(s string) int {
 }
 
 type cand[T any] struct {
-	s sentence
-	v T
-	n int // extra occurrences, for patterns
+	s     sentence
+	v     T
+	n     int     // extra occurrences, for patterns
+	score float64 // higher is kept first when over the cap
 }
 
 func sortStable[T any](xs []cand[T], less func(a, b cand[T]) bool) {
-	// insertion-free stable sort via sort.SliceStable semantics
 	stableSort(len(xs), func(i, j int) bool { return less(xs[i], xs[j]) }, func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
 }
 
@@ -305,7 +438,105 @@ func pick[T any](xs []cand[T], max int, roundRobin bool) []cand[T] {
 			break
 		}
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].s.Seq < out[j].s.Seq })
 	return out
+}
+
+// best chooses up to max candidates: each document's candidates ranked by
+// score (ties in corpus order), taken in turn from each document so one long
+// book does not crowd out the others, skipping any whose text (key) nearly
+// duplicates one already taken. The result is in corpus order.
+func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
+	byDoc := map[int][]cand[T]{}
+	var docs []int
+	for _, x := range xs {
+		if _, ok := byDoc[x.s.Doc]; !ok {
+			docs = append(docs, x.s.Doc)
+		}
+		byDoc[x.s.Doc] = append(byDoc[x.s.Doc], x)
+	}
+	sort.Ints(docs)
+	for _, d := range docs {
+		l := byDoc[d]
+		sort.SliceStable(l, func(i, j int) bool { return l[i].score > l[j].score })
+	}
+	var taken []cand[T]
+	var grams []map[string]int
+	next := make([]int, len(docs))
+	for len(taken) < max {
+		took := false
+		for di, d := range docs {
+			l := byDoc[d]
+			for next[di] < len(l) && len(taken) < max {
+				x := l[next[di]]
+				next[di]++
+				g := bigrams(key(x.v))
+				dup := false
+				for _, o := range grams {
+					if dice(g, o) >= 0.8 {
+						dup = true
+						break
+					}
+				}
+				if !dup {
+					taken, grams, took = append(taken, x), append(grams, g), true
+					break
+				}
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	sort.SliceStable(taken, func(i, j int) bool { return taken[i].s.Seq < taken[j].s.Seq })
+	return taken
+}
+
+// bigrams are the comparison units of s: character bigrams of runs of Han
+// text, lower-cased words otherwise.
+func bigrams(s string) map[string]int {
+	out := map[string]int{}
+	var prev rune
+	word := strings.Builder{}
+	flush := func() {
+		if word.Len() > 0 {
+			out[word.String()]++
+			word.Reset()
+		}
+	}
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			flush()
+			if prev != 0 {
+				out[string([]rune{prev, r})]++
+			}
+			prev = r
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word.WriteRune(r)
+		default:
+			flush()
+		}
+		prev = 0
+	}
+	flush()
+	return out
+}
+
+func dice(a, b map[string]int) float64 {
+	na, nb, inter := 0, 0, 0
+	for g, n := range a {
+		na += n
+		inter += min(n, b[g])
+	}
+	for _, n := range b {
+		nb += n
+	}
+	if na+nb == 0 {
+		return 0
+	}
+	return 2 * float64(inter) / float64(na+nb)
 }
 
 func values[T any](xs []cand[T]) []T {
@@ -319,67 +550,152 @@ func values[T any](xs []cand[T]) []T {
 	return out
 }
 
-// ruleParts splits a rule-like sentence into condition and conclusion.
-func ruleParts(s string) (cond, concl string, ok bool) {
-	if m := except.FindStringIndex(s); m != nil {
-		// An exception: "然……则……", "惟……不……", "unless ..., ...".
-		rest := s[m[1]:]
-		if c, k, ok := ruleParts(strings.TrimLeft(rest, "，, ")); ok {
-			return c, k, true
-		}
-		if idx := zhExConseq.FindStringIndex(rest); idx != nil && runeLen(rest[:idx[0]]) >= 2 {
-			return trimPunct(s[:m[1]+idx[0]]), trimPunct(rest[idx[0]:]), true
-		}
+// salience scores text by how much of it is the theme's vocabulary: Han
+// bigrams (or English words) that occur in at least half of the documents
+// (two at least) and are not function words. A rule in the domain's terms
+// ranks above a general remark.
+type salience struct {
+	han   map[uint64]bool
+	words map[string]bool
+}
+
+var enStop = map[string]bool{"the": true, "a": true, "an": true, "of": true, "and": true, "or": true, "to": true, "in": true, "on": true, "at": true, "for": true, "with": true, "is": true, "are": true, "be": true, "it": true, "this": true, "that": true, "if": true, "when": true, "then": true, "by": true, "as": true, "from": true, "not": true, "no": true, "its": true, "was": true, "were": true, "will": true, "can": true, "your": true, "you": true}
+
+func isFunctionChar(r rune) bool {
+	switch r {
+	case '之', '其', '而', '以', '也', '者', '为', '于', '则', '若', '如', '不', '有', '无', '此', '是', '所', '乃', '与', '及', '或', '又', '亦', '且', '故', '曰', '云', '矣', '焉', '乎', '哉', '一', '二', '三', '四', '五', '六', '七', '八', '九', '十', '人', '我', '尔', '汝', '彼':
+		return true
 	}
-	if m := zhCond.FindStringIndex(s); m != nil {
-		rest := s[m[1]:]
-		if idx := zhConseq.FindStringIndex(rest); idx != nil && idx[0] > 0 {
-			cond = trimPunct(s[:m[1]+idx[0]])
-			concl = trimPunct(rest[idx[0]:])
-			if runeLen(cond) >= 2 && runeLen(concl) >= 1 {
-				return cond, concl, true
+	return false
+}
+
+// termKeys calls han for each pair of adjacent Han characters of s that are
+// not function words, and word for each lower-cased English word of three
+// letters or more that is not a stop word.
+func termKeys(s string, han func(uint64), word func(string)) {
+	var prev rune
+	start := -1
+	for i, r := range s {
+		switch {
+		case r >= 0x3400 && unicode.Is(unicode.Han, r):
+			if start >= 0 {
+				emitWord(s[start:i], word)
+				start = -1
+			}
+			if isFunctionChar(r) {
+				prev = 0
+				continue
+			}
+			if prev != 0 {
+				han(uint64(prev)<<32 | uint64(r))
+			}
+			prev = r
+			continue
+		case r < 0x3000 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if start < 0 {
+				start = i
+			}
+		default:
+			if start >= 0 {
+				emitWord(s[start:i], word)
+				start = -1
 			}
 		}
+		prev = 0
 	}
-	if m := zhDefine.FindStringSubmatch(s); m != nil && !strings.ContainsRune(badCond, []rune(m[1])[0]) {
-		return trimPunct(m[1]), trimPunct(m[2]), true
+	if start >= 0 {
+		emitWord(s[start:], word)
 	}
-	if m := enCond.FindStringSubmatch(s); m != nil {
-		return trimPunct(m[1] + m[2]), trimPunct(m[3]), true
-	}
-	if m := enModal.FindStringSubmatch(s); m != nil && !strings.Contains(m[1], ",") {
-		return trimPunct(m[1]), trimPunct(m[2] + " " + m[3]), true
-	}
-	return "", "", false
 }
 
-// patternParts recognises a named configuration ("...格者", "X is a ...").
-func patternParts(s string) (name, indication string, ok bool) {
-	if m := zhPat.FindStringSubmatchIndex(s); m != nil {
-		name = s[m[2]:m[3]]
-		first, _ := utf8.DecodeRuneInString(name)
-		if runeLen(name) < 2 || strings.ContainsRune(badPat, first) {
-			return "", "", false
-		}
-		ind := trimPunct(s[m[1]:])
-		if ind == "" {
-			return "", "", false
-		}
-		return name, ind, true
+func emitWord(w string, word func(string)) {
+	if len(w) < 3 {
+		return
 	}
-	if m := enPat.FindStringSubmatch(s); m != nil {
-		return strings.TrimSpace(m[1]), trimPunct(m[2]), true
+	w = strings.ToLower(w)
+	if !enStop[w] {
+		word(w)
 	}
-	return "", "", false
 }
 
+func newSalience(sents []sentence, docs int) salience {
+	if docs < 2 {
+		return salience{}
+	}
+	need := max(2, (docs+1)/2)
+	hanDocs, hanLast := map[uint64]int{}, map[uint64]int{}
+	wordDocs, wordLast := map[string]int{}, map[string]int{}
+	for _, s := range sents {
+		d := s.Doc + 1
+		termKeys(s.Text, func(k uint64) {
+			if hanLast[k] != d {
+				hanLast[k] = d
+				hanDocs[k]++
+			}
+		}, func(w string) {
+			if wordLast[w] != d {
+				wordLast[w] = d
+				wordDocs[w]++
+			}
+		})
+	}
+	sl := salience{han: map[uint64]bool{}, words: map[string]bool{}}
+	for k, n := range hanDocs {
+		if n >= need {
+			sl.han[k] = true
+		}
+	}
+	for w, n := range wordDocs {
+		if n >= need {
+			sl.words[w] = true
+		}
+	}
+	return sl
+}
+
+// of returns the share of s's terms that are theme vocabulary, scaled to 0..2.
+func (sl salience) of(s string) float64 {
+	if sl.han == nil {
+		return 0
+	}
+	hit, all := 0, 0
+	termKeys(s, func(k uint64) {
+		all++
+		if sl.han[k] {
+			hit++
+		}
+	}, func(w string) {
+		all++
+		if sl.words[w] {
+			hit++
+		}
+	})
+	if all == 0 {
+		return 0
+	}
+	return 2 * float64(hit) / float64(all)
+}
+
+// sourceOf names where a chunk sits: its document title and heading path,
+// without repeating the title when the path starts with it.
 func sourceOf(c *chunk.Chunk) string {
 	title := c.Title
 	if title == "" {
 		title = strings.TrimSuffix(path.Base(c.Doc), path.Ext(c.Doc))
 	}
-	if len(c.HeadingPath) > 0 {
-		return title + " > " + strings.Join(c.HeadingPath, " > ")
+	hp := c.HeadingPath
+	for len(hp) > 0 && normalise(hp[0]) == normalise(title) {
+		hp = hp[1:]
+	}
+	if len(hp) > 0 {
+		return title + " > " + strings.Join(hp, " > ")
 	}
 	return title
+}
+
+func orEmpty[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
 }

@@ -1,0 +1,704 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// ruleParse is a sentence read as an IF-THEN rule. Cond and Concl are whole
+// clauses of the sentence (or, for an English imperative or "must"
+// sentence, the situation it applies to and the whole instruction).
+type ruleParse struct {
+	Cond, Concl string
+	// Tier is 1 (a prohibition or obligation), 2 (a judgement) or 3 (an
+	// exception to a general rule).
+	Tier       int
+	Priority   string // tier 1
+	Confidence string // tiers 2 and 3
+	Note       string // tier 3: what makes it an exception
+	Zh         bool
+	score      float64
+}
+
+// parseRule reads s as a rule in Chinese (zh) or English.
+func parseRule(s string, zh bool) (ruleParse, bool) {
+	n := len(s) // bytes: a cheap bound before counting runes
+	if n < 6 || n > 480 {
+		return ruleParse{}, false
+	}
+	if zh {
+		// A rule has two clauses or a 则.
+		if !strings.ContainsAny(s, "，,则") {
+			return ruleParse{}, false
+		}
+		if r := runeLen(s); r < 6 || r > 120 || hasCorruption(s) {
+			return ruleParse{}, false
+		}
+		return zhRule(s)
+	}
+	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
+		return ruleParse{}, false
+	}
+	return enRule(s)
+}
+
+// clause is a piece of a sentence between clause punctuation, with its byte
+// range in the sentence.
+type clause struct {
+	Text       string
+	Start, End int
+}
+
+// clausesOf cuts s at commas and colons outside brackets.
+func clausesOf(s string) []clause {
+	var out []clause
+	depth, start := 0, 0
+	add := func(a, b int) {
+		t := s[a:b]
+		lead := len(t) - len(strings.TrimLeft(t, " 　"))
+		t = strings.TrimSpace(strings.Trim(t, " 　"))
+		if t != "" {
+			out = append(out, clause{Text: t, Start: a + lead, End: a + lead + len(t)})
+		}
+	}
+	for i, r := range s {
+		switch {
+		case isOpener(r):
+			depth++
+		case isCloser(r):
+			if depth > 0 {
+				depth--
+			}
+		case depth == 0 && strings.ContainsRune("，,：:", r):
+			add(start, i)
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	add(start, len(s))
+	return out
+}
+
+// ---- Chinese ----
+
+var (
+	// zhLead are discourse words that open a sentence without changing its
+	// sense (又, 故, 盖 ...), and quotation openings (书云：, 经曰：).
+	zhLead    = []string{"是以", "所以", "是故", "大抵", "至于", "况且", "又", "故", "盖", "夫", "且", "而", "况"}
+	zhQuoteIn = regexp.MustCompile(`^[^，。：]{0,4}[曰云][：:，,]`)
+	// zhExcept open an exception to a general rule.
+	zhExcept = []string{"然而", "但是", "惟有", "唯有", "除非", "然", "但", "惟", "唯"}
+	// zhOpen open a condition.
+	zhOpen = []string{"倘若", "如若", "假如", "假若", "假令", "设若", "若是", "如果", "若使", "若为", "如为", "大凡", "凡是", "凡", "若", "如", "苟", "倘", "设", "或"}
+	// zhConseq open a consequent clause.
+	zhConseq = []string{"此为", "此乃", "此是", "此谓", "切不可", "切忌", "大忌", "切勿", "不可", "不宜", "不能", "不得", "务必", "必须", "必", "宜", "忌", "勿", "莫", "毋", "须", "当", "主", "乃", "便", "即", "方", "定", "决", "皆", "亦", "反", "却", "断", "为", "是", "可", "难", "终", "不"}
+	// zhJudgement are one-character conclusions that are whole judgements.
+	zhJudgement = "吉凶贵贱富贫寿夭成败"
+	// zhNotThen are words in which 则 is not "then".
+	zhNotThen = []string{"否则", "法则", "原则", "规则", "准则", "细则", "总则", "通则", "一则", "二则", "三则"}
+	zhPronoun = "此其是彼斯之该"
+	// zhProhibit mark a prohibition: the rule is a must-know.
+	zhProhibit = regexp.MustCompile(`切不可|切忌|大忌|切勿|不可|不宜|不得|勿|莫|毋|忌`)
+	// zhIdioms hold 不可/不得 without forbidding anything: 贵不可言
+	// (inexpressibly noble), 不可遏 (unstoppable), 不得不 (cannot but).
+	zhIdioms   = strings.NewReplacer("不可言", "", "不可胜", "", "不可量", "", "不可测", "", "不可遏", "", "不可御", "", "不可当", "", "不可及", "", "不可救", "", "不可思议", "", "不得不", "", "不可不", "", "不得已", "", "不为忌", "", "不以为忌", "", "无所忌", "", "亦不忌", "")
+	zhOblige   = regexp.MustCompile(`^(?:务必|必须|必先|必用)`)
+	zhCritical = regexp.MustCompile(`切不可|切忌|大忌|切勿|必死|死|夭|大凶|霉|毒`)
+	zhCertain  = regexp.MustCompile(`必|定|决|断然`)
+	zhHedge    = regexp.MustCompile(`或许|或恐|恐|似|未必|不一定|多为|大抵|间有|或可`)
+	zhReverse  = regexp.MustCompile(`^(?:反|却|倒)|不作此论|不在此论|不以此论|别论|例外|不拘此`)
+	// zhCondVerbs are the verbs that make a "……者" subject a situation
+	// (身弱而财多者) rather than a term being defined (太乙者).
+	zhCondVerbs = "见逢遇有无多少旺衰弱强透藏克合冲刑破得失犯坐会化值行喜忌过"
+	zhBackRef   = regexp.MustCompile(`^(?:反是|反此|亦然|同此|仿此|准此|同论|不在此论|不作此论|不以此论|亦如之)$`)
+	// zhParticle are sentence-final particles dropped from a conclusion.
+	zhParticle = "也矣焉耳哉"
+)
+
+func hasPrefixAny(s string, list []string) string {
+	for _, p := range list {
+		if strings.HasPrefix(s, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// zhRule reads a Chinese sentence as a rule: a conditional opening
+// (凡/若/如/苟/倘 ...) or a "……者，……" subject, and a consequent that starts
+// at 则 or at a clause opening with a consequent word (必/宜/忌/不可/主 ...).
+// The cut is always at 则 or at a clause boundary, never inside a word.
+func zhRule(s string) (ruleParse, bool) {
+	body := strings.TrimRight(s, "。！；;!.　 ")
+	if last, _ := utf8.DecodeLastRuneInString(body); strings.ContainsAny(body, "？?何岂") || strings.ContainsRune("乎哉耶欤", last) {
+		return ruleParse{}, false // a question, or a rhetorical one
+	}
+	rest, exc := body, ""
+	for changed := true; changed; {
+		changed = false
+		if p := hasPrefixAny(rest, zhLead); p != "" && !strings.HasPrefix(rest, "而后") {
+			rest, changed = trimLeadPunct(rest[len(p):]), true
+		}
+		if m := zhQuoteIn.FindString(rest); m != "" {
+			rest, changed = trimLeadPunct(rest[len(m):]), true
+		}
+		if p := hasPrefixAny(rest, zhExcept); p != "" && exc == "" && !strings.HasPrefix(rest, "然后") && !strings.HasPrefix(rest, "然则") {
+			rest, exc, changed = trimLeadPunct(rest[len(p):]), p, true
+		}
+	}
+	// A line label ("陈香之象：……") names what follows; it is not part of
+	// the condition.
+	if i := strings.Index(rest, "："); i > 0 && runeLen(rest[:i]) <= 10 && !strings.ContainsAny(rest[:i], "，,") && hasPrefixAny(rest, zhOpen) == "" {
+		rest = rest[i+len("："):]
+	}
+	open := hasPrefixAny(rest, zhOpen)
+	if open == "" {
+		// "X，若Y，则Z": the rule is the conditional part.
+		if cl := clausesOf(rest); len(cl) > 1 {
+			for _, c := range cl[1:] {
+				if o := hasPrefixAny(c.Text, zhOpen); o != "" && o != "或" && o != "如" {
+					rest, open = rest[c.Start:], o
+					break
+				}
+			}
+		}
+	}
+	after := rest[len(open):]
+	cond, concl, how := zhSplit(after, open != "")
+	if how == "" {
+		return ruleParse{}, false
+	}
+	if open == "" && exc == "" && how != "zhe" && runeLen(body) > 60 {
+		// Without an opening word only a short sentence reads as one rule.
+		return ruleParse{}, false
+	}
+	cond = trimClause(strings.TrimSuffix(trimClause(cond), "者"))
+	if p := hasPrefixAny(cond, []string{"或", "又", "而"}); p != "" {
+		cond = trimClause(cond[len(p):]) // 若或无金: "if (perhaps) there is no metal"
+	}
+	concl = trimClause(strings.TrimRight(trimClause(concl), zhParticle))
+	if runeLen(concl) == 1 && strings.Contains(zhJudgement, concl) && how == "then" {
+		// 则吉: a one-character judgement keeps its 则, so it reads (and
+		// can be found in the source) as a phrase.
+		concl = "则" + concl
+	}
+	if !zhCondOK(cond) || !zhConclOK(concl) || open == "" && runeLen(cond) < 3 {
+		return ruleParse{}, false
+	}
+	byZhe := how == "zhe"
+	if byZhe && open == "" && (!strings.ContainsAny(cond, zhCondVerbs) || strings.Contains(concl, "犹") || strings.Contains(concl, "谓")) {
+		// "太乙者，数之始也", "长生者，犹人之初生也": a definition, not a
+		// judgement.
+		return ruleParse{}, false
+	}
+	p := ruleParse{Cond: cond, Concl: concl, Zh: true, Tier: 2, Confidence: "medium"}
+	// Rules with an opening word and 则 are the clearest; shorter ones read
+	// better.
+	if open != "" {
+		p.score++
+	}
+	if zhThen(after) > 0 {
+		p.score++
+	}
+	p.score -= float64(max(0, runeLen(cond)-16)+max(0, runeLen(concl)-24)) / 12
+	switch {
+	case exc != "" || zhReverse.MatchString(concl):
+		p.Tier = 3
+		if exc != "" {
+			p.Note = "例外：原文以「" + exc + "」引出，限定一般规则"
+		} else {
+			p.Note = "例外：结论与通常的判断相反"
+		}
+	case zhFlagHit(zhProhibit, zhIdioms.Replace(concl)) || zhOblige.MatchString(concl):
+		p.Tier, p.Priority = 1, "high"
+		if zhCritical.MatchString(concl) {
+			p.Priority = "critical"
+		}
+	}
+	switch {
+	case zhHedge.MatchString(concl):
+		p.Confidence = "low"
+	case zhCertain.MatchString(concl):
+		p.Confidence = "high"
+	}
+	return p, true
+}
+
+// zhSplit cuts the text after a conditional opening into condition and
+// consequent: at 则, else before the first clause opening with a consequent
+// word, else after a "……者" clause, else (opened, two clauses) between them.
+// how says which ("then", "word", "zhe", "pair"; "" when none applies).
+func zhSplit(after string, opened bool) (cond, concl, how string) {
+	if i := zhThen(after); i > 0 {
+		cond, concl = after[:i], after[i+len("则"):]
+		last := strings.TrimRight(cond, " 　")
+		if r, _ := utf8.DecodeLastRuneInString(last); !strings.ContainsRune("，,：:", r) {
+			// 则 inside a clause ("逢卯则冲，而……"): the consequent is the
+			// rest of that clause, the clauses after it say something else,
+			// and the words before 则 in the clause must say something.
+			if cl := clausesOf(cond); len(cl) > 0 && runeLen(strings.TrimLeft(cl[len(cl)-1].Text, "而且又乃")) < 2 {
+				return "", "", ""
+			}
+			if cl := clausesOf(concl); len(cl) > 0 {
+				concl = concl[:cl[0].End]
+			}
+		}
+		return cond, concl, "then"
+	}
+	cl := clausesOf(after)
+	for k := 1; k < len(cl); k++ {
+		if hasPrefixAny(cl[k].Text, zhConseq) != "" {
+			return after[:cl[k].Start], after[cl[k].Start:], "word"
+		}
+	}
+	switch {
+	case len(cl) >= 2 && strings.HasSuffix(cl[0].Text, "者"):
+		return after[:cl[0].End], after[cl[1].Start:], "zhe"
+	case opened && len(cl) == 2:
+		return after[:cl[1].Start], after[cl[1].Start:], "pair"
+	}
+	return "", "", ""
+}
+
+// zhThen returns the byte index of the 则 that starts the consequent of s,
+// or -1: not inside brackets, not in 否则/法则 and the like, and not first.
+func zhThen(s string) int {
+	depth := 0
+	for i, r := range s {
+		switch {
+		case isOpener(r):
+			depth++
+		case isCloser(r):
+			if depth > 0 {
+				depth--
+			}
+		case r == '则' && depth == 0 && i > 0:
+			word := false
+			for _, w := range zhNotThen {
+				j := i + len("则") - len(w)
+				if j >= 0 && strings.HasPrefix(s[j:], w) {
+					word = true
+					break
+				}
+			}
+			if !word {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func trimLeadPunct(s string) string {
+	return strings.TrimLeft(s, "，,：: 　")
+}
+
+// ganzhiPairs counts the sexagenary pairs (甲子, 丙寅) in s, up to limit:
+// three or more in a condition make it an example chart, not a general rule.
+func ganzhiPairs(s string, limit int) int {
+	n := 0
+	var prev rune
+	for _, r := range s {
+		if strings.ContainsRune("子丑寅卯辰巳午未申酉戌亥", r) && prev != 0 && strings.ContainsRune("甲乙丙丁戊己庚辛壬癸", prev) {
+			if n++; n == limit {
+				return n
+			}
+		}
+		prev = r
+	}
+	return n
+}
+
+func zhCondOK(cond string) bool {
+	n := runeLen(cond)
+	if last, _ := utf8.DecodeLastRuneInString(cond); n < 2 || n > 40 || strings.ContainsRune("也矣焉", last) {
+		return false // 刚柔不一也: a statement, not a condition
+	}
+	first, _ := utf8.DecodeRuneInString(cond)
+	// 此/其/反此: the condition points back at text the rule does not quote.
+	if strings.ContainsRune(zhPronoun, first) || first == '反' || strings.Contains(cond, "此") || strings.Contains(cond, "反是") || !isHan(cond) {
+		return false
+	}
+	// 如甲子、丙寅……: an example chart, not a rule.
+	if ganzhiPairs(cond, 3) >= 3 {
+		return false
+	}
+	if strings.Contains(cond, "一命") || strings.Contains(cond, "此造") || strings.Contains(cond, "某") {
+		return false
+	}
+	return true
+}
+
+func zhConclOK(concl string) bool {
+	n := runeLen(concl)
+	if n < 2 || n > 60 {
+		return false
+	}
+	if n == 2 && strings.HasPrefix(concl, "则") {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(concl)
+	if strings.ContainsRune("则者也或若如凡", first) || strings.HasPrefix(concl, "犹") || strings.HasPrefix(concl, "谓") {
+		return false
+	}
+	// 反是, 亦然, 不在此论 alone point back at another rule; three
+	// sexagenary pairs make an example chart.
+	return !zhBackRef.MatchString(concl) && ganzhiPairs(concl, 3) < 3
+}
+
+// ---- English ----
+
+var (
+	enOpen = regexp.MustCompile(`(?i)^(if|when|whenever|unless|once)\s+`)
+	// enModal is "S must/should/never ... " with S a short noun phrase.
+	enModal = regexp.MustCompile(`(?i)^(.{2,60}?)\s+(must not|mustn't|must|should not|shouldn't|should|never|ought to|needs? to|has to|have to)\s+(?:(always|never|only|first|also|not)\s+)?(.+)$`)
+	// enImperative opens an instruction given without a subject.
+	enImperative = regexp.MustCompile(`(?i)^(never|always|do not|don't|avoid)\s+(.+)$`)
+	enMeans      = regexp.MustCompile(`(?i)^(.{3,90}?)\s+(means|indicates|signals|shows that|suggests|is a sign (?:of|that)|are a sign (?:of|that))\s+(.+)$`)
+	enTrailingIf = regexp.MustCompile(`(?i)^([A-Z][^,:;]{8,80}?)\s+(if|unless)\s+([^,:;]{6,})$`)
+	enPronoun    = map[string]bool{"they": true, "it": true, "this": true, "these": true, "those": true, "he": true, "she": true, "its": true, "their": true, "them": true, "that": true, "such": true}
+	// enSubordinate words make a "subject" a clause, not a noun phrase.
+	enSubordinate = regexp.MustCompile(`(?i)\b(so|that|because|which|who|whom|whose|while|until|unless|if|when|as|after|before|once|since|though|although|and then)\b|[,:;]`)
+	enProhibit    = regexp.MustCompile(`(?i)\b(never|must not|mustn't|do not|don't|should not|shouldn't|avoid)\b`)
+	enCritical    = regexp.MustCompile(`(?i)\b(danger\w*|fatal|poison\w*|toxic|unsafe|mou?ld\w*|harmful)\b`)
+	enCertain     = regexp.MustCompile(`(?i)\b(always|must|will|certainly|invariably)\b`)
+	enHedge       = regexp.MustCompile(`(?i)\b(may|might|can|could|often|usually|probably|sometimes|perhaps|likely|tends? to)\b`)
+	enExcept      = regexp.MustCompile(`(?i)^(however|but|except)\b,?\s*`)
+	// enMainEnd ends the main clause of an instruction: a colon, a dash.
+	enMainEnd = regexp.MustCompile(`\s*(?::|\s[—–-]\s)`)
+	// enBefore are the words that end a verb's object in a situation phrase.
+	enBefore = regexp.MustCompile(`(?i)^(with|at|in|on|for|into|onto|over|under|before|after|until|from|to|by|without|within|so|because|while|when|if|unless|than|and|or|but|as)$`)
+)
+
+// enRule reads an English sentence as a rule:
+//   - "If/When X, (then) Y" and "Y if X": condition X, conclusion Y;
+//   - "X means/indicates Y": an observation and what it tells;
+//   - "Never/Always/Do not V O ...": the situation "V-ing O" and the whole
+//     instruction;
+//   - "S must/should/never ... ": the situation (for "S must be V-ed", "V-ing
+//     S"; otherwise S) and the whole statement, never cut at the modal.
+func enRule(s string) (ruleParse, bool) {
+	body := strings.TrimRight(s, ".!; ")
+	if strings.ContainsAny(body, "?") || !strings.ContainsRune(body, ' ') {
+		return ruleParse{}, false
+	}
+	exc := ""
+	if m := enExcept.FindStringSubmatch(body); m != nil {
+		exc, body = strings.ToLower(m[1]), body[len(m[0]):]
+	}
+	p, ok := enForms(body)
+	if !ok {
+		return ruleParse{}, false
+	}
+	if exc == "" && strings.EqualFold(firstWord(p.Cond), "unless") {
+		exc = "unless"
+	}
+	p.Confidence = "medium"
+	switch {
+	case exc != "":
+		p.Tier, p.Note = 3, "exception (introduced by “"+exc+"”)"
+	case p.Tier == 1:
+		p.Priority = "high"
+		if enCritical.MatchString(body) {
+			p.Priority = "critical"
+		}
+	}
+	switch {
+	case enHedge.MatchString(p.Concl):
+		p.Confidence = "low"
+	case enCertain.MatchString(p.Concl):
+		p.Confidence = "high"
+	}
+	p.score -= float64(max(0, len(strings.Fields(p.Cond))-12)+max(0, len(strings.Fields(p.Concl))-20)) / 6
+	return p, true
+}
+
+func enForms(body string) (ruleParse, bool) {
+	main := body
+	if loc := enMainEnd.FindStringIndex(body); loc != nil {
+		main = body[:loc[0]]
+	}
+	if m := enOpen.FindStringSubmatchIndex(body); m != nil {
+		op := strings.ToLower(body[m[2]:m[3]])
+		rest := body[m[1]:]
+		i, j := enThenSplit(rest)
+		if i < 0 {
+			return ruleParse{}, false
+		}
+		cond, concl := trimClause(rest[:i]), trimClause(rest[j:])
+		if op == "unless" || op == "once" {
+			cond = body[m[2]:m[3]] + " " + cond
+		}
+		if !enPhraseOK(cond, 2) || !enPhraseOK(concl, 2) || enPronoun[strings.ToLower(firstWord(strings.TrimPrefix(strings.TrimPrefix(cond, "unless "), "once ")))] {
+			return ruleParse{}, false
+		}
+		p := ruleParse{Cond: cond, Concl: concl, Tier: 2, score: 2}
+		if enProhibit.MatchString(concl) {
+			p.Tier = 1
+		}
+		return p, true
+	}
+	if m := enMeans.FindStringSubmatch(main); m != nil && !strings.ContainsAny(m[1], ",:;") && !enOpen.MatchString(m[1]) {
+		cond := trimClause(m[1])
+		concl := trimClause(m[3])
+		if strings.HasPrefix(strings.ToLower(m[2]), "is a sign") || strings.HasPrefix(strings.ToLower(m[2]), "are a sign") {
+			concl = trimClause(m[2][strings.Index(m[2], "a sign"):] + " " + m[3])
+		}
+		if enPhraseOK(cond, 2) && enPhraseOK(concl, 2) && !enPronoun[strings.ToLower(firstWord(cond))] {
+			return ruleParse{Cond: cond, Concl: concl, Tier: 2, score: 1}, true
+		}
+	}
+	if m := enImperative.FindStringSubmatch(main); m != nil {
+		sit := situation(m[1], m[2])
+		if sit == "" {
+			return ruleParse{}, false
+		}
+		p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 1, score: 1}
+		if strings.EqualFold(m[1], "always") {
+			p.Tier = 2
+			if enProhibit.MatchString(main) {
+				p.Tier = 1
+			}
+		}
+		return p, true
+	}
+	if m := enModal.FindStringSubmatch(main); m != nil {
+		subj := strings.TrimSpace(m[1])
+		if enSubordinate.MatchString(subj) || len(strings.Fields(subj)) > 6 || enPronoun[strings.ToLower(firstWord(subj))] {
+			return ruleParse{}, false
+		}
+		modal := strings.ToLower(m[2])
+		sit := modalSituation(subj, m[4])
+		if sit == "" {
+			return ruleParse{}, false
+		}
+		p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 2, score: 0.5}
+		if modal != "should" && modal != "ought to" || enProhibit.MatchString(modal) {
+			p.Tier = 1
+		}
+		return p, true
+	}
+	if m := enTrailingIf.FindStringSubmatch(main); m != nil {
+		concl, cond := trimClause(m[1]), trimClause(m[3])
+		if strings.EqualFold(m[2], "unless") {
+			cond = "unless " + cond
+		}
+		if enPhraseOK(cond, 2) && enPhraseOK(concl, 3) {
+			p := ruleParse{Cond: cond, Concl: concl, Tier: 2}
+			if enProhibit.MatchString(concl) {
+				p.Tier = 1
+			}
+			return p, true
+		}
+	}
+	return ruleParse{}, false
+}
+
+// enThenSplit finds where the condition of "X, then Y" / "X, Y" ends (i) and
+// the consequent starts (j), at a comma outside brackets; -1 when none.
+func enThenSplit(s string) (i, j int) {
+	depth := 0
+	first := -1
+	for k, r := range s {
+		switch {
+		case isOpener(r):
+			depth++
+		case isCloser(r):
+			if depth > 0 {
+				depth--
+			}
+		case r == ',' && depth == 0:
+			after := strings.TrimLeft(s[k+1:], " ")
+			if strings.HasPrefix(strings.ToLower(after), "then ") {
+				return k, len(s) - len(after) + len("then ")
+			}
+			if first < 0 && len(strings.Fields(s[:k])) >= 2 {
+				first = k
+			}
+		}
+	}
+	if first < 0 {
+		return -1, -1
+	}
+	return first, first + 1
+}
+
+func enPhraseOK(s string, minWords int) bool {
+	w := strings.Fields(s)
+	return len(w) >= minWords && len(w) <= 40
+}
+
+func firstWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return strings.Trim(f[0], ",.;:()\"'")
+	}
+	return ""
+}
+
+// situation turns an instruction "Never brew green tea with water ..." into
+// the situation it governs, "brewing green tea": the verb as a gerund and
+// its object up to the first preposition (five words at most).
+func situation(lead, rest string) string {
+	words := strings.Fields(rest)
+	if len(words) == 0 {
+		return ""
+	}
+	verb := strings.ToLower(strings.Trim(words[0], ",.;:"))
+	var head string
+	if strings.EqualFold(lead, "avoid") {
+		head = verb // already a gerund or a noun: "Avoid boiling water"
+	} else {
+		if strings.ToLower(lead) == "do not" || strings.ToLower(lead) == "don't" {
+			if verb == "ever" && len(words) > 1 {
+				words = words[1:]
+				verb = strings.ToLower(words[0])
+			}
+		}
+		head = gerund(verb)
+	}
+	obj := objectPhrase(words[1:], 5)
+	if obj == "" && strings.EqualFold(lead, "avoid") {
+		return ""
+	}
+	return strings.TrimSpace(head + " " + obj)
+}
+
+// modalSituation turns "S must (always) be V-ed ..." into "V-ing S" and
+// "S must V ..." into "V-ing S" when V is followed by a preposition
+// ("Every brewing session must start with ..." -> "starting every brewing
+// session"); otherwise S itself when it has two words or more.
+func modalSituation(subj, rest string) string {
+	words := strings.Fields(rest)
+	np := lowerFirst(subj)
+	if len(words) >= 2 && strings.EqualFold(words[0], "be") {
+		if base := participleBase(strings.ToLower(strings.Trim(words[1], ",.;:"))); base != "" {
+			g := gerund(base)
+			if len(words) >= 3 && particles[strings.ToLower(words[2])] {
+				g += " " + strings.ToLower(words[2])
+			}
+			return g + " " + np
+		}
+	}
+	if len(words) >= 2 && enBefore.MatchString(strings.Trim(words[1], ",.;:")) && !strings.EqualFold(words[0], "be") {
+		v := strings.ToLower(strings.Trim(words[0], ",.;:"))
+		if isVerbish(v) {
+			return gerund(v) + " " + np
+		}
+	}
+	if len(strings.Fields(subj)) >= 2 {
+		return np
+	}
+	return ""
+}
+
+var particles = map[string]bool{"out": true, "up": true, "off": true, "down": true, "away": true, "over": true, "back": true}
+
+// isVerbish rejects words that cannot be the verb after a modal (an
+// adjective after "be" is handled before).
+func isVerbish(w string) bool {
+	return w != "" && !strings.HasSuffix(w, "ly") && !enStop[w]
+}
+
+func objectPhrase(words []string, max int) string {
+	var out []string
+	for _, w := range words {
+		t := strings.Trim(w, ",.;:()\"'")
+		if t == "" || enBefore.MatchString(t) || len(out) == max {
+			break
+		}
+		out = append(out, t)
+		if strings.ContainsAny(w, ",.;:") {
+			break
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	next, _ := utf8.DecodeRuneInString(s[n:])
+	if next >= 'A' && next <= 'Z' { // an acronym
+		return s
+	}
+	return strings.ToLower(string(r)) + s[n:]
+}
+
+// gerund returns the -ing form of an English base verb.
+func gerund(v string) string {
+	switch {
+	case v == "be" || v == "see" || v == "flee" || v == "agree" || v == "free":
+		return v + "ing"
+	case strings.HasSuffix(v, "ie"):
+		return v[:len(v)-2] + "ying"
+	case strings.HasSuffix(v, "ee") || strings.HasSuffix(v, "ye") || strings.HasSuffix(v, "oe"):
+		return v + "ing"
+	case strings.HasSuffix(v, "e") && len(v) > 2:
+		return v[:len(v)-1] + "ing"
+	case doubles(v):
+		return v + v[len(v)-1:] + "ing"
+	}
+	return v + "ing"
+}
+
+// doubles reports a one-syllable verb ending consonant-vowel-consonant
+// (stop, stir, put), whose last letter doubles before -ing.
+func doubles(v string) bool {
+	n := len(v)
+	if n < 3 || strings.ContainsAny(v[n-1:], "wxy") {
+		return false
+	}
+	vowel := func(b byte) bool { return strings.IndexByte("aeiou", b) >= 0 }
+	if vowel(v[n-1]) || !vowel(v[n-2]) || vowel(v[n-3]) {
+		return false
+	}
+	groups := 0
+	for i := 0; i < n; i++ {
+		if vowel(v[i]) && (i == 0 || !vowel(v[i-1])) {
+			groups++
+		}
+	}
+	return groups == 1
+}
+
+var irregular = map[string]string{
+	"made": "make", "kept": "keep", "left": "leave", "put": "put", "set": "set", "taken": "take",
+	"given": "give", "done": "do", "held": "hold", "brought": "bring", "bought": "buy", "shaken": "shake",
+	"drunk": "drink", "eaten": "eat", "seen": "see", "found": "find", "sold": "sell", "cut": "cut",
+	"ground": "grind", "spent": "spend", "broken": "break", "chosen": "choose", "written": "write",
+	"known": "know", "thrown": "throw", "drawn": "draw", "hidden": "hide", "laid": "lay", "paid": "pay",
+	"read": "read", "sent": "send", "shut": "shut", "spread": "spread", "stood": "stand", "frozen": "freeze",
+	"fed": "feed", "led": "lead", "let": "let", "lost": "lose", "run": "run", "told": "tell",
+	"thought": "think", "understood": "understand", "stolen": "steal", "worn": "wear", "woken": "wake",
+}
+
+// participleBase returns the base verb of a past participle ("brewed" ->
+// "brew"), or "" when w is not one.
+func participleBase(w string) string {
+	if b, ok := irregular[w]; ok {
+		return b
+	}
+	switch {
+	case len(w) < 4 || !strings.HasSuffix(w, "ed"):
+		return ""
+	case strings.HasSuffix(w, "ied"):
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "eed"):
+		return w[:len(w)-1]
+	}
+	stem := w[:len(w)-2]
+	n := len(stem)
+	if n >= 2 && stem[n-1] == stem[n-2] && !strings.ContainsAny(stem[n-1:], "lsfz") {
+		return stem[:n-1] // stopped -> stop
+	}
+	// A one-syllable verb ending consonant-vowel-consonant would have
+	// doubled its consonant (stop -> stopped), so "stored" and "used" come
+	// from "store" and "use". Other stems need no e: gerund drops it anyway
+	// (rinsed -> rins -> rinsing).
+	if doubles(stem) || n == 2 && strings.IndexByte("aeiou", stem[0]) >= 0 {
+		return stem + "e"
+	}
+	return stem
+}

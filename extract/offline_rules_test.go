@@ -1,0 +1,187 @@
+package extract
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestSplitSentences(t *testing.T) {
+	text := "## 2.2 Method\n\n1. Warm the glass. Pour it away.\n2. Add 2.5 grams (e.g. a spoon) of leaves; stir.\n| a | b |\n君安叹曰：“此谈子平家真诠也！”若茶有仓味，则醒茶之期宜长。"
+	got := splitSentences(text)
+	want := []struct {
+		text string
+		enum bool
+	}{
+		{"Warm the glass.", true},
+		{"Pour it away.", false},
+		{"Add 2.5 grams (e.g. a spoon) of leaves;", true},
+		{"stir.", false},
+		{"君安叹曰：“此谈子平家真诠也！”若茶有仓味，则醒茶之期宜长。", false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d sentences %+v, want %d", len(got), got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Text != w.text || got[i].Enum != w.enum {
+			t.Errorf("sentence %d = %q (enum %v), want %q (enum %v)", i, got[i].Text, got[i].Enum, w.text, w.enum)
+		}
+		if text[got[i].Off:got[i].Off+len(got[i].Text)] != got[i].Text {
+			t.Errorf("sentence %d: offset %d does not locate %q", i, got[i].Off, got[i].Text)
+		}
+	}
+}
+
+// A rule's condition and consequent are whole clauses of its sentence: the
+// cut is at 则 or at clause punctuation, and English sentences are never cut
+// at a modal verb.
+func TestRuleParts(t *testing.T) {
+	cases := []struct {
+		in               string
+		cond, concl      string
+		tier             int
+		priority, note   string
+		confidence, desc string
+	}{
+		// Chinese: 凡/若 ... 则/必/宜, the cut at the clause boundary.
+		{in: "凡冲泡普洱，必用厚壁之器。", cond: "冲泡普洱", concl: "必用厚壁之器", tier: 1, priority: "high", desc: "必用 is an obligation"},
+		{in: "若茶有仓味，则醒茶之期宜长。", cond: "茶有仓味", concl: "醒茶之期宜长", tier: 2, confidence: "medium"},
+		{in: "若存放得宜，则年份愈久，药香愈显。", cond: "存放得宜", concl: "年份愈久，药香愈显", tier: 2, desc: "宜 inside 得宜 is not a consequent"},
+		{in: "凡用神太多，不宜克制，须泄之为妙。", cond: "用神太多", concl: "不宜克制，须泄之为妙", tier: 1, priority: "high", desc: "不宜 opens the clause; the cut is not between 不 and 宜"},
+		{in: "若甲已化土，而行寅卯辰，克我化神，为大忌也。", cond: "甲已化土，而行寅卯辰，克我化神", concl: "为大忌", tier: 1, priority: "critical"},
+		{in: "若茶叶表面生白霜而有霉味，则是受潮变质，切勿饮用。", cond: "茶叶表面生白霜而有霉味", concl: "是受潮变质，切勿饮用", tier: 1, priority: "critical"},
+		{in: "若在艮坤，怕冲宜静。", cond: "在艮坤", concl: "怕冲宜静", tier: 2, desc: "two clauses after 若: the second is the consequent"},
+		{in: "若午重子轻，则岁不降，亦无咎（其势已成，岁力不能为祸）。", cond: "午重子轻", concl: "岁不降，亦无咎", tier: 2, desc: "a trailing commentary in brackets is not part of the conclusion"},
+		{in: "惟五月丙火，合炎上格，则不喜水破格。", cond: "五月丙火，合炎上格", concl: "不喜水破格", tier: 3, note: "例外：原文以「惟」引出，限定一般规则"},
+		{in: "如命中有官星，而行伤官之运，则不吉。", cond: "命中有官星，而行伤官之运", concl: "不吉", tier: 2},
+		{in: "日主喜金则吉，日主喜木则不吉。", cond: "日主喜金", concl: "则吉", tier: 2, desc: "a one-character judgement keeps its 则"},
+		{in: "得戊己泄而助庚亦吉，若庚坐寅午，则丙之力量减。", cond: "庚坐寅午", concl: "丙之力量减", tier: 2, desc: "the rule starts at the 若 inside the sentence"},
+		{in: "身弱而财多者，富屋贫人也。", cond: "身弱而财多", concl: "富屋贫人", tier: 2, desc: "a ……者 subject with a verb is a situation"},
+		{in: "若为寿眉老叶，则可用沸水。", cond: "寿眉老叶", concl: "可用沸水", tier: 2},
+		{in: "凡生普苦涩过重，必是投茶过多或浸泡过久。", cond: "生普苦涩过重", concl: "必是投茶过多或浸泡过久", tier: 2, confidence: "high", desc: "或 meaning 'or' is not a hedge"},
+		// English.
+		{in: "If the tea is a broken grade (fannings or dust), then brew it for no more than three minutes.", cond: "the tea is a broken grade (fannings or dust)", concl: "brew it for no more than three minutes", tier: 2, desc: "the comma inside brackets is not the cut"},
+		{in: "Whenever the cup tastes bitter, lower the temperature by five degrees.", cond: "the cup tastes bitter", concl: "lower the temperature by five degrees", tier: 2},
+		{in: "Black tea must always be brewed with freshly boiled water;", cond: "brewing black tea", concl: "Black tea must always be brewed with freshly boiled water", tier: 1, priority: "high", desc: "the situation of a passive must, and the whole statement"},
+		{in: "Every brewing session must start with clean, odour-free vessels.", cond: "starting every brewing session", concl: "Every brewing session must start with clean, odour-free vessels", tier: 1},
+		{in: "Every infusion must be poured out completely before the next one starts.", cond: "pouring out every infusion", concl: "Every infusion must be poured out completely before the next one starts", tier: 1},
+		{in: "Never brew green tea with water at a rolling boil: boiling water scalds the leaves.", cond: "brewing green tea", concl: "Never brew green tea with water at a rolling boil", tier: 1, priority: "high"},
+		{in: "Tea stored near spices should be kept in a sealed tin.", cond: "keeping tea stored near spices", concl: "Tea stored near spices should be kept in a sealed tin", tier: 2},
+		{in: "A bitter edge that appears only in the second infusion means the first infusion was too long.", cond: "A bitter edge that appears only in the second infusion", concl: "the first infusion was too long", tier: 2},
+		{in: "Unless the leaves are very old, rinse them only once.", cond: "Unless the leaves are very old", concl: "rinse them only once", tier: 3, note: "exception (introduced by “unless”)"},
+		{in: "If the kettle water tastes of metal, discard it: metallic water is unsafe.", cond: "the kettle water tastes of metal", concl: "discard it: metallic water is unsafe", tier: 2},
+	}
+	for _, c := range cases {
+		p, ok := parseRule(c.in, isHan(c.in))
+		if !ok {
+			t.Errorf("%q: not read as a rule (%s)", c.in, c.desc)
+			continue
+		}
+		if p.Cond != c.cond || p.Concl != c.concl || p.Tier != c.tier {
+			t.Errorf("%q (%s):\n got  cond %q concl %q tier %d\n want cond %q concl %q tier %d", c.in, c.desc, p.Cond, p.Concl, p.Tier, c.cond, c.concl, c.tier)
+		}
+		if c.priority != "" && p.Priority != c.priority {
+			t.Errorf("%q: priority %q, want %q", c.in, p.Priority, c.priority)
+		}
+		if c.note != "" && p.Note != c.note {
+			t.Errorf("%q: note %q, want %q", c.in, p.Note, c.note)
+		}
+		if c.confidence != "" && p.Confidence != c.confidence {
+			t.Errorf("%q: confidence %q, want %q", c.in, p.Confidence, c.confidence)
+		}
+	}
+}
+
+// Sentences that are not rules, or that no cut would leave with two
+// meaningful halves, are not read as rules.
+func TestRulePartsRejects(t *testing.T) {
+	cases := []struct{ in, why string }{
+		{"Pour every drop out of the pot after each infusion so the leaves never stew.", "never sits in a subordinate clause: cutting there leaves both halves meaningless"},
+		{"When they float for long, the water was too cool or the tea is old.", "the condition's subject points at a sentence the rule does not quote"},
+		{"if they are long strips, then fill it one half.", "the condition's subject points back"},
+		{"Why must the water be soft?", "a question"},
+		{"Water decides half of the cup.", "no condition"},
+		{"太乙者，数之始也。", "a definition of a term, not a judgement"},
+		{"长生者，犹人之初生也。", "a simile definition"},
+		{"如木，必得水以生之。", "a one-character condition"},
+		{"如甲子，丙寅，丁卯，己巳，皆支生日，如日主衰弱，而支逢冲，则根拔矣。", "an example chart"},
+		{"何以复有寅卯，又与甲乙分阴阳？", "a question"},
+		{"然夫子又曰：不知命，无以为君子者，何居。", "a rhetorical question"},
+		{"如此之类，在人之变化而己。", "此 points back"},
+		{"逢卯则冲，而或支中有戌。", "the consequent of 则 is one character that is no judgement"},
+		{"而乙则反是。", "反是 points at another rule"},
+		{"但四柱忌见癸水。", "no clause to cut at"},
+		{"如秉中和，入□□□富贵。", "text the converter could not decode"},
+	}
+	for _, c := range cases {
+		if p, ok := parseRule(c.in, isHan(c.in)); ok {
+			t.Errorf("%q read as a rule (cond %q, concl %q); want none: %s", c.in, p.Cond, p.Concl, c.why)
+		}
+	}
+}
+
+func TestGerund(t *testing.T) {
+	for in, want := range map[string]string{"brew": "brewing", "store": "storing", "stop": "stopping", "stir": "stirring", "open": "opening", "pour": "pouring", "tie": "tying", "see": "seeing", "boil": "boiling", "fix": "fixing"} {
+		if got := gerund(in); got != want {
+			t.Errorf("gerund(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"brewed": "brew", "stored": "store", "stopped": "stop", "dried": "dry", "used": "use", "poured": "pour", "kept": "keep", "opened": "open", "rinsed": "rins", "green": ""} {
+		if got := participleBase(in); got != want {
+			t.Errorf("participleBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTrimClause(t *testing.T) {
+	for in, want := range map[string]string{
+		"the tea is a broken grade (fannings or dust), ": "the tea is a broken grade (fannings or dust)",
+		"岁不降，亦无咎（其势已成，岁力不能为祸）":                           "岁不降，亦无咎",
+		"则虽得午，亦难发生，（乙虽生午":                                "则虽得午，亦难发生",
+		"俗称“一年茶、三年药、七年宝”。":                               "俗称“一年茶、三年药、七年宝”",
+		"）残局": "残局",
+	} {
+		if got := trimClause(in); got != want {
+			t.Errorf("trimClause(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// hasHan reports whether s has any Han character.
+func hasHan(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+}
+
+// Odd input never panics and never yields a rule with an empty side.
+func TestRulePartsOddInput(t *testing.T) {
+	for _, in := range []string{"若AB，则CD。", "若，则。", "则吉。", "，，，则，", "If , then .", "Never.", "must must must", "凡者，也。", "若（，则）吉凶。", "If (a, b, then c"} {
+		if p, ok := parseRule(in, isHan(in)); ok && (p.Cond == "" || p.Concl == "") {
+			t.Errorf("%q: rule with an empty side %+v", in, p)
+		}
+	}
+}
+
+// FuzzRuleParts: no input makes the parsers panic; a Chinese rule's parts
+// are verbatim pieces of its sentence; every sentence span locates its text.
+func FuzzRuleParts(f *testing.F) {
+	for _, s := range []string{"凡冲泡普洱，必用厚壁之器。", "若午重子轻，则岁不降，亦无咎（其势已成）。", "If the tea is a broken grade (fannings or dust), then brew it.", "Black tea must always be brewed with freshly boiled water;", "1. 温壶烫杯。\n2. Pour.", "日主喜金则吉"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, sp := range splitSentences(s) {
+			if s[sp.Off:sp.Off+len(sp.Text)] != sp.Text {
+				t.Fatalf("span %+v does not locate its text in %q", sp, s)
+			}
+			p, ok := parseRule(sp.Text, isHan(sp.Text))
+			if !ok {
+				continue
+			}
+			if p.Cond == "" || p.Concl == "" {
+				t.Fatalf("%q: empty side %+v", sp.Text, p)
+			}
+			if p.Zh && (!strings.Contains(sp.Text, p.Cond) || !strings.Contains(sp.Text, p.Concl)) {
+				t.Fatalf("%q: parts %q / %q are not verbatim", sp.Text, p.Cond, p.Concl)
+			}
+		}
+	})
+}
