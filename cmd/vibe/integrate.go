@@ -120,8 +120,8 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		return fmt.Errorf("integrate %s: %w", theme, err)
 	}
 	for _, f := range rep.Findings {
-		if f.Severity == integrate.SevError {
-			fmt.Fprintf(a.io.ErrOut, "%s:%d:%d: %s %s: %s\n", f.File, f.Line, f.Column, f.RuleID, f.Check, f.Message)
+		if f.Severity != integrate.SevNote {
+			fmt.Fprintf(a.io.ErrOut, "%s:%d:%d: %s %s %s: %s\n", f.File, f.Line, f.Column, f.Severity, f.RuleID, f.Check, f.Message)
 		}
 	}
 	fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
