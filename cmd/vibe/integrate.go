@@ -24,7 +24,8 @@ func newIntegrateCmd(a *app) *cobra.Command {
                                    language of the sources (Chinese or English)
   skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call, merged with the
                                    tools declared by hand in knowledge/<theme>/tools.yaml
-  skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, check summary
+  skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, who wrote the
+                                   prose and its LLM usage, check summary
 
 With an LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY) the model writes the
 prose (display name, description, identity, scope, style, forbidden
@@ -37,11 +38,12 @@ Offline the prose comes from a template filled from the knowledge: the works
 cited, the topics the rules cover, the patterns and the procedure. The SOP
 and the tool table are always laid out from the knowledge files.
 
-Which parts of SKILL.md are generated: the front matter and the text between
-<!-- vibe:generated:start NAME --> and <!-- vibe:generated:end NAME --> markers.
-A generated region you edited by hand is kept on rebuild (vibe compares it with
-the hash recorded in meta.json), as is everything outside the markers.
---regenerate rewrites the whole file from the template, discarding hand edits.
+Which parts of SKILL.md are generated: the front matter, the title (it follows
+display_name) and the text between <!-- vibe:generated:start NAME --> and
+<!-- vibe:generated:end NAME --> markers. A generated part you edited by hand
+is kept on rebuild (vibe compares it with the hash recorded in meta.json), as
+is everything outside the markers; integrate lists what it kept.
+--regenerate rewrites the whole file, discarding hand edits.
 
 tools/tools.yaml is rewritten on every run. Declare the theme's own tools (a
 compute tool with its plugin, a display tool with its card) in
