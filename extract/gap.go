@@ -2,12 +2,9 @@ package extract
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/vibelife/vibe/llm"
 )
 
 // Gap pass tuning.
@@ -101,16 +98,7 @@ func (x *llmRun) gapPass(ctx context.Context, kept []*item) ([]*item, error) {
 	x.st.GapSections = len(gs)
 	secs := pack(gs)
 	x.st.GapRequests = len(secs)
-	reqs := make([]llm.Request, len(secs))
-	names := make([]string, len(secs))
-	aliases := make([]map[string]string, len(secs))
-	for i, s := range secs {
-		var text string
-		text, aliases[i] = s.render()
-		reqs[i] = x.request(StageGap, gapPrompt, "extract_gap", mapSchema, text)
-		names[i] = sourceOf(s.first())
-	}
-	resps, err := x.send(ctx, StageGap, reqs, names)
+	items, err := x.read(ctx, StageGap, gapPrompt, "extract_gap", secs, "g")
 	if err != nil {
 		return nil, err
 	}
@@ -119,23 +107,13 @@ func (x *llmRun) gapPass(ctx context.Context, kept []*item) ([]*item, error) {
 		known[it.key()] = it
 	}
 	var found []*item
-	n := 0
-	for i, r := range resps {
-		if r == nil {
+	for _, it := range items {
+		if k, ok := known[it.key()]; ok {
+			k.addEvidence(it.ev)
+			x.st.Merged++
 			continue
 		}
-		items, err := x.parseAnswer(r.Content, aliases[i], "g", &n)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", StageGap, names[i], err)
-		}
-		for _, it := range items {
-			if k, ok := known[it.key()]; ok {
-				k.addEvidence(it.ev)
-				x.st.Merged++
-				continue
-			}
-			found = append(found, it)
-		}
+		found = append(found, it)
 	}
 	found = x.dedupe(found)
 	x.st.GapCandidates = len(found)

@@ -469,16 +469,29 @@ func (x *llmRun) mapPass(ctx context.Context) ([]*item, error) {
 	x.ran[StageMap] = true
 	secs := sections(x.opt.Chunks)
 	x.st.Sections = len(secs)
+	out, err := x.read(ctx, StageMap, mapPrompt, "extract_map", secs, "c")
+	if err != nil {
+		return nil, err
+	}
+	out = x.dedupe(out)
+	x.st.Candidates = len(out)
+	return out, nil
+}
+
+// read sends one request per section with prompt (the map or the gap
+// prompt, both answering mapSchema) and returns the verified candidates of
+// the answers, numbered prefix1, prefix2, ...
+func (x *llmRun) read(ctx context.Context, stage, prompt, schemaName string, secs []section, prefix string) ([]*item, error) {
 	reqs := make([]llm.Request, len(secs))
 	names := make([]string, len(secs))
 	aliases := make([]map[string]string, len(secs))
 	for i, s := range secs {
 		var text string
 		text, aliases[i] = s.render()
-		reqs[i] = x.request(StageMap, mapPrompt, "extract_map", mapSchema, text)
+		reqs[i] = x.request(stage, prompt, schemaName, mapSchema, text)
 		names[i] = sourceOf(s.first())
 	}
-	resps, err := x.send(ctx, StageMap, reqs, names)
+	resps, err := x.send(ctx, stage, reqs, names)
 	if err != nil {
 		return nil, err
 	}
@@ -488,18 +501,16 @@ func (x *llmRun) mapPass(ctx context.Context) ([]*item, error) {
 		if r == nil {
 			continue
 		}
-		if r.Cached {
+		if r.Cached && stage == StageMap {
 			x.mapCompletion += r.Usage.CompletionTokens
 			x.mapSource += x.sectionTokens(secs[i])
 		}
-		items, err := x.parseAnswer(r.Content, aliases[i], "c", &n)
+		items, err := x.parseAnswer(r.Content, aliases[i], prefix, &n)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", StageMap, names[i], err)
+			return nil, fmt.Errorf("%s %s: %w", stage, names[i], err)
 		}
 		out = append(out, items...)
 	}
-	out = x.dedupe(out)
-	x.st.Candidates = len(out)
 	return out, nil
 }
 

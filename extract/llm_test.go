@@ -37,6 +37,8 @@ var (
 	fakeSplit   = regexp.MustCompile(`[。！？；\n]`)
 	fakeConseq  = regexp.MustCompile(`则|必|宜|忌`)
 	fakePattern = regexp.MustCompile(`^(\p{Han}{2,4}格)者`)
+	fakeEnRule  = regexp.MustCompile(`^(?:If|When|Whenever) ([^,]{3,80}), (?:then )?(.{3,160})$`)
+	fakeEnStep  = regexp.MustCompile(`^\d+\. (.{6,160})$`)
 	groupLine   = regexp.MustCompile(`^## group \d+$`)
 	candLine    = regexp.MustCompile(`^([cgm]\d+) (rule|pattern|red_flag)(?: (\S+))? \| (.*)$`)
 	listLine    = regexp.MustCompile(`^([ms]\d+) \| ([^|]+) \|(?: importance (\d) \|)? (.*)$`)
@@ -72,6 +74,14 @@ func fakeRead(msg string, skipOdd bool) llmtest.Reply {
 		n := 0
 		for _, s := range fakeSplit.Split(c.text, -1) {
 			s = strings.TrimSpace(s)
+			if m := fakeEnRule.FindStringSubmatch(s); m != nil {
+				rules = append(rules, obj{"tier": "tier2", "condition": m[1], "conclusion": m[2], "chunk": c.id, "quote": s})
+				continue
+			}
+			if m := fakeEnStep.FindStringSubmatch(s); m != nil {
+				steps = append(steps, obj{"phase": "P4", "action": m[1], "chunk": c.id, "quote": m[1]})
+				continue
+			}
 			rs := utf8.RuneCountInString(s)
 			if rs < 6 || rs > 60 || strings.HasPrefix(s, "#") {
 				continue
@@ -296,23 +306,28 @@ func convertedBazi(t testing.TB, kb int) []chunk.Chunk {
 		if kb > 0 && len(data) > kb<<10 {
 			data = data[:bytes.LastIndexByte(data[:kb<<10], '\n')+1]
 		}
-		base := filepath.Base(n)
-		doc, err := convert.ConvertBytes(context.Background(), data, base, convert.Options{SourceName: "knowledge/bazi/source/" + base})
-		if err != nil {
-			t.Fatalf("convert %s: %v", n, err)
-		}
-		md, err := convert.Render(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := sp.SplitFile(context.Background(), "knowledge/bazi/converted/"+base, md)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, cs...)
+		out = append(out, convertDoc(t, sp, "bazi", filepath.Base(n), data)...)
 	}
 	corpora[kb] = out
 	return out
+}
+
+// convertDoc converts and chunks one source of a theme.
+func convertDoc(t testing.TB, sp *chunk.Splitter, theme, name string, data []byte) []chunk.Chunk {
+	t.Helper()
+	doc, err := convert.ConvertBytes(context.Background(), data, name, convert.Options{SourceName: "knowledge/" + theme + "/source/" + name})
+	if err != nil {
+		t.Fatalf("convert %s: %v", name, err)
+	}
+	md, err := convert.Render(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sp.SplitFile(context.Background(), "knowledge/"+theme+"/converted/"+strings.TrimSuffix(name, filepath.Ext(name))+".md", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
 
 type env struct {
@@ -467,6 +482,43 @@ func TestLLMBuild(t *testing.T) {
 	}
 	if res2.Counts.Kept != cnt.Tier1+cnt.Tier2+cnt.Tier3+cnt.Patterns+cnt.RedFlags {
 		t.Errorf("kept %d ids of %+v", res2.Counts.Kept, cnt)
+	}
+}
+
+// TestLLMEnglish runs the LLM path over an English source (the demo's
+// green tea book): the same prompts, quotes verified, the SOP built from the
+// book's numbered method.
+func TestLLMEnglish(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "examples", "demo", "green-tea.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := chunk.New(chunk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := convertDoc(t, sp, "tea", "green-tea.md", data)
+	e := newEnv(t)
+	o := opts(chunks, e.client(nil))
+	o.Theme = "tea"
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, res.Files)
+	checkEvidence(t, res.Files, chunks)
+	rules := res.Files.Rules.Rules.All()
+	if len(rules) == 0 || !strings.Contains(rules[0].Condition+rules[0].Conclusion, "the") {
+		t.Errorf("rules %+v, want the English rules of the book", rules)
+	}
+	warm := false
+	for _, ph := range res.Files.SOP.SOP.Phases {
+		for _, st := range ph.Steps {
+			warm = warm || strings.HasPrefix(st.Action, "Warm the glass")
+		}
+	}
+	if !warm {
+		t.Errorf("SOP lacks the book's method: %+v", res.Files.SOP.SOP.Phases)
 	}
 }
 
