@@ -90,14 +90,40 @@ type Failed struct {
 	Err error  `json:"-"`
 }
 
+// BulkLoader is implemented by stores that write many documents faster when
+// told in advance (the PostgreSQL store defers its HNSW and GIN index
+// maintenance to one build at the end). Ingest uses it when a run has
+// changed documents to write.
+type BulkLoader interface {
+	// BeginBulk announces that about chunks chunks are about to be written,
+	// one ReplaceDocument per document as usual. The store may defer index
+	// maintenance until finish is called; every write stays atomic and
+	// searches keep working meanwhile, only slower. finish must be called,
+	// after a failure too; when it cannot run (the process dies first) the
+	// store restores its indexes on its next open or bulk load.
+	BeginBulk(ctx context.Context, chunks int) (finish func(context.Context) error, err error)
+}
+
+// bytesPerChunk estimates converted Markdown bytes per chunk at the default
+// 512-token budget (about 340 CJK characters, or 2 KB of English), to tell
+// a BulkLoader how much is coming before anything is chunked. It errs on
+// the side of more chunks.
+const bytesPerChunk = 1000
+
+// pending is a converted file whose content differs from the stored copy.
+type pending struct {
+	path, id string
+	size     int64
+}
+
 // Ingest brings the store's view of a theme in line with its converted
 // directory: new and changed files (by sha256) are chunked, embedded and
 // written, one transaction per document; unchanged ones cost nothing;
 // documents whose file is gone are removed. A failing document is reported
 // in IngestReport.Failed and the returned error (naming it) while the others
 // go on; since nothing half-written is stored, the next run repairs it.
-func Ingest(ctx context.Context, store Store, opts IngestOptions) (IngestReport, error) {
-	var rep IngestReport
+// When the store is a BulkLoader, the writes of a run are announced to it.
+func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestReport, err error) {
 	if opts.Theme == "" || opts.Splitter == nil || opts.Embedder == nil || store == nil {
 		return rep, fmt.Errorf("ingest: theme, store, splitter and embedder are required")
 	}
@@ -133,23 +159,63 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (IngestReport,
 	}
 	present := map[string]bool{}
 	var errs []error
-	for i, path := range files {
+	fail := func(id string, err error) {
+		rep.Failed = append(rep.Failed, Failed{Doc: id, Err: err})
+		errs = append(errs, fmt.Errorf("ingest %s: %w", id, err))
+	}
+	done := 0
+	progress := func(id string) {
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, len(files), id)
+		}
+	}
+	// Plan: hash every file; only changed ones are chunked and embedded.
+	var todo []pending
+	var todoBytes int64
+	for _, path := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		id := docID(opts.Root, path)
 		present[id] = true
-		err := ingestOne(ctx, store, opts, path, id, known, &rep)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			fail(id, err)
+			progress(id)
+			continue
+		}
+		if old, had := known[id]; had && old.ContentHash == contentHash(data) {
+			rep.Unchanged++
+			progress(id)
+			continue
+		}
+		todo = append(todo, pending{path: path, id: id, size: int64(len(data))})
+		todoBytes += int64(len(data))
+	}
+	if bl, ok := store.(BulkLoader); ok && len(todo) > 0 {
+		finish, berr := bl.BeginBulk(ctx, int(todoBytes/bytesPerChunk)+len(todo))
+		if berr != nil {
+			return rep, fmt.Errorf("ingest %s: %w", opts.Theme, berr)
+		}
+		defer func() {
+			if ferr := finish(ctx); ferr != nil {
+				err = errors.Join(err, fmt.Errorf("ingest %s: %w", opts.Theme, ferr))
+			}
+		}()
+	}
+	for _, p := range todo {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("ingest %s: %w", p.id, err)
+		}
+		err := ingestOne(ctx, store, opts, p.path, p.id, known, &rep)
 		if err != nil {
 			if ctx.Err() != nil {
-				return rep, fmt.Errorf("ingest %s: %w", id, err)
+				return rep, fmt.Errorf("ingest %s: %w", p.id, err)
 			}
-			rep.Failed = append(rep.Failed, Failed{Doc: id, Err: err})
-			errs = append(errs, fmt.Errorf("ingest %s: %w", id, err))
+			fail(p.id, err)
 		}
-		if opts.Progress != nil {
-			opts.Progress(i+1, len(files), id)
-		}
+		progress(p.id)
 	}
 	for _, d := range stored {
 		if present[d.ID] {
@@ -164,17 +230,24 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (IngestReport,
 	return rep, errors.Join(errs...)
 }
 
+func contentHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id string, known map[string]Document, rep *IngestReport) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := contentHash(data)
 	old, had := known[id]
 	if had && old.ContentHash == hash {
 		rep.Unchanged++
 		return nil
+	}
+	if err := CheckText(string(data)); err != nil {
+		return fmt.Errorf("%w (fix the file, or re-run vibe convert %s on its source)", err, opts.Theme)
 	}
 	meta, _, err := convert.Parse(data)
 	if err != nil {

@@ -3,10 +3,12 @@ package knowledge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
@@ -173,5 +175,143 @@ func TestIngestFailureNamesDocumentAndNextRunRepairs(t *testing.T) {
 	}
 	if _, err := knowledge.Ingest(ctx, store, knowledge.IngestOptions{Theme: "t", ConvertedDir: filepath.Join(root, "nope"), Splitter: sp, Embedder: emb}); !errors.Is(err, knowledge.ErrNoConverted) {
 		t.Fatalf("missing dir err = %v", err)
+	}
+}
+
+// TestIngestBadInput: an empty document, a document of one gigantic line
+// and binary junk behind valid front matter. The first two are ingested
+// (the line cut within the token budget), the junk is refused by name with
+// nothing of it stored, and once fixed the next run takes it.
+func TestIngestBadInput(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(root, "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	const budget = 128
+	sp, err := chunk.New(chunk.Options{MaxTokens: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line strings.Builder
+	for i := 0; line.Len() < 300_000; i++ {
+		line.WriteString("甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥"[3*(i%22) : 3*(i%22)+3])
+		if i == 40000 {
+			line.WriteString("独一无二的标记")
+		}
+	}
+	line.WriteString(strings.Repeat("x", 100_000)) // and one 100 KB "word"
+	writeConverted(t, root, "t", "empty", "", false)
+	writeConverted(t, root, "t", "line", line.String(), false)
+	writeConverted(t, root, "t", "junk", "text then \x00\x01\xff\xfe\x00 binary", false)
+	dir := filepath.Join(root, "knowledge", "t", "converted")
+	emb := &countingEmbedder{}
+	opts := knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: dir, Splitter: sp, Embedder: emb}
+	rep, err := knowledge.Ingest(ctx, store, opts)
+	if err == nil || !strings.Contains(err.Error(), "knowledge/t/converted/junk.md") || !strings.Contains(err.Error(), "NUL byte") {
+		t.Fatalf("err = %v, want it to name junk.md and say why", err)
+	}
+	if rep.Added != 2 || len(rep.Failed) != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	docs, _ := store.Documents(ctx, "t")
+	if len(docs) != 2 || docs[0].ID != "knowledge/t/converted/empty.md" || docs[0].Chunks != 0 || docs[1].Chunks < 2 {
+		t.Fatalf("documents = %+v", docs)
+	}
+	chunks, _ := store.Chunks(ctx, "t")
+	for _, c := range chunks {
+		if c.Tokens > budget {
+			t.Errorf("chunk %s has %d tokens, budget %d", c.ID, c.Tokens, budget)
+		}
+	}
+	hits, err := store.Search(ctx, knowledge.Query{Theme: "t", Text: "独一无二的标记", K: 1, Mode: knowledge.SearchLexical})
+	if err != nil || len(hits) != 1 || !strings.Contains(hits[0].Chunk.Text, "独一无二的标记") {
+		t.Fatalf("search in the gigantic line = %+v, %v", hits, err)
+	}
+	writeConverted(t, root, "t", "junk", "text, fixed", false)
+	rep, err = knowledge.Ingest(ctx, store, opts)
+	if err != nil || rep.Added != 1 || rep.Unchanged != 2 {
+		t.Fatalf("run after the fix = %+v, %v", rep, err)
+	}
+}
+
+// countdownCtx is cancelled by the n-th call of Err after arm(n): a
+// cancellation that lands inside a store write, deterministically.
+type countdownCtx struct {
+	context.Context
+	cancel context.CancelFunc
+	left   atomic.Int64
+}
+
+func newCountdown() *countdownCtx {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &countdownCtx{Context: ctx, cancel: cancel}
+	c.left.Store(1 << 62)
+	return c
+}
+
+func (c *countdownCtx) arm(n int64) { c.left.Store(n) }
+
+func (c *countdownCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// armingEmbedder arms the countdown when it embeds a text containing mark.
+type armingEmbedder struct {
+	countingEmbedder
+	ctx  *countdownCtx
+	mark string
+}
+
+func (e *armingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, e.mark) {
+			e.ctx.arm(3)
+		}
+	}
+	return e.countingEmbedder.Embed(ctx, texts)
+}
+
+// TestIngestCancelledMidDocument: the ingest is cancelled (Ctrl-C, a
+// killed write) in the middle of one document's transaction. The error
+// names the document, it is not stored at all, the documents before it are,
+// and the next run completes.
+func TestIngestCancelledMidDocument(t *testing.T) {
+	root := t.TempDir()
+	store, err := sqlite.Open(context.Background(), filepath.Join(root, "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sp, _ := chunk.New(chunk.Options{MaxTokens: 32})
+	for _, name := range []string{"a", "b", "c"} {
+		var body strings.Builder
+		for i := 0; i < 20; i++ {
+			fmt.Fprintf(&body, "## %s %d\n\nsection %d of document %s, with words to index.\n\n", name, i, i, name)
+		}
+		writeConverted(t, root, "t", name, body.String(), false)
+	}
+	dir := filepath.Join(root, "knowledge", "t", "converted")
+	cctx := newCountdown()
+	emb := &armingEmbedder{ctx: cctx, mark: "document b"}
+	opts := knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: dir, Splitter: sp, Embedder: emb}
+	rep, err := knowledge.Ingest(cctx, store, opts)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "replace knowledge/t/converted/b.md") {
+		t.Fatalf("err = %v, want a cancellation naming b.md", err)
+	}
+	ctx := context.Background()
+	docs, _ := store.Documents(ctx, "t")
+	chunks, _ := store.Chunks(ctx, "t")
+	if len(docs) != 1 || docs[0].ID != "knowledge/t/converted/a.md" || len(chunks) != docs[0].Chunks || rep.Added != 1 {
+		t.Fatalf("after the cancellation: docs %+v, %d chunks, report %+v", docs, len(chunks), rep)
+	}
+	rep, err = knowledge.Ingest(ctx, store, knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: dir, Splitter: sp, Embedder: &countingEmbedder{}})
+	if err != nil || rep.Added != 2 || rep.Unchanged != 1 {
+		t.Fatalf("next run = %+v, %v", rep, err)
 	}
 }

@@ -2,6 +2,8 @@ package knowledge
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/chunk"
 )
@@ -18,6 +20,11 @@ func CheckReplace(doc Document, chunks []chunk.Chunk, vectors [][]float32, info 
 	if len(vectors) > 0 && info.Dimensions <= 0 {
 		return fmt.Errorf("replace %s: embedding info has no dimensions", doc.ID)
 	}
+	for _, c := range chunks {
+		if err := CheckText(c.Text); err != nil {
+			return fmt.Errorf("replace %s: chunk %s: %w", doc.ID, c.ID, err)
+		}
+	}
 	for i, v := range vectors {
 		if len(v) != info.Dimensions {
 			return fmt.Errorf("replace %s: chunk %s: vector of %d dims, embedding %s has %d: %w",
@@ -32,4 +39,23 @@ func CheckReplace(doc Document, chunks []chunk.Chunk, vectors [][]float32, info 
 func MismatchError(have, got EmbeddingInfo) error {
 	return fmt.Errorf("the store holds vectors of model %s (%d dims), not %s (%d dims): %w",
 		have.Model, have.Dimensions, got.Model, got.Dimensions, ErrDimensionMismatch)
+}
+
+// CheckText refuses text no store can hold faithfully: invalid UTF-8 or NUL
+// bytes, the marks of binary junk (PostgreSQL rejects both; SQLite would
+// store bytes that no search can match).
+func CheckText(text string) error {
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		return fmt.Errorf("NUL byte at byte %d: binary data, not text", i)
+	}
+	if !utf8.ValidString(text) {
+		for i := 0; i < len(text); {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return fmt.Errorf("invalid UTF-8 at byte %d: binary data or another encoding, not UTF-8 text", i)
+			}
+			i += n
+		}
+	}
+	return nil
 }

@@ -59,6 +59,14 @@ CREATE TABLE kb_embedding_info (
 );
 `},
 	{2, "memory", memorySQL},
+	// The client builds the tsvector from the lexical tokens (tsvectorOf):
+	// running the server's text-search parser over the token text cost most
+	// of a write. Existing rows keep their (equal) vectors.
+	{3, "client-built tsvector", `
+ALTER TABLE kb_chunk ALTER COLUMN tsv DROP EXPRESSION;
+ALTER TABLE kb_chunk ALTER COLUMN tsv SET NOT NULL;
+ALTER TABLE kb_chunk DROP COLUMN lex;
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,16 @@ import (
 // Store is a knowledge.Store in PostgreSQL.
 type Store struct {
 	pool *pgxpool.Pool
+	// schema is the schema holding the store's tables (the first of the
+	// search path they were created in), so index names are never resolved
+	// in another schema of the search path.
+	schema string
+	// bulk counts this process's bulk loads in progress; while it is
+	// positive the HNSW index is not created on first write.
+	bulk atomic.Int32
+
+	mu        sync.Mutex
+	bulkConns map[*pgx.Conn]bool // the connections holding bulk-load locks
 }
 
 var _ knowledge.Store = (*Store)(nil)
@@ -48,11 +59,32 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	s := &Store{pool: pool, bulkConns: map[*pgx.Conn]bool{}}
+	if err := pool.QueryRow(ctx, `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = 'kb_chunk'::regclass`).Scan(&s.schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres store: find the schema of kb_chunk: %w", err)
+	}
+	// Indexes an interrupted bulk load left missing are rebuilt now.
+	if err := s.ensureIndexes(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	return s, nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() error { s.pool.Close(); return nil }
+// Close closes the pool and the connections of unfinished bulk loads (their
+// deferred indexes are then rebuilt by the next Open or bulk load).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	conns := s.bulkConns
+	s.bulkConns = map[*pgx.Conn]bool{}
+	s.mu.Unlock()
+	for c := range conns {
+		c.Close(context.Background())
+	}
+	s.pool.Close()
+	return nil
+}
 
 // EmbeddingInfo implements knowledge.Store.
 func (s *Store) EmbeddingInfo(ctx context.Context) (knowledge.EmbeddingInfo, bool, error) {
@@ -95,20 +127,36 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.UpdatedAt = time.Now().UTC()
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, doc.ID); err != nil {
+		// One round trip: lock the document, read the recorded embedding
+		// space (share-locking it against a concurrent reset), replace the
+		// document row (its chunks and vectors go by cascade).
+		var b pgx.Batch
+		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, doc.ID)
+		var cur knowledge.EmbeddingInfo
+		haveInfo := true
+		b.Queue(`SELECT model, dimensions FROM kb_embedding_info WHERE id = 1 FOR SHARE`).QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&cur.Model, &cur.Dimensions)
+			if errors.Is(err, pgx.ErrNoRows) {
+				haveInfo = false
+				return nil
+			}
+			return err
+		})
+		b.Queue(`DELETE FROM kb_document WHERE id = $1`, doc.ID)
+		b.Queue(`INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
 		if len(vectors) > 0 {
-			if err := ensureSpace(ctx, tx, info); err != nil {
-				return err
+			if haveInfo && cur != info {
+				return knowledge.MismatchError(cur, info)
 			}
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM kb_document WHERE id = $1`, doc.ID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
-			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt); err != nil {
-			return err
+			if !haveInfo {
+				if err := s.ensureSpace(ctx, tx, info); err != nil {
+					return err
+				}
+			}
 		}
 		if len(chunks) == 0 {
 			return nil
@@ -119,11 +167,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			if hp == nil {
 				hp = []string{}
 			}
-			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, lexical.IndexChunk(c)}
+			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, tsvectorOf(c)}
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"},
-			[]string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "lex"},
-			pgx.CopyFromRows(rows)); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("copy chunks: %w", err)
 		}
 		if len(vectors) > 0 {
@@ -144,8 +190,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 }
 
 // ensureSpace checks info against the recorded embedding space, recording
-// it (and sizing the vector column and its HNSW index) on first write.
-func ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.EmbeddingInfo) error {
+// it (and sizing the vector column and its HNSW index, unless a bulk load
+// defers that) on first write.
+func (s *Store) ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.EmbeddingInfo) error {
 	if _, err := tx.Exec(ctx, `LOCK TABLE kb_embedding_info IN EXCLUSIVE MODE`); err != nil {
 		return err
 	}
@@ -162,10 +209,10 @@ func ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.EmbeddingInfo) e
 	}
 	stmts := []string{
 		`DELETE FROM kb_embedding`,
-		`DROP INDEX IF EXISTS kb_embedding_hnsw`,
+		`DROP INDEX IF EXISTS ` + s.qualified("kb_embedding_hnsw"),
 		fmt.Sprintf(`ALTER TABLE kb_embedding ALTER COLUMN embedding TYPE vector(%d)`, info.Dimensions),
 	}
-	if info.Dimensions <= hnswMaxDims {
+	if info.Dimensions <= hnswMaxDims && s.bulk.Load() == 0 {
 		stmts = append(stmts, `CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops)`)
 	}
 	for _, q := range stmts {
@@ -176,6 +223,9 @@ func ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.EmbeddingInfo) e
 	_, err = tx.Exec(ctx, `INSERT INTO kb_embedding_info(id, model, dimensions) VALUES (1, $1, $2)`, info.Model, info.Dimensions)
 	return err
 }
+
+// qualified returns name qualified with the store's schema.
+func (s *Store) qualified(name string) string { return s.schema + "." + name }
 
 // DeleteDocument implements knowledge.Store.
 func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
@@ -194,6 +244,9 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
 	}
 	return nil
 }
+
+// chunkCopyCols are the kb_chunk columns a write COPYs.
+var chunkCopyCols = []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "tsv"}
 
 const chunkCols = `id, doc_id, source, title, heading_path, start_off, end_off, ordinal, text, tokens`
 
@@ -314,11 +367,9 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 		return nil, nil
 	}
 	rows, err := s.pool.Query(ctx, `
-WITH q AS (SELECT to_tsvector('simple', $1) AS v)
-SELECT id, ts_rank_cd(tsv, query) AS r
-FROM kb_chunk, (SELECT to_tsquery('simple', array_to_string(tsvector_to_array(v), ' | ')) AS query FROM q) qq
-WHERE theme = $2 AND tsv @@ query
-ORDER BY r DESC, id LIMIT $3`, strings.Join(toks, " "), theme, n)
+SELECT id, ts_rank_cd(tsv, q) AS r FROM kb_chunk, CAST($1 AS tsquery) AS q
+WHERE theme = $2 AND tsv @@ q
+ORDER BY r DESC, id LIMIT $3`, tsqueryOf(toks), theme, n)
 	if err != nil {
 		return nil, fmt.Errorf("lexical: %w", err)
 	}

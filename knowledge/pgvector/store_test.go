@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
@@ -72,3 +77,48 @@ func withSearchPath(url, schema string) string {
 }
 
 func TestContract(t *testing.T) { storetest.Run(t, openFresh) }
+
+// TestTSVectorMatchesServer checks that the tsvector the client builds
+// (tsvectorOf) equals what the server's to_tsvector('simple', ...) makes of
+// the same index tokens, on real Chinese and English text.
+func TestTSVectorMatchesServer(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	var texts []string
+	for _, f := range []string{
+		filepath.Join(testcorpus.Dir(t, "bazi"), "子平真诠.md"),
+		filepath.Join(testcorpus.Dir(t, "html-expected"), "readability-wikipedia.expected.html"),
+		filepath.Join(testcorpus.Dir(t, "html-expected"), "readability-qq.expected.html"),
+	} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) != "" && len(texts) < 2000 {
+				texts = append(texts, line)
+			}
+		}
+	}
+	texts = append(texts, "", "x", strings.Repeat("甲乙", 9000), strings.Repeat("word ", 400), "ÀÉÎ ß Ωμέγα 123abc 007 ＡＢＣ")
+	bad := 0
+	for i, text := range texts {
+		c := chunk.Chunk{Title: "子平真诠", HeadingPath: []string{"卷一", fmt.Sprintf("Section %d", i)}, Text: text}
+		var same bool
+		var server, client string
+		err := s.pool.QueryRow(ctx, `SELECT to_tsvector('simple', $1) = $2, to_tsvector('simple', $1)::text, $2::text`,
+			lexical.IndexChunk(c), tsvectorOf(c)).Scan(&same, &server, &client)
+		if err != nil {
+			t.Fatalf("text %d: %v", i, err)
+		}
+		if !same {
+			if bad++; bad <= 3 {
+				t.Errorf("text %d %.60q:\nserver %.300s\nclient %.300s", i, text, server, client)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d texts differ", bad, len(texts))
+	}
+}

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -58,4 +60,35 @@ func TestVectorCodec(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCrashMidWrite kills a process in the middle of its writes and checks
+// the reopened database holds whole documents only and passes SQLite's and
+// FTS5's integrity checks.
+func TestCrashMidWrite(t *testing.T) {
+	if target := os.Getenv(storetest.CrashEnv); target != "" {
+		s, err := Open(context.Background(), target)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(3)
+		}
+		storetest.CrashChild(s)
+	}
+	path := filepath.Join(t.TempDir(), "crash.db")
+	storetest.RunCrash(t, "TestCrashMidWrite", path, func(t *testing.T, target string) knowledge.Store {
+		s, err := Open(context.Background(), target)
+		if err != nil {
+			t.Fatalf("reopen after the crash: %v", err)
+		}
+		return s
+	}, func(t *testing.T, ks knowledge.Store) {
+		s := ks.(*Store)
+		var res string
+		if err := s.db.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+			t.Errorf("integrity_check = %q, %v", res, err)
+		}
+		if _, err := s.db.Exec(`INSERT INTO chunk_fts(chunk_fts) VALUES('integrity-check')`); err != nil {
+			t.Errorf("FTS5 integrity-check: %v", err)
+		}
+	})
 }

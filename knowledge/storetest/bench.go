@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -31,31 +32,223 @@ type SyntheticDoc struct {
 	Vectors [][]float32
 }
 
-var syllables = []string{"甲", "乙", "丙", "丁", "戊", "己", "庚", "辛", "壬", "癸", "子", "丑", "寅", "卯", "辰", "巳", "午", "未", "申", "酉", "戌", "亥", "用神", "格局", "财官", "印绶", "食神", "伤官", "alpha", "beta", "gamma", "delta"}
+// Kind names a synthetic corpus shape.
+type Kind string
 
-// Synthetic returns n chunks in documents of perDoc chunks, with random
-// texts drawn from a small vocabulary and random unit vectors of dims.
-func Synthetic(theme string, n, perDoc, dims int, seed uint64) []SyntheticDoc {
+// Corpus kinds.
+const (
+	// Zipf is the realistic corpus: chunks of about 340 characters (the
+	// mean of the bazi corpus at the default chunk budget) drawn from a
+	// Zipf-distributed vocabulary of 6000 CJK and Latin words, each document
+	// favouring its own topic words; vectors cluster around a centroid per
+	// document, and queries are topic words of one document plus one word
+	// of the whole distribution, their vectors near that document.
+	Zipf Kind = "zipf"
+	// Tiny is the worst case for the lexical side: 40 words per chunk from
+	// a 32-word vocabulary, so every query token matches most chunks;
+	// vectors and query vectors are uniformly random, the hardest input for
+	// an approximate vector index.
+	Tiny Kind = "tiny32"
+)
+
+// Kinds lists the corpus kinds the benchmarks run.
+var Kinds = []Kind{Zipf, Tiny}
+
+// Corpus is a synthetic benchmark corpus and its query generator.
+type Corpus struct {
+	Kind  Kind
+	Theme string
+	Dims  int
+	Docs  []SyntheticDoc
+
+	topics    [][]string  // per document: its topic words (Zipf)
+	centroids [][]float32 // per document: its vector centroid (Zipf)
+	vocab     []string
+	units     [][]float32 // every chunk's unit vector, built on first ExactTopK
+	unitIDs   []string
+	zipf      *rand.Zipf
+	r         *rand.Rand
+}
+
+var tinyVocab = []string{"甲", "乙", "丙", "丁", "戊", "己", "庚", "辛", "壬", "癸", "子", "丑", "寅", "卯", "辰", "巳", "午", "未", "申", "酉", "戌", "亥", "用神", "格局", "财官", "印绶", "食神", "伤官", "alpha", "beta", "gamma", "delta"}
+
+const (
+	zipfVocabSize = 6000
+	zipfTopics    = 24  // topic words per document
+	zipfTopicMix  = 0.2 // share of a chunk's words drawn from its topics
+	zipfChunkLen  = 340 // characters per chunk, about
+	zipfNoise     = 0.9 // norm of a chunk vector's offset from its centroid
+)
+
+// zipfVocab returns the fixed 6000-word vocabulary (the same for every
+// seed): four words in five are 1-3 Han characters, the rest 3-10 Latin
+// letters, in a random rank order.
+func zipfVocab() []string {
+	r := rand.New(rand.NewPCG(20240601, 3))
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < zipfVocabSize {
+		var b strings.Builder
+		if r.IntN(5) < 4 {
+			for n := 1 + r.IntN(3); n > 0; n-- {
+				b.WriteRune(rune(0x4E00 + r.IntN(3500))) // the commonest block of CJK ideographs
+			}
+		} else {
+			for n := 3 + r.IntN(8); n > 0; n-- {
+				b.WriteByte(byte('a' + r.IntN(26)))
+			}
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// NewCorpus returns n chunks of kind in documents of perDoc chunks, with
+// vectors of dims, deterministic for a seed.
+func NewCorpus(kind Kind, theme string, n, perDoc, dims int, seed uint64) *Corpus {
 	r := rand.New(rand.NewPCG(seed, 7))
-	var docs []SyntheticDoc
+	c := &Corpus{Kind: kind, Theme: theme, Dims: dims, r: rand.New(rand.NewPCG(seed, 99))}
+	if kind == Zipf {
+		c.vocab = zipfVocab()
+		c.zipf = rand.NewZipf(r, 1.07, 2, uint64(len(c.vocab)-1))
+	}
 	for d := 0; d*perDoc < n; d++ {
 		id := fmt.Sprintf("knowledge/%s/converted/doc%05d.md", theme, d)
 		sd := SyntheticDoc{Doc: knowledge.Document{ID: id, Theme: theme, Source: id, Title: id, ContentHash: fmt.Sprint(seed, d)}}
-		for i := 0; i < perDoc && d*perDoc+i < n; i++ {
-			var b strings.Builder
-			for w := 0; w < 40; w++ {
-				b.WriteString(syllables[r.IntN(len(syllables))])
-				if w%5 == 4 {
-					b.WriteString("，")
-				}
+		var topic []string
+		var centroid []float32
+		if kind == Zipf {
+			for i := 0; i < zipfTopics; i++ {
+				topic = append(topic, c.vocab[50+r.IntN(2000)]) // mid-frequency words
 			}
-			text := b.String()
-			sd.Chunks = append(sd.Chunks, chunk.Chunk{ID: fmt.Sprintf("%s#%d", id, i), Doc: id, Source: id, HeadingPath: []string{"h"}, Start: i * 100, End: i*100 + len([]rune(text)), Ordinal: i, Text: text, Tokens: 60})
-			sd.Vectors = append(sd.Vectors, RandomVector(r, dims))
+			centroid = unitVector(RandomVector(r, dims))
+			c.topics = append(c.topics, topic)
+			c.centroids = append(c.centroids, centroid)
 		}
-		docs = append(docs, sd)
+		off := 0
+		for i := 0; i < perDoc && d*perDoc+i < n; i++ {
+			var text string
+			var vec []float32
+			if kind == Zipf {
+				text = c.zipfText(r, topic, zipfChunkLen)
+				vec = near(r, centroid, zipfNoise)
+			} else {
+				text = tinyText(r)
+				vec = RandomVector(r, dims)
+			}
+			runes := len([]rune(text))
+			sd.Chunks = append(sd.Chunks, chunk.Chunk{ID: fmt.Sprintf("%s#%d", id, i), Doc: id, Source: id, HeadingPath: []string{"h"}, Start: off, End: off + runes, Ordinal: i, Text: text, Tokens: runes})
+			sd.Vectors = append(sd.Vectors, vec)
+			off += runes
+		}
+		c.Docs = append(c.Docs, sd)
 	}
-	return docs
+	return c
+}
+
+// Synthetic returns the documents of a worst-case (Tiny) corpus.
+func Synthetic(theme string, n, perDoc, dims int, seed uint64) []SyntheticDoc {
+	return NewCorpus(Tiny, theme, n, perDoc, dims, seed).Docs
+}
+
+// Chunks returns the number of chunks of the corpus.
+func (c *Corpus) Chunks() int {
+	n := 0
+	for _, d := range c.Docs {
+		n += len(d.Chunks)
+	}
+	return n
+}
+
+func tinyText(r *rand.Rand) string {
+	var b strings.Builder
+	for w := 0; w < 40; w++ {
+		b.WriteString(tinyVocab[r.IntN(len(tinyVocab))])
+		if w%5 == 4 {
+			b.WriteString("，")
+		}
+	}
+	return b.String()
+}
+
+// zipfText writes about size characters of words: CJK words run together,
+// Latin words are spaced, a comma every few words and a full stop now and
+// then.
+func (c *Corpus) zipfText(r *rand.Rand, topic []string, size int) string {
+	var b strings.Builder
+	chars, words := 0, 0
+	prevLatin := false
+	for chars < size {
+		w := c.vocab[c.zipf.Uint64()]
+		if len(topic) > 0 && r.Float64() < zipfTopicMix {
+			w = topic[r.IntN(len(topic))]
+		}
+		latin := w[0] < 0x80
+		if latin && (prevLatin || b.Len() > 0) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+		prevLatin = latin
+		chars += len([]rune(w))
+		words++
+		switch {
+		case words%17 == 0:
+			b.WriteString("。")
+			prevLatin = false
+		case words%6 == 0:
+			b.WriteString("，")
+			prevLatin = false
+		}
+	}
+	return b.String()
+}
+
+// Query returns the next benchmark query: text and vector.
+func (c *Corpus) Query() knowledge.Query {
+	r := c.r
+	if c.Kind != Zipf {
+		text := tinyVocab[r.IntN(len(tinyVocab))] + tinyVocab[r.IntN(len(tinyVocab))] + " 用神"
+		return knowledge.Query{Theme: c.Theme, Text: text, Vector: RandomVector(r, c.Dims), K: 10}
+	}
+	d := r.IntN(len(c.topics))
+	topic := c.topics[d]
+	words := []string{topic[r.IntN(len(topic))], topic[r.IntN(len(topic))], c.vocab[r.IntN(200)]}
+	return knowledge.Query{Theme: c.Theme, Text: strings.Join(words, " "), Vector: near(r, c.centroids[d], zipfNoise), K: 10}
+}
+
+// ExactTopK returns the ids of the k chunks nearest to q by cosine, by
+// brute force: the reference an approximate index is measured against.
+func (c *Corpus) ExactTopK(q []float32, k int) []string {
+	qu := unitVector(q)
+	type scored struct {
+		id string
+		s  float64
+	}
+	if c.units == nil {
+		for _, d := range c.Docs {
+			for i, ch := range d.Chunks {
+				c.units = append(c.units, unitVector(d.Vectors[i]))
+				c.unitIDs = append(c.unitIDs, ch.ID)
+			}
+		}
+	}
+	all := make([]scored, len(c.units))
+	for i, v := range c.units {
+		var dot float64
+		for j := range v {
+			dot += float64(v[j]) * float64(qu[j])
+		}
+		all[i] = scored{c.unitIDs[i], dot}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].s > all[j].s })
+	out := make([]string, 0, k)
+	for _, x := range all[:min(k, len(all))] {
+		out = append(out, x.id)
+	}
+	return out
 }
 
 // RandomVector returns a random vector (not normalised).
@@ -67,7 +260,33 @@ func RandomVector(r *rand.Rand, dims int) []float32 {
 	return v
 }
 
-// Load writes docs into s.
+// near returns centroid plus a random offset of norm noise.
+func near(r *rand.Rand, centroid []float32, noise float64) []float32 {
+	off := unitVector(RandomVector(r, len(centroid)))
+	v := make([]float32, len(centroid))
+	for i := range v {
+		v[i] = centroid[i] + float32(noise)*off[i]
+	}
+	return v
+}
+
+func unitVector(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if sum == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// Load writes docs into s, document by document.
 func Load(tb testing.TB, s knowledge.Store, docs []SyntheticDoc, dims int) {
 	tb.Helper()
 	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: dims}
@@ -78,22 +297,38 @@ func Load(tb testing.TB, s knowledge.Store, docs []SyntheticDoc, dims int) {
 	}
 }
 
-// BenchSearch runs b.N searches of mode and reports p50 and p99 latency.
-func BenchSearch(b *testing.B, s knowledge.Store, theme string, dims int, mode knowledge.SearchMode) {
-	r := rand.New(rand.NewPCG(99, 1))
+// BenchSearch runs b.N searches of mode over queries of c and reports p50
+// and p99 latency in milliseconds.
+func BenchSearch(b *testing.B, s knowledge.Store, c *Corpus, mode knowledge.SearchMode) {
 	ctx := context.Background()
-	var lat []time.Duration
+	queries := make([]knowledge.Query, b.N)
+	for i := range queries {
+		queries[i] = c.Query()
+		queries[i].Mode = mode
+	}
+	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		q := knowledge.Query{Theme: theme, Text: syllables[r.IntN(len(syllables))] + syllables[r.IntN(len(syllables))] + " 用神", Vector: RandomVector(r, dims), K: 10, Mode: mode}
 		start := time.Now()
-		if _, err := s.Search(ctx, q); err != nil {
+		if _, err := s.Search(ctx, queries[i]); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	p50, p99 := Percentiles(lat)
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
 }
+
+// Percentiles returns the median and the 99th percentile of lat.
+func Percentiles(lat []time.Duration) (p50, p99 time.Duration) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	s := append([]time.Duration(nil), lat...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2], s[len(s)*99/100]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

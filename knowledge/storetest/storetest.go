@@ -269,6 +269,21 @@ func Run(t *testing.T, open func(t *testing.T) knowledge.Store) {
 		}
 	})
 
+	withStore("BinaryJunk", func(t *testing.T, s knowledge.Store) {
+		mustReplace(t, s, "t", "a", []string{"good text"})
+		for _, junk := range []string{"text\x00with a NUL", "bad \xff\xfe bytes"} {
+			d, c, v := fixture("t", "a", []string{"fine", junk})
+			err := s.ReplaceDocument(ctx, d, c, v, info)
+			if err == nil || !strings.Contains(err.Error(), c[1].ID) {
+				t.Fatalf("junk %q: err = %v, want a refusal naming chunk %s", junk, err, c[1].ID)
+			}
+		}
+		all, _ := s.Chunks(ctx, "t")
+		if len(all) != 1 || all[0].Text != "good text" {
+			t.Errorf("previous version not intact: %+v", all)
+		}
+	})
+
 	withStore("EmptyDocument", func(t *testing.T, s knowledge.Store) {
 		d, _, _ := fixture("t", "empty", nil)
 		if err := s.ReplaceDocument(ctx, d, nil, nil, knowledge.EmbeddingInfo{}); err != nil {

@@ -1,0 +1,396 @@
+package pgvector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/embedding"
+	"github.com/vibelife/vibe/knowledge/storetest"
+)
+
+const bothIndexes = "kb_chunk_tsv,kb_embedding_hnsw"
+
+// indexNames lists the deferred indexes present in the store's schema.
+func indexNames(t *testing.T, s *Store) string {
+	t.Helper()
+	var names []string
+	for _, ix := range deferredIndexes {
+		var ok bool
+		if err := s.pool.QueryRow(context.Background(), `SELECT to_regclass($1) IS NOT NULL`, s.qualified(ix.name)).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			names = append(names, ix.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// checkSearch runs queries of c: vector search must find the exact nearest
+// chunk first, lexical search must find something. It returns the lexical
+// result lists, which must not depend on whether the indexes exist.
+func checkSearch(t *testing.T, s *Store, c *storetest.Corpus, queries []knowledge.Query, when string) string {
+	t.Helper()
+	ctx := context.Background()
+	var lex []string
+	for _, q := range queries {
+		want := c.ExactTopK(q.Vector, 1)[0]
+		hits, err := s.Search(ctx, knowledge.Query{Theme: c.Theme, Vector: q.Vector, K: 5, Mode: knowledge.SearchVector})
+		if err != nil || len(hits) == 0 || hits[0].Chunk.ID != want {
+			t.Fatalf("%s: vector search = %d hits (first %v), %v; want first %s", when, len(hits), firstID(hits), err, want)
+		}
+		hits, err = s.Search(ctx, knowledge.Query{Theme: c.Theme, Text: q.Text, K: 10, Mode: knowledge.SearchLexical})
+		if err != nil || len(hits) == 0 {
+			t.Fatalf("%s: lexical search for %q: %d hits, %v", when, q.Text, len(hits), err)
+		}
+		for _, h := range hits {
+			lex = append(lex, h.Chunk.ID)
+		}
+	}
+	return strings.Join(lex, " ")
+}
+
+func queries(c *storetest.Corpus, n int) []knowledge.Query {
+	var out []knowledge.Query
+	for range n {
+		out = append(out, c.Query())
+	}
+	return out
+}
+
+func firstID(hits []knowledge.Hit) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Chunk.ID
+}
+
+func TestBulkLoad(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 1500, 250, 16, 5)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}
+	write := func(docs []storetest.SyntheticDoc) {
+		t.Helper()
+		for _, d := range docs {
+			if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(c.Docs[:1])
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("after the first write, indexes = %q", got)
+	}
+	// A small load keeps the indexes live.
+	finish, err := s.BeginBulk(ctx, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("a small load dropped indexes: %q", got)
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A large one defers them; searches stay right meanwhile.
+	finish, err = s.BeginBulk(ctx, 1250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != "" {
+		t.Fatalf("during a bulk load, indexes = %q", got)
+	}
+	// A second concurrent bulk load (another process, say) is allowed.
+	other := openFreshURLInSchema(t, s)
+	finish2, err := other.BeginBulk(ctx, 1250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(c.Docs[1:])
+	qs := queries(c, 5)
+	during := checkSearch(t, s, c, qs, "during the bulk load")
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != "" {
+		t.Fatalf("indexes rebuilt while another bulk load runs: %q", got)
+	}
+	// Opening the store meanwhile does not rebuild them either.
+	openFreshURLInSchema(t, s).Close()
+	if got := indexNames(t, s); got != "" {
+		t.Fatalf("indexes rebuilt by an open while a bulk load runs: %q", got)
+	}
+	if err := finish2(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("after the bulk loads, indexes = %q", got)
+	}
+	var valid bool
+	if err := s.pool.QueryRow(ctx, `SELECT bool_and(indisvalid) FROM pg_index WHERE indrelid IN ('kb_chunk'::regclass, 'kb_embedding'::regclass)`).Scan(&valid); err != nil || !valid {
+		t.Fatalf("indexes valid = %v, %v", valid, err)
+	}
+	if after := checkSearch(t, s, c, qs, "after the bulk load"); after != during {
+		t.Errorf("lexical results depend on the index:\nduring %s\nafter  %s", during, after)
+	}
+	docs, _ := s.Documents(ctx, "t")
+	if len(docs) != len(c.Docs) {
+		t.Fatalf("%d documents, want %d", len(docs), len(c.Docs))
+	}
+}
+
+// TestBulkLoadFirstWrite: a bulk load into an empty store sizes the vector
+// column on the first write without building the HNSW index row by row.
+func TestBulkLoadFirstWrite(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 1200, 400, 16, 6)
+	finish, err := s.BeginBulk(ctx, 1200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.Docs {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexNames(t, s); got != "" {
+			t.Fatalf("index built during the bulk load: %q", got)
+		}
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("after the bulk load, indexes = %q", got)
+	}
+	checkSearch(t, s, c, queries(c, 5), "after the bulk load")
+}
+
+// openFreshURLInSchema opens a second Store on the schema of s.
+func openFreshURLInSchema(t *testing.T, s *Store) *Store {
+	t.Helper()
+	o, err := Open(context.Background(), withSearchPath(testURL(t), s.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestCrashMidWrite kills a process in the middle of a bulk load (indexes
+// dropped, documents being written) and checks the next open finds whole
+// documents only and rebuilds the indexes.
+func TestCrashMidWrite(t *testing.T) {
+	if target := os.Getenv(storetest.CrashEnv); target != "" {
+		s, err := Open(context.Background(), target)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(3)
+		}
+		storetest.CrashChild(s)
+	}
+	s := openFreshURL(t, testURL(t))
+	target := withSearchPath(testURL(t), s.schema)
+	s.Close()
+	storetest.RunCrash(t, "TestCrashMidWrite", target, func(t *testing.T, target string) knowledge.Store {
+		waitBulkLockFree(t, target)
+		s, err := Open(context.Background(), target)
+		if err != nil {
+			t.Fatalf("reopen after the crash: %v", err)
+		}
+		return s
+	}, func(t *testing.T, ks knowledge.Store) {
+		if got := indexNames(t, ks.(*Store)); got != bothIndexes {
+			t.Errorf("after reopening, indexes = %q, want %q", got, bothIndexes)
+		}
+	})
+}
+
+// waitBulkLockFree waits until the server has noticed the killed writer's
+// connections are gone (its bulk-load lock is free), as the next run after
+// a crash would find it.
+func waitBulkLockFree(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var schema string
+	if err := conn.QueryRow(ctx, `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = 'kb_chunk'::regclass`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	key := (&Store{schema: schema}).bulkLockKey()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, key)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed writer's bulk-load lock is still held after 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// dieOnDocument makes the server terminate the connection that writes the
+// chunks of a document whose id contains marker: the database goes away in
+// the middle of that document's transaction, after its document row and
+// chunks were written and before its vectors are.
+func dieOnDocument(t *testing.T, s *Store, marker string) (remove func()) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE FUNCTION test_die() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM new_rows WHERE doc_id LIKE '%` + marker + `%') THEN
+		PERFORM pg_terminate_backend(pg_backend_pid());
+	END IF;
+	RETURN NULL;
+END $$`,
+		`CREATE TRIGGER test_die AFTER INSERT ON kb_chunk REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION test_die()`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		if _, err := s.pool.Exec(ctx, `DROP TRIGGER test_die ON kb_chunk; DROP FUNCTION test_die()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func writeConverted(t *testing.T, root, theme, name, body string) {
+	t.Helper()
+	data, err := convert.Render(convert.Document{
+		Source: "knowledge/" + theme + "/source/" + name + ".txt", Format: "txt", Title: name,
+		Converter: convert.Version, Markdown: body,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "knowledge", theme, "converted", name+".md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIngestConnectionKilled: the database drops the ingest's connection
+// in the middle of one document of a multi-document ingest. The error names
+// that document, nothing of it is visible, the other documents are stored,
+// and the next ingest completes.
+func TestIngestConnectionKilled(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	root := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		var body strings.Builder
+		for i := 0; i < 30; i++ {
+			fmt.Fprintf(&body, "## %s section %d\n\n论用神 %s 第%d段：八字用神，专求月令，以日干配月令地支。\n\n", name, i, name, i)
+		}
+		writeConverted(t, root, "bazi", name, body.String())
+	}
+	sp, err := chunk.New(chunk.Options{MaxTokens: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := knowledge.IngestOptions{Theme: "bazi", Root: root, ConvertedDir: filepath.Join(root, "knowledge", "bazi", "converted"),
+		Splitter: sp, Embedder: embedding.NewLocal(64)}
+	remove := dieOnDocument(t, s, "converted/b.md")
+	rep, err := knowledge.Ingest(ctx, s, opts)
+	if err == nil || !strings.Contains(err.Error(), "knowledge/bazi/converted/b.md") {
+		t.Fatalf("err = %v, want it to name b.md", err)
+	}
+	if len(rep.Failed) != 1 || rep.Failed[0].Doc != "knowledge/bazi/converted/b.md" || rep.Added != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM kb_document WHERE id LIKE '%b.md') + (SELECT count(*) FROM kb_chunk WHERE doc_id LIKE '%b.md')`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rows of the killed document visible: %d, %v", n, err)
+	}
+	hits, err := s.Search(ctx, knowledge.Query{Theme: "bazi", Text: "b section", K: 50, Mode: knowledge.SearchLexical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Chunk.Doc == "knowledge/bazi/converted/b.md" {
+			t.Fatalf("a chunk of the killed document is searchable: %s", h.Chunk.ID)
+		}
+	}
+	remove()
+	rep, err = knowledge.Ingest(ctx, s, opts)
+	if err != nil || rep.Added != 1 || rep.Unchanged != 2 {
+		t.Fatalf("second ingest = %+v, %v", rep, err)
+	}
+	docs, _ := s.Documents(ctx, "bazi")
+	if len(docs) != 3 {
+		t.Fatalf("documents after the second ingest: %+v", docs)
+	}
+}
+
+// TestBulkLoadConnectionKilled: the same in the middle of a bulk load: the
+// finish still rebuilds the indexes, and the document is whole after a
+// retry.
+func TestBulkLoadConnectionKilled(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 1200, 300, 16, 8)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}
+	remove := dieOnDocument(t, s, c.Docs[2].Doc.ID)
+	finish, err := s.BeginBulk(ctx, 1200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range c.Docs {
+		err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info)
+		if (err != nil) != (i == 2) {
+			t.Fatalf("document %d: err = %v", i, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), d.Doc.ID) {
+			t.Fatalf("error does not name the document: %v", err)
+		}
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("after the interrupted bulk load, indexes = %q", got)
+	}
+	if _, err := s.Chunk(ctx, c.Docs[2].Chunks[0].ID); !errors.Is(err, knowledge.ErrNotFound) {
+		t.Fatalf("chunk of the killed document: %v", err)
+	}
+	remove()
+	d := c.Docs[2]
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+		t.Fatal(err)
+	}
+	checkSearch(t, s, c, queries(c, 5), "after the retry")
+	if all, _ := s.Chunks(ctx, "t"); len(all) != c.Chunks() {
+		t.Errorf("%d chunks after the retry, want %d", len(all), c.Chunks())
+	}
+}
