@@ -104,7 +104,6 @@ func appendLine(out []span, text string, from, to int) []span {
 		start += len(m)
 		enum = true
 	}
-	depth := 0
 	add := func(a, b int) {
 		if s, off := cleanSpan(text, a, b); s != "" {
 			out = append(out, span{Text: s, Off: off, Enum: enum})
@@ -112,8 +111,27 @@ func appendLine(out []span, text string, from, to int) []span {
 		}
 	}
 	seg := start
-	for i := start; i < to; {
-		r, n := utf8.DecodeRuneInString(text[i:])
+	outsideBrackets(text[start:to], func(i int, r rune) bool {
+		i += start
+		switch {
+		case strings.ContainsRune("。！？；!?;", r):
+			add(seg, i+utf8.RuneLen(r))
+			seg = i + utf8.RuneLen(r)
+		case r == '.' && (i+1 >= to || text[i+1] == ' ') && !abbrevBefore(text[seg:i]):
+			add(seg, i+1)
+			seg = i + 1
+		}
+		return true
+	})
+	add(seg, to)
+	return out
+}
+
+// outsideBrackets calls f with the byte index of each rune of s that is not
+// inside brackets or quotation marks, until f returns false.
+func outsideBrackets(s string, f func(i int, r rune) bool) {
+	depth := 0
+	for i, r := range s {
 		switch {
 		case isOpener(r):
 			depth++
@@ -121,17 +139,12 @@ func appendLine(out []span, text string, from, to int) []span {
 			if depth > 0 {
 				depth--
 			}
-		case depth == 0 && strings.ContainsRune("。！？；!?;", r):
-			add(seg, i+n)
-			seg = i + n
-		case depth == 0 && r == '.' && (i+1 >= to || text[i+1] == ' ') && !abbrevBefore(text[seg:i]):
-			add(seg, i+1)
-			seg = i + 1
+		case depth == 0:
+			if !f(i, r) {
+				return
+			}
 		}
-		i += n
 	}
-	add(seg, to)
-	return out
 }
 
 // abbrevBefore reports whether s ends in an abbreviation or a lone number
@@ -461,7 +474,7 @@ func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
 		sort.SliceStable(l, func(i, j int) bool { return l[i].score > l[j].score })
 	}
 	var taken []cand[T]
-	var grams []map[string]int
+	var seen nearDups
 	next := make([]int, len(docs))
 	for len(taken) < max {
 		took := false
@@ -470,16 +483,8 @@ func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
 			for next[di] < len(l) && len(taken) < max {
 				x := l[next[di]]
 				next[di]++
-				g := bigrams(key(x.v))
-				dup := false
-				for _, o := range grams {
-					if dice(g, o) >= 0.8 {
-						dup = true
-						break
-					}
-				}
-				if !dup {
-					taken, grams, took = append(taken, x), append(grams, g), true
+				if !seen.repeats(key(x.v)) {
+					taken, took = append(taken, x), true
 					break
 				}
 			}
@@ -490,6 +495,23 @@ func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
 	}
 	sort.SliceStable(taken, func(i, j int) bool { return taken[i].s.Seq < taken[j].s.Seq })
 	return taken
+}
+
+// nearDups remembers texts and tells whether a new one nearly repeats one
+// of them (bigram Dice similarity 0.8 or more).
+type nearDups struct{ grams []map[string]int }
+
+// repeats reports whether text nearly repeats one seen before; if not, it
+// remembers text.
+func (n *nearDups) repeats(text string) bool {
+	g := bigrams(text)
+	for _, o := range n.grams {
+		if dice(g, o) >= 0.8 {
+			return true
+		}
+	}
+	n.grams = append(n.grams, g)
+	return false
 }
 
 // bigrams are the comparison units of s: character bigrams of runs of Han

@@ -53,7 +53,7 @@ type clause struct {
 // clausesOf cuts s at commas and colons outside brackets.
 func clausesOf(s string) []clause {
 	var out []clause
-	depth, start := 0, 0
+	start := 0
 	add := func(a, b int) {
 		t := s[a:b]
 		lead := len(t) - len(strings.TrimLeft(t, " 　"))
@@ -62,19 +62,13 @@ func clausesOf(s string) []clause {
 			out = append(out, clause{Text: t, Start: a + lead, End: a + lead + len(t)})
 		}
 	}
-	for i, r := range s {
-		switch {
-		case isOpener(r):
-			depth++
-		case isCloser(r):
-			if depth > 0 {
-				depth--
-			}
-		case depth == 0 && strings.ContainsRune("，,：:", r):
+	outsideBrackets(s, func(i int, r rune) bool {
+		if strings.ContainsRune("，,：:", r) {
 			add(start, i)
 			start = i + utf8.RuneLen(r)
 		}
-	}
+		return true
+	})
 	add(start, len(s))
 	return out
 }
@@ -263,30 +257,20 @@ func zhSplit(after string, opened bool) (cond, concl, how string) {
 // zhThen returns the byte index of the 则 that starts the consequent of s,
 // or -1: not inside brackets, not in 否则/法则 and the like, and not first.
 func zhThen(s string) int {
-	depth := 0
-	for i, r := range s {
-		switch {
-		case isOpener(r):
-			depth++
-		case isCloser(r):
-			if depth > 0 {
-				depth--
-			}
-		case r == '则' && depth == 0 && i > 0:
-			word := false
-			for _, w := range zhNotThen {
-				j := i + len("则") - len(w)
-				if j >= 0 && strings.HasPrefix(s[j:], w) {
-					word = true
-					break
-				}
-			}
-			if !word {
-				return i
+	at := -1
+	outsideBrackets(s, func(i int, r rune) bool {
+		if r != '则' || i == 0 {
+			return true
+		}
+		for _, w := range zhNotThen {
+			if j := i + len("则") - len(w); j >= 0 && strings.HasPrefix(s[j:], w) {
+				return true
 			}
 		}
-	}
-	return -1
+		at = i
+		return false
+	})
+	return at
 }
 
 func trimLeadPunct(s string) string {
@@ -497,30 +481,28 @@ func enForms(body string) (ruleParse, bool) {
 // enThenSplit finds where the condition of "X, then Y" / "X, Y" ends (i) and
 // the consequent starts (j), at a comma outside brackets; -1 when none.
 func enThenSplit(s string) (i, j int) {
-	depth := 0
-	first := -1
-	for k, r := range s {
-		switch {
-		case isOpener(r):
-			depth++
-		case isCloser(r):
-			if depth > 0 {
-				depth--
-			}
-		case r == ',' && depth == 0:
-			after := strings.TrimLeft(s[k+1:], " ")
-			if strings.HasPrefix(strings.ToLower(after), "then ") {
-				return k, len(s) - len(after) + len("then ")
-			}
-			if first < 0 && len(strings.Fields(s[:k])) >= 2 {
-				first = k
-			}
+	first, then, thenEnd := -1, -1, -1
+	outsideBrackets(s, func(k int, r rune) bool {
+		if r != ',' {
+			return true
 		}
+		after := strings.TrimLeft(s[k+1:], " ")
+		if strings.HasPrefix(strings.ToLower(after), "then ") {
+			then, thenEnd = k, len(s)-len(after)+len("then ")
+			return false
+		}
+		if first < 0 && len(strings.Fields(s[:k])) >= 2 {
+			first = k
+		}
+		return true
+	})
+	switch {
+	case then >= 0:
+		return then, thenEnd
+	case first >= 0:
+		return first, first + 1
 	}
-	if first < 0 {
-		return -1, -1
-	}
-	return first, first + 1
+	return -1, -1
 }
 
 func enPhraseOK(s string, minWords int) bool {

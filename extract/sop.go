@@ -203,22 +203,13 @@ func findProcedures(sents []sentence) []procedure {
 	// Drop a procedure whose steps repeat one kept before (books quote each
 	// other), then keep the best.
 	var kept []procedure
-	var grams []map[string]int
+	var seen nearDups
 	for _, p := range out {
 		var b strings.Builder
 		for _, st := range p.steps {
 			b.WriteString(st.action)
 		}
-		g := bigrams(b.String())
-		dup := false
-		for _, o := range grams {
-			if dice(g, o) >= 0.8 {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			grams = append(grams, g)
+		if !seen.repeats(b.String()) {
 			kept = append(kept, p)
 		}
 	}
