@@ -99,3 +99,67 @@ func TestNeedsBirth(t *testing.T) {
 		}
 	}
 }
+
+// An English corpus gets an English SKILL.md: headings, template sentences
+// and tool table, passing the same section checks.
+func TestEnglishCorpusGetsAnEnglishSkill(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	files := map[string]string{
+		"sop.yaml": `sop:
+  name: tea
+  description: brewing
+  phases:
+    - id: P1
+      name: Choose the water
+      description: pick the temperature
+      entry_condition: the user asks how to brew
+      steps:
+        - {id: P1_S1, action: Work out the water temperature, tool: calc_water, output: degrees, evidence: [{chunk: demo-c2, quote: "If the day master is strong"}]}
+      exit_condition: the water is chosen
+`,
+		"rules.yaml": `rules:
+  tier1_must_know: []
+  tier2_core:
+    - {id: R1, condition: the leaves are small, conclusion: use water at 80 °C, confidence: high, source: Brewing Green Tea > Temperature and Time, evidence: [{chunk: demo-c2, quote: "If the day master is strong"}]}
+    - {id: R2, condition: the leaves are large, conclusion: use water at 90 °C, confidence: high, source: Brewing Green Tea > Temperature and Time, evidence: [{chunk: demo-c2, quote: "If the day master is strong"}]}
+    - {id: R3, condition: 茶叶受潮, conclusion: 不可饮, confidence: high, source: 普洱茶 > 存茶, evidence: [{chunk: demo-c1, quote: "凡日主衰弱者"}]}
+  tier3_edge: []
+`,
+		"patterns.yaml": "patterns:\n  quick_patterns: []\n  red_flags: []\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, "knowledge", name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "tea", SkillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Language != "en" || res.Prose != "template" {
+		t.Fatalf("language %q prose %q", res.Language, res.Prose)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	for _, want := range []string{"## Scope", "## Principles", "## Style", "## Tools", "### Core procedure", "### Never",
+		"You are an expert in tea who answers from 3 rules drawn from Brewing Green Tea and 普洱茶",
+		"- Sources: Brewing Green Tea (2 rules), 普洱茶 (1 rule)", "Topics the rules cover: Temperature and Time",
+		"| Choose the water phase: Work out the water temperature | `calc_water` | work the result out yourself |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("SKILL.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, zh := range []string{"能力范围", "禁止事项", "可用工具"} {
+		if strings.Contains(string(md), zh) {
+			t.Errorf("an English skill has the Chinese heading %q", zh)
+		}
+	}
+	rep, err := Check(context.Background(), Options{Theme: "tea", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Check, "skill.") {
+			t.Errorf("the English SKILL.md fails %+v", f)
+		}
+	}
+}

@@ -47,7 +47,7 @@ type phrases struct {
 	identity, identityNoWorks              string
 	describe, describeNoWorks              string
 	describeTopics, describeAny            string // %s topics; %s theme
-	work                                   string // %s name, %d rules
+	work, workOne                          string // %s name, %d rules
 	sources, topics, patterns, procedure   string // prefixes of the scope items
 	outOfScope                             string
 	style                                  []string
@@ -75,7 +75,7 @@ var zhLabels = labels{
 		identityNoWorks: "本技能的知识库",
 		describe:        "依据%[3]s的 %[2]d 条规则解答 %[1]s 问题", describeNoWorks: "知识库",
 		describeTopics: "；用户问及%s等时使用", describeAny: "；用户问及 %s 时使用",
-		work:    "《%s》（%d 条规则）",
+		work: "《%s》（%d 条规则）", workOne: "《%s》（%d 条规则）",
 		sources: "依据典籍：", topics: "规则涉及的主题：", patterns: "一眼可辨的模式：", procedure: "分析流程：",
 		outOfScope: "典籍没有涉及的问题不在范围内：如实说明，可用 `search_knowledge` 查证后再答。",
 		style: []string{
@@ -113,7 +113,7 @@ var enLabels = labels{
 		identityNoWorks: "the skill's knowledge base",
 		describe:        "Answers %[1]s questions from %[2]d rules in %[3]s", describeNoWorks: "its knowledge base",
 		describeTopics: "; use it for questions on %s", describeAny: "; use it whenever %s comes up",
-		work:    "%s (%d rules)",
+		work: "%s (%d rules)", workOne: "%s (%d rule)",
 		sources: "Sources: ", topics: "Topics the rules cover: ", patterns: "Patterns recognised at a glance: ", procedure: "Procedure: ",
 		outOfScope: "Out of scope: questions the sources do not cover; say so, and check with `search_knowledge` before answering.",
 		style: []string{
@@ -329,7 +329,11 @@ func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose
 
 	var works []string
 	for _, w := range f.works[:min(6, len(f.works))] {
-		works = append(works, fmt.Sprintf(say.work, w.name, w.cites))
+		format := say.work
+		if w.cites == 1 {
+			format = say.workOne
+		}
+		works = append(works, fmt.Sprintf(format, w.name, w.cites))
 	}
 	for _, item := range []struct {
 		prefix string
