@@ -334,6 +334,11 @@ func TestOfflineCorpus(t *testing.T) {
 			t.Errorf("tier-1 rule %s action %q neither forbids nor obliges", r.ID, r.Action)
 		}
 	}
+	for _, r := range f.Rules.Rules.All() {
+		if c := []rune(r.Conclusion + r.Action); len(c) < 2 || len(c) == 2 && c[0] == '则' {
+			t.Errorf("rule %s: consequent %q is too thin to act on", r.ID, string(c))
+		}
+	}
 	for _, r := range f.Rules.Rules.Tier3 {
 		if r.Note == "" || !hasHan(r.Note) {
 			t.Errorf("tier-3 rule %s: note %q", r.ID, r.Note)

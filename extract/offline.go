@@ -345,6 +345,15 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
 		score := p.score + sal.of(p.Cond+p.Concl) + frontMatterPenalty(s.Chunk)
+		if f, ok := redFlagOf(p, s.Text); ok {
+			f.Evidence = ev
+			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: f, score: score - 2*float64(sevRank(f.Severity))})
+		}
+		if p.Zh && runeLen(p.Concl) == 2 && strings.HasPrefix(p.Concl, "则") {
+			// 日主喜金则吉: too thin for a rule ("IF 日主喜金 THEN 则吉"), though
+			// 食神逢枭则夭 still makes a red flag.
+			continue
+		}
 		r := knowledge.Rule{Condition: p.Cond, Source: sourceOf(s.Chunk), Evidence: ev}
 		switch p.Tier {
 		case 1:
@@ -356,10 +365,6 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 		default:
 			r.Conclusion, r.Confidence = p.Concl, p.Confidence
 			t2 = append(t2, cand[knowledge.Rule]{s: s, v: r, score: score})
-		}
-		if f, ok := redFlagOf(p, s.Text); ok {
-			f.Evidence = ev
-			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: f, score: score - 2*float64(sevRank(f.Severity))})
 		}
 	}
 	pats := findPatterns(sents)
