@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -121,6 +122,15 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.PluginDir != "" {
+		// exec resolves a relative program against the command's Dir, so
+		// both must be absolute for plugins/x to mean PluginDir/plugins/x.
+		abs, err := filepath.Abs(cfg.PluginDir)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: plugin directory %s: %w", cfg.PluginDir, err)
+		}
+		cfg.PluginDir = abs
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

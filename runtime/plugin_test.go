@@ -216,6 +216,12 @@ func TestRelativePluginCommand(t *testing.T) {
 	if !strings.Contains(string(res), `"cwd":"`+real+`"`) && !strings.Contains(string(res), `"cwd":"`+ws+`"`) {
 		t.Fatalf("res = %s, want cwd %s", res, ws)
 	}
+	// A relative PluginDir means the same directory.
+	t.Chdir(filepath.Dir(ws))
+	rel := agentOver(t, root, &fakeModel{}, func(c *Config) { c.PluginDir = filepath.Base(ws) })
+	if res, err := rel.ExecuteTool(context.Background(), "u", "calc", "where", nil, nil); err != nil || !strings.Contains(string(res), filepath.Base(ws)+`"`) {
+		t.Fatalf("relative PluginDir: %s, %v", res, err)
+	}
 	// Without PluginDir the same command is looked up from the process's directory.
 	b := agentOver(t, root, &fakeModel{}, nil)
 	if _, err := b.ExecuteTool(context.Background(), "u", "calc", "where", nil, nil); err == nil || !strings.Contains(err.Error(), "plugins/where") {

@@ -67,7 +67,7 @@ func (a *Agent) profileTool(ctx context.Context, userID string, args map[string]
 			missing = append(missing, p)
 		}
 	}
-	return json.Marshal(map[string]any{"found": found, "missing": missing})
+	return jsonOf(map[string]any{"found": found, "missing": missing})
 }
 
 func deepMerge(dst, src map[string]any) {
@@ -113,5 +113,5 @@ func (a *Agent) saveSkillData(ctx context.Context, userID, skill string, data ma
 	if err := a.cfg.Memory.SaveProfile(ctx, userID, b); err != nil {
 		return nil, fmt.Errorf("save_skill_data: %w", err)
 	}
-	return json.Marshal(map[string]any{"saved": "skill_data." + skill, "version": version + 1})
+	return jsonOf(map[string]any{"saved": "skill_data." + skill, "version": version + 1})
 }

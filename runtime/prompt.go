@@ -23,7 +23,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	if err != nil {
 		return "", err
 	}
-	sb.WriteString(core.Body)
+	sb.WriteString(core.Instructions())
 	sb.WriteString("\n\n# 用户 / User\n")
 	t.mu.Lock()
 	user, userOK := t.user, t.userOK
@@ -44,7 +44,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	sb.WriteString("\n\n# 技能 / Skills\n")
 	if active != "" {
 		if sk, err := a.cfg.Skills.Get(active); err == nil {
-			fmt.Fprintf(&sb, "当前激活的技能 / active skill: %s\n\n%s\n", sk.Name, sk.Body)
+			fmt.Fprintf(&sb, "当前激活的技能 / active skill: %s\n\n%s\n", sk.Name, sk.Instructions())
 			if len(sk.Tools) > 0 {
 				sb.WriteString("\n本技能的工具 / skill tools: ")
 				for i, tl := range sk.Tools {

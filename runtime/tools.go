@@ -223,7 +223,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		for _, tl := range sk.Tools {
 			tools = append(tools, tl.Name)
 		}
-		return jsonOf(map[string]any{"skill": sk.Name, "instructions": sk.Body, "tools": tools, "resources": sk.Resources()})
+		return jsonOf(map[string]any{"skill": sk.Name, "instructions": sk.Instructions(), "tools": tools, "resources": sk.Resources()})
 	case "search_knowledge":
 		return a.searchTool(ctx, active, str(args, "query"), intArg(args, "k", 5))
 	case "get_rules":
@@ -234,7 +234,11 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if err != nil {
 			return nil, err
 		}
-		return jsonOf(map[string]any{"skill": active, "rules": rules})
+		out := make([]ruleResult, len(rules))
+		for i, r := range rules {
+			out[i] = ruleResult{Tier: r.Tier, Rule: r.Rule}
+		}
+		return jsonOf(map[string]any{"skill": active, "rules": out})
 	case "read_skill_resource":
 		sn := str(args, "skill")
 		if sn == "" {
@@ -284,7 +288,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if !ok || len(fields) == 0 {
 			return nil, errors.New("collect_info: fields must be a non-empty array")
 		}
-		form, _ := json.Marshal(args)
+		form, _ := jsonOf(args)
 		t.mu.Lock()
 		t.formSent = true
 		t.mu.Unlock()
@@ -297,7 +301,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 			return nil, fmt.Errorf("%s: title is required", name)
 		}
 		ct := strings.TrimPrefix(name, "show_")
-		props, _ := json.Marshal(args)
+		props, _ := jsonOf(args)
 		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
 			return nil, err
 		}
@@ -314,7 +318,17 @@ func names(hs []skills.Header) string {
 	return strings.Join(n, ", ")
 }
 
-func jsonOf(v any) (json.RawMessage, error) { return json.Marshal(v) }
+// jsonOf encodes a tool result (without HTML escaping, so "A > B" stays
+// readable to the model and in events).
+func jsonOf(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
 
 // skillTool runs a tool from the active skill's tools.yaml.
 func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, args map[string]any) (json.RawMessage, error) {
@@ -345,7 +359,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 	}
 	switch tool.Type {
 	case "display":
-		props, _ := json.Marshal(args)
+		props, _ := jsonOf(args)
 		ct := tool.CardType
 		if ct == "" {
 			ct = tool.Name
@@ -365,6 +379,12 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: tools of type %q have no runtime behaviour; use the core tools (collect_info, search_knowledge) instead", name, tool.Type)
+}
+
+// ruleResult is a rule as get_rules returns it: its tier beside its fields.
+type ruleResult struct {
+	Tier string `json:"tier"`
+	knowledge.Rule
 }
 
 // PluginResult is the unified output of a compute plugin.
@@ -441,7 +461,7 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 	if res.Confidence != nil && (*res.Confidence < 0 || *res.Confidence > 1) {
 		return nil, fmt.Errorf("plugin output confidence %v is outside 0..1", *res.Confidence)
 	}
-	return json.Marshal(res)
+	return jsonOf(res)
 }
 
 // searchTool runs search_knowledge in the active skill's theme.

@@ -129,6 +129,19 @@ type Skill struct {
 	fsys     fs.FS
 }
 
+var (
+	htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+	blankRun    = regexp.MustCompile(`\n{3,}`)
+)
+
+// Instructions returns the tier-2 text given to the model: the body without
+// HTML comments (such as the markers vibe integrate keeps its generated
+// regions between), which would only cost tokens.
+func (s *Skill) Instructions() string {
+	b := htmlComment.ReplaceAllString(s.Body, "")
+	return strings.TrimSpace(blankRun.ReplaceAllString(b, "\n\n"))
+}
+
 // ReadResource returns a file of the skill by relative path (tier 3).
 func (s *Skill) ReadResource(rel string) ([]byte, error) {
 	clean := path.Clean(filepath.ToSlash(rel))

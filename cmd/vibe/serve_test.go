@@ -305,6 +305,7 @@ func TestServeDemoEndToEnd(t *testing.T) {
 	var rules struct {
 		Rules []struct {
 			ID       string `json:"id"`
+			Tier     string `json:"tier"`
 			Evidence []struct {
 				Chunk string `json:"chunk"`
 			} `json:"evidence"`
@@ -314,8 +315,8 @@ func TestServeDemoEndToEnd(t *testing.T) {
 		t.Fatalf("get_rules = %s (%v)", results["get_rules"], err)
 	}
 	for _, r := range rules.Rules {
-		if len(r.Evidence) == 0 || !strings.HasPrefix(r.Evidence[0].Chunk, "c_") {
-			t.Errorf("rule %s cites no chunk", r.ID)
+		if len(r.Evidence) == 0 || !strings.HasPrefix(r.Evidence[0].Chunk, "c_") || !strings.HasPrefix(r.Tier, "tier") {
+			t.Errorf("rule %s: tier %q, evidence %v", r.ID, r.Tier, r.Evidence)
 		}
 	}
 	// search_knowledge: real passages whose citation resolves to the exact
