@@ -149,8 +149,13 @@ func (a *app) runSearch(ctx context.Context, opts *SearchOptions) error {
 	}
 	for i, h := range hits {
 		c := h.Chunk
+		// Above every heading a chunk is cited by its document title.
+		place := strings.Join(c.HeadingPath, " › ")
+		if place == "" {
+			place = c.Title
+		}
 		fmt.Fprintf(opts.IO.Out, "%d. %s › %s [%d:%d]  score %.4f (vector %.3f #%d, lexical %.3f #%d)\n   %s\n   id %s\n",
-			i+1, c.Source, strings.Join(c.HeadingPath, " › "), c.Start, c.End, h.Score, h.VectorScore, h.VectorRank, h.LexicalScore, h.LexicalRank,
+			i+1, c.Source, place, c.Start, c.End, h.Score, h.VectorScore, h.VectorRank, h.LexicalScore, h.LexicalRank,
 			snippet(c.Text, 160), c.ID)
 	}
 	return nil
