@@ -350,6 +350,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())
 		return
 	}
+	if req.Skill != "" {
+		_ = s.agent.Skills().Refresh()
+		if _, err := s.agent.Skills().Get(req.Skill); err != nil || req.Skill == skills.CoreName {
+			writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("skill %q: not found; GET /api/skills lists the skills", req.Skill))
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
 	out := s.newSSE(w)

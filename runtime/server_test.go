@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
 )
 
 func newTestServer(t testing.TB, m Model, opts ServerOptions) (*httptest.Server, *MemStore) {
@@ -378,5 +380,59 @@ func TestOpenAITranscriptIsTheHistory(t *testing.T) {
 	}
 	if p, _ := mem.Profile(context.Background(), "bob"); string(p) != "{}" {
 		t.Fatalf("bob has a profile: %s", p)
+	}
+}
+
+// TestSkillsReloadWhileServing: a skill added to the workspace appears in
+// /api/skills and /v1/models and can be chatted with, without a restart; an
+// unknown skill is a 404 before any stream starts.
+func TestSkillsReloadWhileServing(t *testing.T) {
+	root := writeSkills(t, map[string]string{"a/SKILL.md": "---\nname: a\ndescription: first\n---\nbody"})
+	set, err := skills.Open(root, skills.Options{Interval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Skills: set, Model: &fakeModel{}, Memory: NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := NewServer(a, ServerOptions{Insecure: true})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	get := func(path string) string {
+		resp := do(t, "GET", ts.URL+path, "", "")
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	resp := do(t, "POST", ts.URL+"/api/chat", "", `{"message":"hi","skill":"b"}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(b), `not found; GET /api/skills lists the skills`) {
+		t.Fatalf("unknown skill = %d %s", resp.StatusCode, b)
+	}
+	writeSkillFile(t, root, "b/SKILL.md", "---\nname: b\ndescription: added later\n---\nbody")
+	if got := get("/api/skills"); !strings.Contains(got, `"name":"b"`) {
+		t.Fatalf("skills = %s", got)
+	}
+	if got := get("/v1/models"); !strings.Contains(got, `"vibe/b"`) {
+		t.Fatalf("models = %s", got)
+	}
+	resp = do(t, "POST", ts.URL+"/api/chat", "", `{"message":"hi","skill":"b"}`)
+	evs := readSSE(t, resp.Body)
+	resp.Body.Close()
+	if len(evs) == 0 || evs[len(evs)-1].Skill != "b" {
+		t.Fatalf("chat with the new skill: %+v", evs)
+	}
+}
+
+func writeSkillFile(t *testing.T, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
