@@ -266,8 +266,8 @@ type LLMStats struct {
 	// the tier pass left out of the design's targets.
 	Reviewed    int `json:"reviewed"`
 	NotSelected int `json:"not_selected"`
-	// StepsDropped counts SOP steps with neither a supporting candidate
-	// nor a tool.
+	// StepsDropped counts SOP steps the model wrote without citing a
+	// supporting candidate.
 	StepsDropped int `json:"steps_dropped"`
 	// Failed lists requests whose answer broke the schema even after the
 	// repair round; the build went on without them (a rebuild asks again).

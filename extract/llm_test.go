@@ -223,14 +223,18 @@ func fakeSOP(msg string) llmtest.Reply {
 		id, action, _ := strings.Cut(m, "\x00")
 		analyse = append(analyse, step(action, "search_knowledge", id))
 	}
+	first := []string{}
+	if len(pats) > 0 {
+		first = pats[:1]
+	}
 	scan := []any{step("对照模式与红旗", "get_rules", pats...), step("凭空想象的步骤", "")}
 	phase := func(id, name string, steps ...any) map[string]any {
 		return map[string]any{"id": id, "name": name, "description": name + "阶段", "entry_condition": "进入" + name, "exit_condition": name + "完成", "steps": steps}
 	}
 	return llmtest.JSON(map[string]any{"name": "八字专家流程", "description": "从收集到输出",
 		"phases": []any{
-			phase("P1", "收集", step("收集出生年月日时", "collect_info")),
-			phase("P2", "排盘", step("排出四柱与大运", "calculate_bazi")),
+			phase("P1", "收集", step("收集出生年月日时", "collect_info", first...)),
+			phase("P2", "排盘", step("排出四柱与大运", "calculate_bazi", first...)),
 			phase("P3", "扫描", scan...),
 			phase("P4", "分析", analyse...),
 			phase("P5", "输出", step("展示报告", "show_report")),
@@ -457,8 +461,15 @@ func TestLLMBuild(t *testing.T) {
 	if len(sop.Phases) != 5 || sop.Phases[0].Steps[0].Tool != "collect_info" || sop.Phases[1].Steps[0].Tool != "calculate_bazi" || sop.Phases[4].NextPhase != "" || sop.Phases[0].NextPhase != "P2" {
 		t.Errorf("SOP phases: %+v", sop.Phases)
 	}
-	if st.StepsDropped != 1 {
-		t.Errorf("StepsDropped = %d, want 1 (the step with neither support nor tool)", st.StepsDropped)
+	if st.StepsDropped != 2 || len(sop.Phases[4].Steps) != 0 {
+		t.Errorf("StepsDropped = %d, P5 steps %+v: want the two steps citing no support left out, tool or not", st.StepsDropped, sop.Phases[4].Steps)
+	}
+	for _, ph := range sop.Phases {
+		for _, s := range ph.Steps {
+			if len(s.Evidence) == 0 {
+				t.Errorf("step %s cites nothing", s.ID)
+			}
+		}
 	}
 	if len(sop.Phases[2].Steps) == 0 || len(sop.Phases[2].Steps[0].Evidence) == 0 {
 		t.Errorf("scan step does not cite the patterns it checks: %+v", sop.Phases[2].Steps)

@@ -127,7 +127,8 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 // buildLLMSOP turns the model's SOP into the knowledge type: phases numbered
 // P1, P2, ... in order and chained by next_phase, steps numbered within
 // their phase, evidence taken from the supporting candidates only, tool
-// names checked. A step with neither support nor tool is left out.
+// names checked. A step citing no known candidate is left out: every item
+// of the knowledge files cites its source (vibe check enforces it).
 func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.SOP {
 	sop := knowledge.SOP{Name: nonEmpty(ans.Name, x.opt.Theme+" SOP"), Description: ans.Description}
 	for i, p := range ans.Phases {
@@ -153,12 +154,9 @@ func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.
 					}
 				}
 			}
-			if len(ev) == 0 && tool == "" {
+			if len(ev) == 0 {
 				x.st.StepsDropped++
 				continue
-			}
-			if ev == nil {
-				ev = []knowledge.Evidence{}
 			}
 			ph.Steps = append(ph.Steps, knowledge.Step{ID: fmt.Sprintf("%s.%d", ph.ID, len(ph.Steps)+1),
 				Action: s.Action, Tool: tool, Output: nonEmpty(s.Output, s.Action), Evidence: ev})

@@ -77,13 +77,14 @@ func TestExtractOffline(t *testing.T) {
 }
 
 var (
-	fakeChunkRe = regexp.MustCompile(`(?m)^\[chunk (\d+)\]\n([^\n]+)`)
-	fakeCandRe  = regexp.MustCompile(`(?m)^([cgm]\d+) (rule|pattern|red_flag)`)
-	fakeListRe  = regexp.MustCompile(`(?m)^(m\d+) \| (tier[123]|pattern|critical|warning|notice) `)
+	fakeChunkRe   = regexp.MustCompile(`(?m)^\[chunk (\d+)\]\n`)
+	fakeCandRe    = regexp.MustCompile(`(?m)^([cgm]\d+) (rule|pattern|red_flag)`)
+	fakeListRe    = regexp.MustCompile(`(?m)^(m\d+) \| (tier[123]|pattern|critical|warning|notice) `)
+	fakeSupportRe = regexp.MustCompile(`(?m)^m\d+`)
 )
 
 // fakeExtractModel answers each pass of the LLM extraction: a rule quoting
-// the first sentence of every chunk, every candidate kept as it is, every
+// the first sentence with a comma of every chunk (cut at it), every candidate kept as it is, every
 // reviewed item selected in its proposed tier, a five-phase SOP.
 func fakeExtractModel(r llmtest.Request) llmtest.Reply {
 	msg := ""
@@ -96,9 +97,19 @@ func fakeExtractModel(r llmtest.Request) llmtest.Reply {
 	switch r.SchemaName() {
 	case "extract_map", "extract_gap":
 		rules := []any{}
-		for _, m := range fakeChunkRe.FindAllStringSubmatch(msg, -1) {
-			quote, _, _ := strings.Cut(m[2], "。")
-			rules = append(rules, map[string]string{"tier": "tier2", "condition": quote, "conclusion": "见原文", "chunk": m[1], "quote": quote})
+		locs := fakeChunkRe.FindAllStringSubmatchIndex(msg, -1)
+		for i, m := range locs {
+			end := len(msg)
+			if i+1 < len(locs) {
+				end = locs[i+1][0]
+			}
+			for _, line := range strings.Split(msg[m[1]:end], "\n") {
+				quote, _, _ := strings.Cut(line, "。")
+				if cond, concl, ok := strings.Cut(quote, "，"); ok {
+					rules = append(rules, map[string]string{"tier": "tier2", "condition": cond, "conclusion": concl, "chunk": msg[m[2]:m[3]], "quote": quote})
+					break
+				}
+			}
 		}
 		return llmtest.JSON(map[string]any{"rules": rules, "patterns": []any{}, "red_flags": []any{}, "steps": []any{}})
 	case "extract_reduce":
@@ -118,9 +129,10 @@ func fakeExtractModel(r llmtest.Request) llmtest.Reply {
 		}
 		return llmtest.JSON(out)
 	case "extract_sop":
+		support := fakeSupportRe.FindString(msg)
 		phase := func(id, name, tool string) map[string]any {
 			return map[string]any{"id": id, "name": name, "description": name, "entry_condition": "开始" + name, "exit_condition": name + "完毕",
-				"steps": []any{map[string]any{"action": name, "tool": tool, "output": name + "结果", "supports": []string{}}}}
+				"steps": []any{map[string]any{"action": name, "tool": tool, "output": name + "结果", "supports": []string{support}}}}
 		}
 		return llmtest.JSON(map[string]any{"name": "八字流程", "description": "五步", "phases": []any{
 			phase("P1", "收集", "collect_info"), phase("P2", "排盘", "calculate_bazi"), phase("P3", "扫描", "get_rules"),
