@@ -32,7 +32,9 @@ type Options struct {
 	// Concurrency bounds map requests in flight (default 1).
 	Concurrency int
 	// Embedder, for the LLM path, groups near-duplicate candidates before
-	// the model merges them; nil groups identical text only.
+	// the model merges them; nil groups identical text only. In a dry run
+	// an embedder that would send requests answers an error wrapping
+	// llm.ErrDryRun, and the passes needing it are estimated.
 	Embedder Embedder
 	// SimilarityThreshold is the cosine at which candidates are grouped
 	// (default 0.75).

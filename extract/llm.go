@@ -297,6 +297,8 @@ type llmRun struct {
 	// gap's candidates); a dry run estimates the others.
 	ran  map[string]bool
 	plan map[string]*PassPlan
+	// noEmbed is set when the embedder declined to work in a dry run.
+	noEmbed bool
 	// mapCompletion and mapSource calibrate the dry-run estimate of map
 	// answers from the cached ones.
 	mapCompletion, mapSource int

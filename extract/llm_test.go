@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -917,6 +918,25 @@ func TestLLMDryRun(t *testing.T) {
 			t.Errorf("%s plan after a build %+v, want everything cached", s, after[s])
 		}
 	}
+	// A remote embedder is not called in a dry run: the passes needing it
+	// are estimated, and say why.
+	o := opts(chunks, e.client(func(o *llm.Options) { o.DryRun = true }))
+	o.Embedder = declining{}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := plan(res)
+	if remote[StageMap].Estimated || remote[StageMap].Cached == 0 || !remote[StageReduce].Estimated || !strings.Contains(remote[StageReduce].Note, "embedder") {
+		t.Errorf("plan with a remote embedder: %+v", remote)
+	}
+}
+
+// declining is a remote embedder in a dry run.
+type declining struct{}
+
+func (declining) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, fmt.Errorf("%w: remote embedder", llm.ErrDryRun)
 }
 
 type completerFunc func(context.Context, llm.Request) (llm.Response, error)

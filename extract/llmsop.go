@@ -67,11 +67,14 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 	if x.pending {
 		return knowledge.SOP{}, nil
 	}
-	x.ran[StageSOP] = true
 	clusters, err := x.cluster(ctx, steps)
+	if x.embedPending(err, StageSOP) {
+		return knowledge.SOP{}, nil
+	}
 	if err != nil {
 		return knowledge.SOP{}, err
 	}
+	x.ran[StageSOP] = true
 	sort.SliceStable(clusters, func(i, j int) bool { return len(clusters[i]) > len(clusters[j]) })
 	if len(clusters) > maxSOPCandidates {
 		clusters = clusters[:maxSOPCandidates]

@@ -117,6 +117,13 @@ func (x *llmRun) finishPlan() {
 		p := x.overhead(StageSOP, sopPrompt, "extract_sop", sopSchema) + lines*avgItemTokens
 		estimated(sp, 1, p, sopAnswerTokens, "estimate: depends on the earlier answers")
 	}
+	if x.noEmbed {
+		for _, p := range []*PassPlan{rp, gp, tp, sp} {
+			if p.Estimated {
+				p.Note += " (grouping candidates needs the embedder, which a dry run does not call)"
+			}
+		}
+	}
 	x.st.Plan = nil
 	for _, s := range Stages() {
 		x.st.Plan = append(x.st.Plan, *x.planFor(s))

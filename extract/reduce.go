@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -182,6 +183,20 @@ func (x *llmRun) cluster(ctx context.Context, pool []*item) ([][]*item, error) {
 	return out, nil
 }
 
+// embedPending reports whether err is an embedder declining to work in a
+// dry run (a remote embedder would send requests): the pass is then
+// estimated like one whose inputs are not cached.
+func (x *llmRun) embedPending(err error, pass string) bool {
+	if !errors.Is(err, llm.ErrDryRun) {
+		return false
+	}
+	x.st.DryRun, x.noEmbed = true, true
+	if !x.pending {
+		x.pending, x.pendingAt = true, pass
+	}
+	return true
+}
+
 func normalize(v []float32) {
 	var s float64
 	for _, f := range v {
@@ -254,10 +269,6 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	if x.pending {
 		return nil, nil
 	}
-	clusters, err := x.cluster(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
 	gapOnly := false
 	for _, it := range pool {
 		gapOnly = gapOnly || it.isNew
@@ -265,6 +276,13 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	pass := StageReduce
 	if gapOnly {
 		pass = reduceGap
+	}
+	clusters, err := x.cluster(ctx, pool)
+	if x.embedPending(err, pass) {
+		return pool, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	x.ran[pass] = true
 	var out []*item

@@ -164,12 +164,16 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		if sim := cfg.Extract.Similarity; sim <= 0 || sim > 1 {
 			return withHint(fmt.Errorf("extract.similarity is %v: it must be above 0 and at most 1", sim), "set extract.similarity in vibe.yaml (default 0.75)")
 		}
-		emb, err := a.openEmbedder(ctx)
-		if err != nil {
-			return err
-		}
-		if cl, ok := emb.(io.Closer); ok {
-			defer cl.Close()
+		var emb extract.Embedder = remoteInDryRun{cfg.Embedding.Provider}
+		if !opts.DryRun || cfg.Embedding.Provider == "" || cfg.Embedding.Provider == "local" {
+			e, err := a.openEmbedder(ctx)
+			if err != nil {
+				return err
+			}
+			if cl, ok := e.(io.Closer); ok {
+				defer cl.Close()
+			}
+			emb = e
 		}
 		client = newLLMClient(ws, cfg, cfg.LLM.Model, budget, opts.DryRun)
 		eo.Completer, eo.Model, eo.Concurrency = client, cfg.LLM.Model, max(1, cfg.LLM.MaxConcurrency)
@@ -271,6 +275,14 @@ func (a *app) loadThemeChunks(ctx context.Context, theme string) ([]chunk.Chunk,
 			"run `vibe ingest "+theme+"` first"))
 	}
 	return chunks, nil
+}
+
+// remoteInDryRun stands for a remote embedder in a dry run, which must send
+// nothing: extract estimates the passes that group candidates by embedding.
+type remoteInDryRun struct{ provider string }
+
+func (r remoteInDryRun) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, fmt.Errorf("%w: the %s embedder is not called in a dry run", llm.ErrDryRun, r.provider)
 }
 
 // printUsage reports LLM usage per pass on stderr, in pass order.

@@ -198,6 +198,14 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	if rep.DryRun.Total.Requests != 0 || rep.DryRun.Total.Cached != sent || rep.DryRun.Total.Est {
 		t.Errorf("dry run after a build: %+v, want 0 requests and %d cached", rep.DryRun.Total, sent)
 	}
+	// With a remote embedder the dry run does not call it (the fake server
+	// would answer its /embeddings with a 404): the passes needing it are
+	// estimates, and say why.
+	remote := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k", "VIBE_EMBEDDING_PROVIDER": "openai", "VIBE_EMBEDDING_MODEL": "text-embedding-3-small"}
+	code, out, errOut = runVibe(t, remote, "--workspace", dir, "extract", "bazi", "--dry-run")
+	if code != 0 || srv.Count() != sent || !strings.Contains(out, "a dry run does not call") {
+		t.Errorf("dry run with a remote embedder: exit %d, %d requests:\n%s%s", code, srv.Count()-sent, out, errOut)
+	}
 }
 
 func TestBuildWithLLM(t *testing.T) {
