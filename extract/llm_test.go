@@ -1063,3 +1063,36 @@ func BenchmarkLLMBazi(b *testing.B) {
 		}
 	}
 }
+
+func TestSectionsPackGroups(t *testing.T) {
+	mk := func(doc string, hp []string, runes int) chunk.Chunk {
+		return chunk.Chunk{ID: fmt.Sprintf("%s-%v-%d", doc, hp, runes), Doc: doc, HeadingPath: hp, Text: strings.Repeat("字", runes)}
+	}
+	chunks := []chunk.Chunk{
+		mk("a", []string{"一"}, 3000), mk("a", []string{"一"}, 2000), // one group of 5000
+		mk("a", []string{"二"}, 4000),           // packed with it: 9000
+		mk("a", []string{"三"}, 2000),           // would pass 10000: a new section
+		mk("b", []string{"一"}, 100),            // another document: a new section
+		mk("c", nil, 6000), mk("c", nil, 6000), // one heading, too long: split
+	}
+	gs := groups(chunks)
+	if len(gs) != 6 {
+		t.Fatalf("%d groups, want 6", len(gs))
+	}
+	secs := pack(gs)
+	var shape []string
+	for _, s := range secs {
+		n := 0
+		for _, g := range s.groups {
+			n += len(g.chunks)
+		}
+		shape = append(shape, fmt.Sprintf("%s:%dg%dc", s.first().Doc, len(s.groups), n))
+	}
+	if got := strings.Join(shape, " "); got != "a:2g3c a:1g1c b:1g1c c:1g1c c:1g1c" {
+		t.Errorf("sections %s", got)
+	}
+	text, alias := secs[0].render()
+	if !strings.Contains(text, "## 一\n\n[chunk 1]\n") || !strings.Contains(text, "## 二\n\n[chunk 3]\n") || alias["3"] != chunks[2].ID {
+		t.Errorf("render:\n%.200s\nalias %v", text, alias)
+	}
+}
