@@ -293,7 +293,7 @@ type llmRun struct {
 	// names that pass: the passes after it are estimated.
 	pending   bool
 	pendingAt string
-	// ran records the passes that ran ("reduce.gap" for the reduce of the
+	// ran records the passes that ran (reduceGap for the reduce of the
 	// gap's candidates); a dry run estimates the others.
 	ran  map[string]bool
 	plan map[string]*PassPlan
