@@ -63,31 +63,32 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		}
 	}
 
-	sb.WriteString("\n# 运行时上下文 / Runtime context\n")
+	// The runtime context, left out when there is none.
+	var rc strings.Builder
 	t.mu.Lock()
 	computed := append([]string(nil), t.computed...)
 	t.mu.Unlock()
 	for _, c := range computed {
-		fmt.Fprintf(&sb, "计算结果 / computed: %s\n", c)
+		fmt.Fprintf(&rc, "计算结果 / computed: %s\n", c)
 	}
 	if active != "" {
 		if rules, err := a.contextRules(active, msg, all, protocol, 3); err == nil && len(rules) > 0 {
-			sb.WriteString("相关规则 / relevant rules:\n")
+			rc.WriteString("相关规则 / relevant rules:\n")
 			for _, r := range rules {
-				fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
+				fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
 			}
 		}
 	}
 	if protocol != nil {
-		fmt.Fprintf(&sb, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
+		fmt.Fprintf(&rc, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
 		if len(protocol.Steps) > 0 {
 			done, next := progress(protocol, protocolRun(all, protocol))
 			if next == "" {
 				next = "（全部完成 / all done）"
 			}
-			fmt.Fprintf(&sb, "已完成 / done: %s；下一步 / next: %s\n", strings.Join(done, "、"), next)
+			fmt.Fprintf(&rc, "已完成 / done: %s；下一步 / next: %s\n", strings.Join(done, "、"), next)
 		} else {
-			sb.WriteString("从对话历史判断进度，继续未完成的部分。/ Read the progress from the conversation and continue where it stopped.\n")
+			rc.WriteString("从对话历史判断进度，继续未完成的部分。/ Read the progress from the conversation and continue where it stopped.\n")
 		}
 	}
 	if t.summary == nil {
@@ -98,7 +99,11 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		t.summary = &sum
 	}
 	if t.summary.Text != "" {
-		fmt.Fprintf(&sb, "\n对话摘要 / conversation summary: %s\n", t.summary.Text)
+		fmt.Fprintf(&rc, "\n对话摘要 / conversation summary: %s\n", t.summary.Text)
+	}
+	if rc.Len() > 0 {
+		sb.WriteString("\n# 运行时上下文 / Runtime context\n")
+		sb.WriteString(rc.String())
 	}
 	return sb.String(), nil
 }

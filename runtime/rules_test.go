@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/vibelife/vibe/skills"
+)
+
+// TestRuleRanking measures get_rules on the demo's 32 rules (frozen in
+// testdata/rank) with 18 questions in English and Chinese, each with the
+// rules that answer it: a right rule must be in the top 3 for at least 16
+// (the two that cannot are English questions about rules written in
+// Chinese), with a mean reciprocal rank of at least 0.8.
+func TestRuleRanking(t *testing.T) {
+	set, err := skills.Open(filepath.Join("testdata", "rank"), skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Skills: set, Memory: NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := []struct {
+		q    string
+		want []string
+	}{
+		{"How hot should the water be for green tea?", []string{"R003", "R015", "R016"}},
+		{"water temperature for green tea", []string{"R003", "R015", "R016"}},
+		{"How long should I steep black tea?", []string{"R010", "R011", "R012"}},
+		{"普洱茶每100毫升投多少克？", []string{"R008", "R027"}},
+		{"白茶怎么存放", []string{"R030", "R031"}},
+		{"my oolong tastes sour", []string{"R022"}},
+		{"can I add milk?", []string{"R012"}},
+		{"银针用多少度的水", []string{"R009"}},
+		{"my green tea is bitter", []string{"R017", "R019"}},
+		{"how much oolong do I put in the pot", []string{"R020"}},
+		{"新饼有仓味怎么办", []string{"R024", "R023"}},
+		{"the pu'er tastes sour and cloudy", []string{"R026"}},
+		{"熟普汤色浑浊有酸味", []string{"R026"}},
+		{"is the cloudy black tea spoiled?", []string{"R013"}},
+		{"tap water smells of chlorine", []string{"R014"}},
+		{"white frost on my tea", []string{"R001"}},
+		{"茶叶上有白霜还能喝吗", []string{"R001"}},
+		{"老白茶能用开水吗", []string{"R029"}},
+	}
+	hits, mrr := 0, 0.0
+	for _, tt := range questions {
+		rs, err := a.rulesFor("tea", tt.q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) > 20 {
+			t.Fatalf("%q: %d rules for k=20", tt.q, len(rs))
+		}
+		rank := 0
+		for i, r := range rs {
+			for _, w := range tt.want {
+				if r.ID == w && rank == 0 {
+					rank = i + 1
+				}
+			}
+		}
+		if rank > 0 {
+			mrr += 1 / float64(rank)
+		}
+		if rank > 0 && rank <= 3 {
+			hits++
+		} else {
+			t.Logf("%q: first right rule at rank %d", tt.q, rank)
+		}
+	}
+	mrr /= float64(len(questions))
+	t.Logf("hit@3 %d/%d, MRR %.3f", hits, len(questions), mrr)
+	if hits < 16 || mrr < 0.8 {
+		t.Errorf("hit@3 %d/%d, MRR %.3f: want at least 16 and 0.8", hits, len(questions), mrr)
+	}
+}
