@@ -234,9 +234,9 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return "", fmt.Errorf("runtime: %w", err)
 	}
 	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, emit: emit}
-	all, err := a.cfg.Memory.Messages(ctx, req.UserID, req.ConversationID, 0)
+	all, refreshed, err := a.history(ctx, req.UserID, req.ConversationID)
 	if err != nil {
-		return "", fmt.Errorf("runtime: history: %w", err)
+		return "", err
 	}
 	for _, m := range all {
 		if m.Role == roleSkill {
@@ -244,6 +244,13 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		}
 	}
 	var newRecords []knowledge.StoredMessage
+	if refreshed {
+		// Record the skill again, so the next turns find it among the
+		// recent messages. (A protocol is not re-recorded: its progress
+		// counts from its start record. One still unfinished after
+		// recentMessages messages is dropped.)
+		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: t.active})
+	}
 	if req.Skill != "" && req.Skill != t.active {
 		if _, err := a.cfg.Skills.Get(req.Skill); err != nil {
 			return "", err
@@ -255,6 +262,34 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
 	return a.modelTurn(ctx, t, msg, all, req.Transcript, newRecords)
+}
+
+// recentMessages is how many stored messages a turn reads: more than the
+// doubled history window, enough to hold the records of the skill and the
+// protocol in progress.
+const recentMessages = 200
+
+// history returns the recent messages of a conversation. When they hold no
+// skill record (a long conversation whose skill was chosen long ago) it reads
+// the whole conversation and says so, and the turn records the state again.
+func (a *Agent) history(ctx context.Context, userID, convID string) ([]knowledge.StoredMessage, bool, error) {
+	all, err := a.cfg.Memory.Messages(ctx, userID, convID, recentMessages)
+	if err != nil {
+		return nil, false, fmt.Errorf("runtime: history: %w", err)
+	}
+	if len(all) < recentMessages {
+		return all, false, nil
+	}
+	for _, m := range all {
+		if m.Role == roleSkill {
+			return all, false, nil
+		}
+	}
+	all, err = a.cfg.Memory.Messages(ctx, userID, convID, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("runtime: history: %w", err)
+	}
+	return all, true, nil
 }
 
 func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMessage) error {

@@ -3,9 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 )
 
@@ -277,6 +280,57 @@ func TestProfileReadAgainAfterSave(t *testing.T) {
 	for i, want := range []bool{false, false, true} {
 		if got := strings.Contains(m.requests[i].Messages[0].Content, line); got != want {
 			t.Errorf("step %d prompt has the saved data: %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// countingMemory counts the reads of whole conversations.
+type countingMemory struct {
+	*MemStore
+	mu   sync.Mutex
+	full int
+}
+
+func (c *countingMemory) Messages(ctx context.Context, userID, convID string, n int) ([]knowledge.StoredMessage, error) {
+	if n <= 0 {
+		c.mu.Lock()
+		c.full++
+		c.mu.Unlock()
+	}
+	return c.MemStore.Messages(ctx, userID, convID, n)
+}
+
+// TestLongConversationKeepsItsSkill: a turn reads the recent messages only;
+// when the skill was chosen before them it reads the whole conversation once
+// and records the skill again, so the next turn needs no full read.
+func TestLongConversationKeepsItsSkill(t *testing.T) {
+	mem := &countingMemory{MemStore: NewMemStore()}
+	m := &fakeModel{}
+	a, _ := newTestAgent(t, m, func(c *Config) { c.Memory = mem; c.SummaryEvery = 1 << 30 })
+	ctx := context.Background()
+	if _, err := a.Turn(ctx, TurnRequest{UserID: "u", ConversationID: "long", Message: "八字", Skill: "bazi"}, func(Event) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var filler []knowledge.StoredMessage
+	for i := range recentMessages + 50 {
+		role := llm.RoleUser
+		if i%2 == 1 {
+			role = llm.RoleAssistant
+		}
+		filler = append(filler, knowledge.StoredMessage{Role: role, Content: fmt.Sprint("m", i)})
+	}
+	if _, err := mem.AppendMessages(ctx, "u", "long", filler); err != nil {
+		t.Fatal(err)
+	}
+	for i, wantFull := range []int{1, 1} {
+		if _, err := a.Turn(ctx, TurnRequest{UserID: "u", ConversationID: "long", Message: "继续"}, func(Event) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if last := m.requests[len(m.requests)-1]; !hasTool(last.Tools, "compute_chart") {
+			t.Fatalf("turn %d lost the skill", i)
+		}
+		if mem.full != wantFull {
+			t.Fatalf("turn %d: %d full reads, want %d", i, mem.full, wantFull)
 		}
 	}
 }
