@@ -16,10 +16,13 @@ import (
 	"github.com/vibelife/vibe/skills"
 )
 
-// writeSkills writes files under a fresh skills root and returns it.
-func writeSkills(t *testing.T, files map[string]string) string {
+// writeSkills writes files under root (a fresh directory when root is "")
+// and returns root.
+func writeSkills(t *testing.T, root string, files map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
+	if root == "" {
+		root = t.TempDir()
+	}
 	for rel, content := range files {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -99,7 +102,7 @@ func TestHTTPPlugin(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	root := writeSkills(t, map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "200ms")})
+	root := writeSkills(t, "", map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "200ms")})
 	a := agentOver(t, root, &fakeModel{}, nil)
 	tests := []struct {
 		mode, args, want string
@@ -167,7 +170,7 @@ func TestToolCallsOfAStepRunInParallel(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	root := writeSkills(t, map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "10s")})
+	root := writeSkills(t, "", map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "10s")})
 	m := &fakeModel{script: []step{
 		{calls: []llm.ToolCall{call("1", "add", `{"a":1,"b":2}`), call("2", "add", `{"a":3,"b":4}`)}},
 		{text: []string{"done"}},
@@ -203,7 +206,7 @@ func TestRelativePluginCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "plugins", "where"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := writeSkills(t, map[string]string{
+	root := writeSkills(t, "", map[string]string{
 		"calc/SKILL.md":         calcSkill,
 		"calc/tools/tools.yaml": "tools:\n  - name: where\n    type: compute\n    description: says where it runs\n    plugin: {command: [plugins/where]}\n",
 	})

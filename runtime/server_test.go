@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -387,7 +386,7 @@ func TestOpenAITranscriptIsTheHistory(t *testing.T) {
 // /api/skills and /v1/models and can be chatted with, without a restart; an
 // unknown skill is a 404 before any stream starts.
 func TestSkillsReloadWhileServing(t *testing.T) {
-	root := writeSkills(t, map[string]string{"a/SKILL.md": "---\nname: a\ndescription: first\n---\nbody"})
+	root := writeSkills(t, "", map[string]string{"a/SKILL.md": "---\nname: a\ndescription: first\n---\nbody"})
 	set, err := skills.Open(root, skills.Options{Interval: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +410,7 @@ func TestSkillsReloadWhileServing(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(string(b), `not found; GET /api/skills lists the skills`) {
 		t.Fatalf("unknown skill = %d %s", resp.StatusCode, b)
 	}
-	writeSkillFile(t, root, "b/SKILL.md", "---\nname: b\ndescription: added later\n---\nbody")
+	writeSkills(t, root, map[string]string{"b/SKILL.md": "---\nname: b\ndescription: added later\n---\nbody"})
 	if got := get("/api/skills"); !strings.Contains(got, `"name":"b"`) {
 		t.Fatalf("skills = %s", got)
 	}
@@ -423,16 +422,5 @@ func TestSkillsReloadWhileServing(t *testing.T) {
 	resp.Body.Close()
 	if len(evs) == 0 || evs[len(evs)-1].Skill != "b" {
 		t.Fatalf("chat with the new skill: %+v", evs)
-	}
-}
-
-func writeSkillFile(t *testing.T, root, rel, content string) {
-	t.Helper()
-	p := filepath.Join(root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
