@@ -56,6 +56,30 @@ func NewBM25(chunks []chunk.Chunk) *BM25 {
 
 // Search implements Searcher.
 func (b *BM25) Search(_ context.Context, query string, k int) ([]chunk.Chunk, error) {
+	scores := b.scores(query)
+	ids := make([]int, 0, len(scores))
+	for d := range scores {
+		ids = append(ids, d)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if scores[ids[i]] != scores[ids[j]] {
+			return scores[ids[i]] > scores[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	if len(ids) > k {
+		ids = ids[:k]
+	}
+	out := make([]chunk.Chunk, len(ids))
+	for i, d := range ids {
+		out[i] = b.chunks[d]
+	}
+	return out, nil
+}
+
+// scores returns the BM25 score of every chunk matching a query token, by
+// chunk index.
+func (b *BM25) scores(query string) map[int]float64 {
 	scores := map[int]float64{}
 	n := float64(len(b.chunks))
 	seen := map[string]bool{}
@@ -76,24 +100,7 @@ func (b *BM25) Search(_ context.Context, query string, k int) ([]chunk.Chunk, er
 			scores[p.doc] += idf * tf * (b.K1 + 1) / (tf + norm)
 		}
 	}
-	ids := make([]int, 0, len(scores))
-	for d := range scores {
-		ids = append(ids, d)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if scores[ids[i]] != scores[ids[j]] {
-			return scores[ids[i]] > scores[ids[j]]
-		}
-		return ids[i] < ids[j]
-	})
-	if len(ids) > k {
-		ids = ids[:k]
-	}
-	out := make([]chunk.Chunk, len(ids))
-	for i, d := range ids {
-		out[i] = b.chunks[d]
-	}
-	return out, nil
+	return scores
 }
 
 // BM25Tokens is the baseline's tokenizer: Han (and kana, hangul) runs become
