@@ -190,6 +190,10 @@ func Search(ctx context.Context, q Query, vector, lexical SideSearch, fill Fill)
 // character or a lower-cased Latin word or number.
 const DuplicateContainment = 0.7
 
+// CollapseDepth bounds the work of [Collapse]: hits kept after the first
+// CollapseDepth are not compared any more (a reader never sees that far).
+const CollapseDepth = 100
+
 // Collapse returns the first k hits of hits (best first) that are not
 // near-duplicates of a hit kept before them.
 func Collapse(hits []Hit, k int) []Hit {
@@ -198,6 +202,10 @@ func Collapse(hits []Hit, k int) []Hit {
 	for _, h := range hits {
 		if len(out) == k {
 			break
+		}
+		if len(out) >= CollapseDepth {
+			out = append(out, h)
+			continue
 		}
 		sh := shingles(h.Chunk.Text)
 		dup := false

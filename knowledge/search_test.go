@@ -3,6 +3,7 @@ package knowledge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -101,6 +102,16 @@ func TestCollapse(t *testing.T) {
 	}
 	if got := Collapse(hits, 2); len(got) != 2 || got[1].Chunk.ID != "c" {
 		t.Errorf("Collapse(k=2) = %v", got)
+	}
+	// Once CollapseDepth hits are kept nothing is compared any more: of
+	// CollapseDepth+1 pairs of duplicates, the first CollapseDepth-1 pairs
+	// keep one hit each, the last two pairs keep both.
+	var many []Hit
+	for i := 0; i < 2*(CollapseDepth+1); i++ {
+		many = append(many, textHit(fmt.Sprint(i), fmt.Sprintf("passage number %d of the book", i/2)))
+	}
+	if got := Collapse(many, len(many)); len(got) != CollapseDepth+3 {
+		t.Errorf("kept %d of %d, want %d", len(got), len(many), CollapseDepth+3)
 	}
 	if got := Collapse(nil, 3); got == nil || len(got) != 0 {
 		t.Errorf("Collapse(nil) = %#v, want an empty non-nil list", got)
