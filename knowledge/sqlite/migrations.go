@@ -60,6 +60,14 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 );
 `},
 	{2, "memory", memorySQL},
+	// theme_gen counts the writes to each theme, so a process's caches see
+	// other processes' writes; chunk_fts_vocab gives the document frequency
+	// of each token, for dropping uninformative query tokens.
+	{3, "generations and token frequencies", `
+CREATE TABLE theme_gen (theme TEXT PRIMARY KEY, gen INTEGER NOT NULL);
+INSERT INTO theme_gen(theme, gen) SELECT DISTINCT theme, 1 FROM documents;
+CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
+`},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

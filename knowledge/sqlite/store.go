@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,13 +29,13 @@ type Store struct {
 
 	mu    sync.Mutex
 	cache map[string]*themeVectors // decoded vectors per theme
-	gen   map[string]uint64        // bumped on every write to a theme
+	lex   lexStats                 // document frequencies of query tokens
 }
 
 var _ knowledge.Store = (*Store)(nil)
 
 type themeVectors struct {
-	gen  uint64
+	gen  int64 // the theme's generation (theme_gen) the vectors were read at
 	dims int
 	ids  []string
 	vecs []float32 // len(ids)*dims, each row L2-normalised
@@ -68,7 +67,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, gen: map[string]uint64{}}, nil
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}}, nil
 }
 
 // Close closes the database.
@@ -107,11 +106,19 @@ func (s *Store) Documents(ctx context.Context, theme string) ([]knowledge.Docume
 	return out, rows.Err()
 }
 
-func (s *Store) bump(theme string) {
-	s.mu.Lock()
-	s.gen[theme]++
-	delete(s.cache, theme)
-	s.mu.Unlock()
+// bumpGen advances the theme's generation inside a write transaction, so
+// every process's caches of the theme (vectors, token frequencies) see the
+// change on their next search.
+func bumpGen(ctx context.Context, tx *sql.Tx, theme string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO theme_gen(theme, gen) VALUES (?, 1) ON CONFLICT(theme) DO UPDATE SET gen = gen + 1`, theme)
+	return err
+}
+
+// themeGen returns the theme's generation (0 before its first write).
+func (s *Store) themeGen(ctx context.Context, theme string) (int64, error) {
+	var gen int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0)`, theme).Scan(&gen)
+	return gen, err
 }
 
 // ReplaceDocument implements knowledge.Store.
@@ -119,7 +126,6 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 	if err := knowledge.CheckReplace(doc, chunks, vectors, info); err != nil {
 		return err
 	}
-	defer s.bump(doc.Theme)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
@@ -145,6 +151,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		}
 	}
 	if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+		return err
+	}
+	if err := bumpGen(ctx, tx, doc.Theme); err != nil {
 		return err
 	}
 	if doc.UpdatedAt.IsZero() {
@@ -222,7 +231,6 @@ func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
 // DeleteDocument implements knowledge.Store. When the last vector goes, the
 // recorded embedding space is forgotten too.
 func (s *Store) DeleteDocument(ctx context.Context, theme, id string) (err error) {
-	defer s.bump(theme)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
@@ -234,6 +242,9 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) (err error
 		}
 	}()
 	if err := deleteDoc(ctx, tx, id); err != nil {
+		return err
+	}
+	if err := bumpGen(ctx, tx, theme); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM embedding_info WHERE NOT EXISTS (SELECT 1 FROM embeddings)`); err != nil {
@@ -321,41 +332,18 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 	return out, nil
 }
 
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
-	toks := lexical.QueryTokens(text)
-	if len(toks) == 0 {
-		return nil, nil
-	}
-	quoted := make([]string, len(toks))
-	for i, t := range toks {
-		quoted[i] = `"` + t + `"`
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, bm25(chunk_fts) AS r FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? ORDER BY r, chunk_id LIMIT ?`,
-		strings.Join(quoted, " OR "), theme, n)
-	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
-	}
-	defer rows.Close()
-	var out []knowledge.Hit
-	for rows.Next() {
-		var h knowledge.Hit
-		var r float64
-		if err := rows.Scan(&h.Chunk.ID, &r); err != nil {
-			return nil, err
-		}
-		h.LexicalScore = -r
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error) {
+	// The generation is read before the vectors: a write in between makes
+	// the cached copy look stale and reloaded next time, never the reverse.
+	gen, err := s.themeGen(ctx, theme)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
-	if tv, ok := s.cache[theme]; ok {
+	if tv, ok := s.cache[theme]; ok && tv.gen == gen {
 		s.mu.Unlock()
 		return tv, nil
 	}
-	gen := s.gen[theme]
 	s.mu.Unlock()
 
 	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
@@ -385,7 +373,7 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.gen[theme] == gen {
+	if old, ok := s.cache[theme]; !ok || old.gen <= gen {
 		s.cache[theme] = tv
 	}
 	s.mu.Unlock()
