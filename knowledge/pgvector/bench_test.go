@@ -88,17 +88,23 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var drows, crows, vrows [][]any
+		tokens := 0
 		for _, d := range docs {
 			drows = append(drows, []any{d.Doc.ID, d.Doc.Theme, d.Doc.Source, d.Doc.Title, d.Doc.ContentHash, len(d.Chunks), time.Now().UTC()})
 			for j, c := range d.Chunks {
-				crows = append(crows, []any{c.ID, d.Doc.ID, d.Doc.Theme, c.Ordinal, c.Source, c.Title, c.HeadingPath, c.Start, c.End, c.Text, c.Tokens, tsvectorOf(c)})
+				tsv, n := tsvectorOf(c)
+				tokens += n
+				crows = append(crows, []any{c.ID, d.Doc.ID, d.Doc.Theme, c.Ordinal, c.Source, c.Title, c.HeadingPath, c.Start, c.End, c.Text, c.Tokens, tsv, n})
 				vrows = append(vrows, []any{c.ID, d.Doc.Theme, pgv.NewVector(d.Vectors[j])})
 			}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_document"}, []string{"id", "theme", "source", "title", "content_hash", "chunks", "updated_at"}, pgx.CopyFromRows(drows)); err != nil {
 			return err
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "tsv"}, pgx.CopyFromRows(crows)); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(crows)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO kb_theme_stats(theme, chunks, tokens) VALUES ($1, $2, $3)`, docs[0].Doc.Theme, len(crows), tokens); err != nil {
 			return err
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_embedding"}, []string{"chunk_id", "theme", "embedding"}, pgx.CopyFromRows(vrows))

@@ -163,8 +163,11 @@ func (s *Store) ensureIndexesOn(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("rebuild index %s: %w", ix.name, err)
 		}
 	}
-	if _, err := conn.Exec(ctx, `ANALYZE `+s.qualified("kb_chunk")+`, `+s.qualified("kb_embedding")); err != nil {
-		return fmt.Errorf("analyze: %w", err)
+	// Fresh statistics for the planner and for lexical search's common
+	// lexemes; the vacuum clears the dead rows a rewrite left, which
+	// lexical search's bitmap heap scans would otherwise wade through.
+	if _, err := conn.Exec(ctx, `VACUUM (ANALYZE) `+s.qualified("kb_chunk")+`, `+s.qualified("kb_embedding")); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	return nil
 }

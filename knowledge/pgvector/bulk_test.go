@@ -184,7 +184,7 @@ func TestBulkLoadFirstWrite(t *testing.T) {
 // openFreshURLInSchema opens a second Store on the schema of s.
 func openFreshURLInSchema(t *testing.T, s *Store) *Store {
 	t.Helper()
-	o, err := Open(context.Background(), withSearchPath(testURL(t), s.schema))
+	o, err := Open(context.Background(), withSearchPath(testURL(t), s.schemaName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestCrashMidWrite(t *testing.T) {
 		storetest.CrashChild(s)
 	}
 	s := openFreshURL(t, testURL(t))
-	target := withSearchPath(testURL(t), s.schema)
+	target := withSearchPath(testURL(t), s.schemaName)
 	s.Close()
 	storetest.RunCrash(t, "TestCrashMidWrite", target, func(t *testing.T, target string) knowledge.Store {
 		waitBulkLockFree(t, target)
@@ -232,10 +232,10 @@ func waitBulkLockFree(t *testing.T, url string) {
 	}
 	defer conn.Close(ctx)
 	var schema string
-	if err := conn.QueryRow(ctx, `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = 'kb_chunk'::regclass`).Scan(&schema); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'kb_chunk'::regclass`).Scan(&schema); err != nil {
 		t.Fatal(err)
 	}
-	key := (&Store{schema: schema}).bulkLockKey()
+	key := (&Store{schema: pgx.Identifier{schema}.Sanitize()}).bulkLockKey()
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, key).Scan(&ok); err != nil {

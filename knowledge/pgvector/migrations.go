@@ -67,6 +67,15 @@ ALTER TABLE kb_chunk ALTER COLUMN tsv DROP EXPRESSION;
 ALTER TABLE kb_chunk ALTER COLUMN tsv SET NOT NULL;
 ALTER TABLE kb_chunk DROP COLUMN lex;
 `},
+	// BM25 statistics: each chunk's length in index tokens, and per theme
+	// the chunk and token counts, kept by every write in its transaction.
+	{4, "bm25 statistics", `
+ALTER TABLE kb_chunk ADD COLUMN lex_len INTEGER;
+UPDATE kb_chunk SET lex_len = (SELECT coalesce(sum(array_length(positions, 1)), 0) FROM unnest(tsv));
+ALTER TABLE kb_chunk ALTER COLUMN lex_len SET NOT NULL;
+CREATE TABLE kb_theme_stats (theme TEXT PRIMARY KEY, chunks BIGINT NOT NULL, tokens BIGINT NOT NULL);
+INSERT INTO kb_theme_stats SELECT theme, count(*), sum(lex_len) FROM kb_chunk GROUP BY theme;
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.

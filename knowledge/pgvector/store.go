@@ -4,36 +4,44 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
-	"github.com/vibelife/vibe/knowledge/lexical"
 )
 
 // Store is a knowledge.Store in PostgreSQL.
 type Store struct {
 	pool *pgxpool.Pool
-	// schema is the schema holding the store's tables (the first of the
-	// search path they were created in), so index names are never resolved
-	// in another schema of the search path.
-	schema string
+	// schemaName is the schema holding the store's tables (the first of
+	// the search path they were created in) and schema its quoted form:
+	// index names are qualified with it, never resolved through the search
+	// path, which may hold another store's.
+	schemaName, schema string
 	// bulk counts this process's bulk loads in progress; while it is
 	// positive the HNSW index is not created on first write.
 	bulk atomic.Int32
 
 	mu        sync.Mutex
 	bulkConns map[*pgx.Conn]bool // the connections holding bulk-load locks
+	common    commonLexemes      // lexemes in half the chunks or more
 }
 
 var _ knowledge.Store = (*Store)(nil)
+
+// hnswEfSearch is the smallest HNSW candidate list a vector search uses
+// (hnsw.ef_search; 2k when that is larger): the recall it buys at 100k
+// chunks is measured by BenchmarkSearch.
+const hnswEfSearch = 100
 
 // hnswMaxDims is the largest dimension pgvector's HNSW index accepts for
 // the vector type; above it search is exact.
@@ -60,10 +68,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
 	s := &Store{pool: pool, bulkConns: map[*pgx.Conn]bool{}}
-	if err := pool.QueryRow(ctx, `SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = 'kb_chunk'::regclass`).Scan(&s.schema); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'kb_chunk'::regclass`).Scan(&s.schemaName); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: find the schema of kb_chunk: %w", err)
 	}
+	s.schema = pgx.Identifier{s.schemaName}.Sanitize()
 	// Indexes an interrupted bulk load left missing are rebuilt now.
 	if err := s.ensureIndexes(ctx); err != nil {
 		pool.Close()
@@ -126,10 +135,18 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 	if doc.UpdatedAt.IsZero() {
 		doc.UpdatedAt = time.Now().UTC()
 	}
+	tsvs := make([]pgtype.TSVector, len(chunks))
+	lens := make([]int, len(chunks))
+	tokens := 0
+	for i, c := range chunks {
+		tsvs[i], lens[i] = tsvectorOf(c)
+		tokens += lens[i]
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One round trip: lock the document, read the recorded embedding
 		// space (share-locking it against a concurrent reset), replace the
-		// document row (its chunks and vectors go by cascade).
+		// document row (its chunks and vectors go by cascade) and move the
+		// theme's BM25 statistics.
 		var b pgx.Batch
 		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, doc.ID)
 		var cur knowledge.EmbeddingInfo
@@ -142,9 +159,11 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			}
 			return err
 		})
-		b.Queue(`DELETE FROM kb_document WHERE id = $1`, doc.ID)
+		queueDelete(&b, doc.ID)
 		b.Queue(`INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
 			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt)
+		b.Queue(`INSERT INTO kb_theme_stats AS s (theme, chunks, tokens) VALUES ($1, $2, $3)
+ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = s.tokens + excluded.tokens`, doc.Theme, len(chunks), tokens)
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
@@ -167,7 +186,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			if hp == nil {
 				hp = []string{}
 			}
-			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, tsvectorOf(c)}
+			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, tsvs[i], lens[i]}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("copy chunks: %w", err)
@@ -224,6 +243,15 @@ func (s *Store) ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.Embed
 	return err
 }
 
+// queueDelete queues the removal of a document (its chunks and vectors go
+// by cascade) and of its chunks from its theme's BM25 statistics.
+func queueDelete(b *pgx.Batch, id string) {
+	b.Queue(`UPDATE kb_theme_stats s SET chunks = s.chunks - o.c, tokens = s.tokens - o.t
+FROM (SELECT theme, count(*) AS c, sum(lex_len) AS t FROM kb_chunk WHERE doc_id = $1 GROUP BY theme) o
+WHERE s.theme = o.theme`, id)
+	b.Queue(`DELETE FROM kb_document WHERE id = $1`, id)
+}
+
 // qualified returns name qualified with the store's schema.
 func (s *Store) qualified(name string) string { return s.schema + "." + name }
 
@@ -233,7 +261,9 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM kb_document WHERE id = $1`, id); err != nil {
+		var b pgx.Batch
+		queueDelete(&b, id)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM kb_embedding_info WHERE NOT EXISTS (SELECT 1 FROM kb_embedding)`)
@@ -246,7 +276,7 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
 }
 
 // chunkCopyCols are the kb_chunk columns a write COPYs.
-var chunkCopyCols = []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "tsv"}
+var chunkCopyCols = []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "tsv", "lex_len"}
 
 const chunkCols = `id, doc_id, source, title, heading_path, start_off, end_off, ordinal, text, tokens`
 
@@ -334,20 +364,18 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 	if len(qv) != info.Dimensions {
 		return nil, fmt.Errorf("query vector has %d dims, the store %d (%s): %w", len(qv), info.Dimensions, info.Model, knowledge.ErrDimensionMismatch)
 	}
+	// One round trip: the HNSW settings (per session, so they hold on the
+	// pooled connection the batch runs on; every vector search sets them)
+	// and the query. The ORDER BY is the distance alone, the form the HNSW
+	// index serves: a tie-breaking second key makes the planner sort the
+	// whole theme instead. Ties are broken by chunk id below.
+	var b pgx.Batch
+	b.Queue(fmt.Sprintf(`SET hnsw.ef_search = %d`, min(max(2*n, hnswEfSearch), 1000)))
+	b.Queue(`SET hnsw.iterative_scan = strict_order`)
 	var out []knowledge.Hit
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		ef := max(2*n, 100)
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, min(ef, 1000))); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = strict_order`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT chunk_id, 1 - (embedding <=> $1) FROM kb_embedding WHERE theme = $2 ORDER BY embedding <=> $1, chunk_id LIMIT $3`,
-			pgv.NewVector(qv), theme, n)
-		if err != nil {
-			return err
-		}
+	b.Queue(`SELECT chunk_id, 1 - (embedding <=> $1) FROM kb_embedding WHERE theme = $2 ORDER BY embedding <=> $1 LIMIT $3`,
+		pgv.NewVector(qv), theme, n).Query(func(rows pgx.Rows) error {
+		var err error
 		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (knowledge.Hit, error) {
 			var h knowledge.Hit
 			err := r.Scan(&h.Chunk.ID, &h.VectorScore)
@@ -355,33 +383,15 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 		})
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("vector: %w", err)
-	}
-	return out, nil
-}
-
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
-	toks := lexical.QueryTokens(text)
-	if len(toks) == 0 {
-		return nil, nil
-	}
-	rows, err := s.pool.Query(ctx, `
-SELECT id, ts_rank_cd(tsv, q) AS r FROM kb_chunk, CAST($1 AS tsquery) AS q
-WHERE theme = $2 AND tsv @@ q
-ORDER BY r DESC, id LIMIT $3`, tsqueryOf(toks), theme, n)
-	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (knowledge.Hit, error) {
-		var h knowledge.Hit
-		var score float32
-		err := r.Scan(&h.Chunk.ID, &score)
-		h.LexicalScore = float64(score)
-		return h, err
+	err = s.pool.SendBatch(ctx, &b).Close()
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].VectorScore != out[j].VectorScore {
+			return out[i].VectorScore > out[j].VectorScore
+		}
+		return out[i].Chunk.ID < out[j].Chunk.ID
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return nil, fmt.Errorf("vector: %w", err)
 	}
 	return out, nil
 }

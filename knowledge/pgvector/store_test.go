@@ -3,6 +3,7 @@ package pgvector
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
+	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
@@ -107,8 +109,12 @@ func TestTSVectorMatchesServer(t *testing.T) {
 		c := chunk.Chunk{Title: "子平真诠", HeadingPath: []string{"卷一", fmt.Sprintf("Section %d", i)}, Text: text}
 		var same bool
 		var server, client string
+		tsv, n := tsvectorOf(c)
+		if want := len(strings.Fields(lexical.IndexChunk(c))); n != want {
+			t.Fatalf("text %d: length %d, want %d", i, n, want)
+		}
 		err := s.pool.QueryRow(ctx, `SELECT to_tsvector('simple', $1) = $2, to_tsvector('simple', $1)::text, $2::text`,
-			lexical.IndexChunk(c), tsvectorOf(c)).Scan(&same, &server, &client)
+			lexical.IndexChunk(c), tsv).Scan(&same, &server, &client)
 		if err != nil {
 			t.Fatalf("text %d: %v", i, err)
 		}
@@ -120,5 +126,99 @@ func TestTSVectorMatchesServer(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d texts differ", bad, len(texts))
+	}
+}
+
+// TestThemeStatsFollowWrites: the per-theme BM25 statistics equal what the
+// chunks table holds after replaces, a document moving themes, deletes and
+// a failed write.
+func TestThemeStatsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	check := func(when string) {
+		t.Helper()
+		var bad int
+		err := s.pool.QueryRow(ctx, `
+SELECT count(*) FROM (SELECT theme, count(*) AS c, sum(lex_len) AS t FROM kb_chunk GROUP BY theme) a
+FULL JOIN (SELECT * FROM kb_theme_stats WHERE chunks > 0 OR tokens > 0) s USING (theme)
+WHERE a.c IS DISTINCT FROM s.chunks OR a.t IS DISTINCT FROM s.tokens`).Scan(&bad)
+		if err != nil || bad != 0 {
+			t.Fatalf("%s: %d themes whose statistics differ from their chunks (%v)", when, bad, err)
+		}
+	}
+	c := storetest.NewCorpus(storetest.Zipf, "a", 60, 20, 8, 2)
+	storetest.Load(t, s, c.Docs, 8)
+	check("after loading")
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 8}
+	d := c.Docs[1]
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks[:5], d.Vectors[:5], info); err != nil {
+		t.Fatal(err)
+	}
+	check("after a shorter version")
+	d.Doc.Theme = "b"
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+		t.Fatal(err)
+	}
+	check("after the document moved themes")
+	bad := d.Chunks[:2]
+	bad[1].ID = bad[0].ID
+	if err := s.ReplaceDocument(ctx, c.Docs[2].Doc, bad, d.Vectors[:2], info); err == nil {
+		t.Fatal("duplicate chunk ids accepted")
+	}
+	check("after a failed write")
+	if err := s.DeleteDocument(ctx, "a", c.Docs[0].Doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("after a delete")
+}
+
+// TestBM25MatchesSQLite: the PostgreSQL store's two-stage BM25 ranks a
+// corpus like SQLite's FTS5 bm25 over the same chunks: the same top hits,
+// with the same scores.
+func TestBM25MatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	pg := openFreshURL(t, testURL(t))
+	defer pg.Close()
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 3000, 300, 8, 21)
+	storetest.Load(t, pg, c.Docs, 8)
+	storetest.Load(t, lite, c.Docs, 8)
+	if _, err := pg.pool.Exec(ctx, `ANALYZE kb_chunk`); err != nil {
+		t.Fatal(err)
+	}
+	var same, total, scored int
+	var maxDiff float64
+	for i := 0; i < 40; i++ {
+		q := c.Query()
+		q.Mode, q.K = knowledge.SearchLexical, 10
+		a, err := pg.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := lite.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score := map[string]float64{}
+		for _, h := range b {
+			score[h.Chunk.ID] = h.LexicalScore
+		}
+		for _, h := range a {
+			if w, ok := score[h.Chunk.ID]; ok {
+				same++
+				scored++
+				maxDiff = max(maxDiff, math.Abs(h.LexicalScore-w)/w)
+			}
+		}
+		total += len(b)
+	}
+	t.Logf("top-10 agreement %d/%d, largest relative score difference %.4f", same, total, maxDiff)
+	if float64(same) < 0.95*float64(total) || maxDiff > 0.02 {
+		t.Errorf("PostgreSQL BM25 departs from FTS5: top-10 agreement %d/%d, largest relative score difference %.4f", same, total, maxDiff)
 	}
 }
