@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,7 +122,7 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 	start = time.Now()
 	for _, q := range []string{
 		`CREATE INDEX kb_chunk_tsv ON kb_chunk USING GIN (tsv)`,
-		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops)`,
+		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops) ` + hnswParams,
 	} {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, buildMemoryMB(rows, benchDims))); err != nil {
@@ -204,9 +205,18 @@ func BenchmarkSearch(b *testing.B) {
 			defer s.Close()
 			c := storetest.NewCorpus(kind, "t", storetest.BenchChunks(), 1000, benchDims, 1)
 			load, idx := bulkLoad(ctx, b, s, c.Docs)
-			recall := hnswRecall(ctx, b, s, c, 100)
+			qs := make([]knowledge.Query, 100)
+			for i := range qs {
+				qs[i] = c.Query()
+			}
+			recall := hnswRecall(ctx, b, s, c, qs, 0)
 			b.Logf("%s: %d chunks loaded in %v + index builds %v; HNSW recall@10 vs exact: %.3f (target >= 0.95)",
 				kind, c.Chunks(), load.Round(time.Millisecond), idx.Round(time.Millisecond), recall)
+			var sweep []string
+			for _, ef := range []int{40, 100, 200, 400} {
+				sweep = append(sweep, fmt.Sprintf("%d: %.3f", ef, hnswRecall(ctx, b, s, c, qs, ef)))
+			}
+			b.Logf("%s: HNSW recall@10 by hnsw.ef_search: %s", kind, strings.Join(sweep, ", "))
 			for _, mode := range []knowledge.SearchMode{knowledge.SearchVector, knowledge.SearchLexical, knowledge.SearchHybrid} {
 				b.Run(string(mode), func(b *testing.B) {
 					storetest.BenchSearch(b, s, c, mode)
@@ -217,23 +227,44 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// hnswRecall returns the mean share of the exact top 10 that the store's
-// vector search returns, over n queries of c.
-func hnswRecall(ctx context.Context, tb testing.TB, s *Store, c *storetest.Corpus, n int) float64 {
+// hnswRecall returns the mean share of the exact top 10 that vector search
+// returns over queries: through Store.Search when ef is 0, else by the
+// bare query with hnsw.ef_search set to ef.
+func hnswRecall(ctx context.Context, tb testing.TB, s *Store, c *storetest.Corpus, queries []knowledge.Query, ef int) float64 {
 	tb.Helper()
 	var found, total int
-	for i := 0; i < n; i++ {
-		q := c.Query()
+	for _, q := range queries {
 		want := map[string]bool{}
 		for _, id := range c.ExactTopK(q.Vector, 10) {
 			want[id] = true
 		}
-		hits, err := s.Search(ctx, knowledge.Query{Theme: c.Theme, Vector: q.Vector, K: 10, Mode: knowledge.SearchVector})
-		if err != nil {
-			tb.Fatal(err)
+		var got []string
+		if ef == 0 {
+			hits, err := s.Search(ctx, knowledge.Query{Theme: c.Theme, Vector: q.Vector, K: 10, Mode: knowledge.SearchVector})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, h := range hits {
+				got = append(got, h.Chunk.ID)
+			}
+		} else {
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, ef)); err != nil {
+					return err
+				}
+				rows, err := tx.Query(ctx, `SELECT chunk_id FROM kb_embedding WHERE theme = $1 ORDER BY embedding <=> $2 LIMIT 10`, c.Theme, pgv.NewVector(q.Vector))
+				if err != nil {
+					return err
+				}
+				got, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				return err
+			})
+			if err != nil {
+				tb.Fatal(err)
+			}
 		}
-		for _, h := range hits {
-			if want[h.Chunk.ID] {
+		for _, id := range got {
+			if want[id] {
 				found++
 			}
 		}

@@ -151,6 +151,17 @@ func TestBulkLoad(t *testing.T) {
 	if len(docs) != len(c.Docs) {
 		t.Fatalf("%d documents, want %d", len(docs), len(c.Docs))
 	}
+	// A load of less than half of the resulting table keeps them live.
+	finish, err = s.BeginBulk(ctx, 1200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("a load of 1200 chunks onto 1500 dropped indexes: %q", got)
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestBulkLoadFirstWrite: a bulk load into an empty store sizes the vector
