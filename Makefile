@@ -30,8 +30,10 @@ test: test-deps vet fmt-check
 demo: build
 	bash scripts/demo.sh $(BIN) $(DEMO)
 
+# Every benchmark once, then a summary (bench/run.sh --help). BENCH passes
+# arguments: make bench BENCH="--quick store".
 bench:
-	bash bench/run.sh
+	bash bench/run.sh $(BENCH)
 
 clean:
 	rm -rf bin $(DEMO)

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# bench/run.sh: runs the project's benchmarks once each, with sizes that
+# measure what the targets are about, and prints a summary.
+#
+#   bench/run.sh [--quick] [GROUP...]      (make bench runs them all)
+#
+# Groups (default: all, in this order):
+#   store     knowledge/sqlite and knowledge/pgvector: search p50/p99 of
+#             vector, lexical and hybrid search at VIBE_BENCH_CHUNKS chunks
+#             (default 100000) on the realistic (zipf) and worst-case
+#             (tiny32) synthetic corpora, HNSW recall@10 against exact search,
+#             PostgreSQL ingest speed against a raw COPY of the same rows
+#             (VIBE_BENCH_INGEST_CHUNKS, default 20000), and the cost of
+#             writing with live indexes against rebuilding them
+#   chunk     chunking throughput on 三命通会 (2 MB)
+#   convert   bench/convert.sh: token F1 and time against pdftotext/pandoc
+#             per corpus file, plus BenchmarkConvertPDF
+#   extract   the offline extractor over the bazi corpus; the LLM path over
+#             it against the fake server (requests, tokens per source token)
+#   runtime   the runtime's own work per turn (memory and SQLite stores, the
+#             demo workspace through vibe serve's wiring) and the memory of
+#             idle conversations
+#
+# --quick uses 20000 chunks for the search benchmarks and 5000 for the
+# ingest comparison. PostgreSQL comes from .vibe/test.env (make test-deps
+# writes it); without it the PostgreSQL benchmarks are skipped with a note,
+# and under CI=true the run fails. The real documents come from
+# ../shared/corpus. Raw output is kept in $VIBE_BENCH_OUT (default: a new
+# directory under /tmp), one file per group.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+quick=""
+groups=()
+for a in "$@"; do
+	case "$a" in
+	--quick) quick=1 ;;
+	store | chunk | convert | extract | runtime) groups+=("$a") ;;
+	-h | --help)
+		sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "bench/run.sh: unknown group or flag '$a' (groups: store chunk convert extract runtime; flag: --quick)" >&2
+		exit 2
+		;;
+	esac
+done
+[ ${#groups[@]} -eq 0 ] && groups=(store chunk convert extract runtime)
+
+if [ -f .vibe/test.env ]; then
+	set -a
+	. ./.vibe/test.env
+	set +a
+fi
+if [ -z "${VIBE_TEST_DATABASE_URL:-}" ]; then
+	msg="VIBE_TEST_DATABASE_URL is not set (no .vibe/test.env): the PostgreSQL benchmarks are skipped; make test-deps sets one up"
+	if [ "${CI:-}" = "true" ]; then
+		echo "bench/run.sh: $msg" >&2
+		exit 1
+	fi
+	echo "bench/run.sh: note: $msg" >&2
+fi
+if [ -n "$quick" ]; then
+	export VIBE_BENCH_CHUNKS=${VIBE_BENCH_CHUNKS:-20000}
+	export VIBE_BENCH_INGEST_CHUNKS=${VIBE_BENCH_INGEST_CHUNKS:-5000}
+fi
+export VIBE_BENCH_CHUNKS=${VIBE_BENCH_CHUNKS:-100000}
+export VIBE_BENCH_INGEST_CHUNKS=${VIBE_BENCH_INGEST_CHUNKS:-20000}
+
+out=${VIBE_BENCH_OUT:-$(mktemp -d /tmp/vibe-bench.XXXXXX)}
+mkdir -p "$out"
+failed=()
+
+# gobench GROUP PKG PATTERN BENCHTIME: one go test -bench run, appended to
+# the group's output file and echoed.
+gobench() {
+	local group=$1 pkg=$2 pattern=$3 benchtime=$4 tmp
+	tmp=$(mktemp)
+	echo "== $group: go test -run '^\$' -bench '$pattern' -benchtime $benchtime $pkg" | tee -a "$out/$group.txt"
+	go test -run '^$' -bench "$pattern" -benchtime "$benchtime" -timeout 120m -v "$pkg" >"$tmp" 2>&1
+	local rc=$?
+	grep -v '^=== \|^goos:\|^goarch:\|^cpu:' "$tmp" | tee -a "$out/$group.txt"
+	if [ $rc -ne 0 ] || grep -q -- '--- FAIL' "$tmp"; then
+		failed+=("$group:$pkg:$pattern")
+	fi
+	rm -f "$tmp"
+}
+
+start=$(date +%s)
+for g in "${groups[@]}"; do
+	: >"$out/$g.txt"
+	case "$g" in
+	store)
+		gobench store ./knowledge/sqlite/ 'BenchmarkSearch$' 100x
+		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 1x
+		gobench store ./knowledge/pgvector/ 'BenchmarkIncrementalIngest$' 3x
+		gobench store ./knowledge/pgvector/ 'BenchmarkSearch$' 100x
+		;;
+	chunk)
+		gobench chunk ./chunk/ 'BenchmarkSplit$' 3x
+		;;
+	convert)
+		echo "== convert: bench/convert.sh" | tee -a "$out/convert.txt"
+		if ! bash bench/convert.sh 2>&1 | tee -a "$out/convert.txt"; then
+			failed+=("convert bench/convert.sh")
+		fi
+		gobench convert ./convert/ 'BenchmarkConvertPDF$' 5x
+		;;
+	extract)
+		gobench extract ./extract/ 'BenchmarkOfflineBazi$' 3x
+		gobench extract ./extract/ 'BenchmarkLLMBazi$' 1x
+		;;
+	runtime)
+		gobench runtime ./runtime/ 'Benchmark' 2000x
+		gobench runtime ./cmd/vibe/ 'BenchmarkServeTurnDemo$' 1000x
+		;;
+	esac
+done
+
+# Summary: every benchmark result line with its custom metrics, and the
+# figures the store benchmarks log (ratios, recall, load times).
+echo
+echo "==================== summary ($(($(date +%s) - start)) s; raw output in $out) ===================="
+for g in "${groups[@]}"; do
+	echo "-- $g"
+	awk '
+		/^Benchmark[^ ]*[ \t]+[0-9]+[ \t]/ {
+			name = $1; sub(/-[0-9]+$/, "", name)
+			line = sprintf("  %-46s", name)
+			for (i = 3; i < NF; i += 2) {
+				if ($(i+1) == "ns/op") line = line sprintf(" %12.3f ms/op", $i / 1e6)
+				else if ($(i+1) ~ /^(B|allocs)\/op$/) continue
+				else line = line sprintf(" %10s %s", $i, $(i+1))
+			}
+			print line
+		}
+		/bench_test.go:[0-9]+: / && /ratio|recall|speed|loaded|COPY|costs|chunks:/ {
+			sub(/^[ \t]+/, ""); sub(/^bench_test.go:[0-9]+: /, "")
+			print "    " $0
+		}
+		/^(SKIP|--- SKIP)/ || /NOT RUN/ { sub(/^[ \t]+/, ""); print "    skipped: " $0 }
+	' "$out/$g.txt"
+	if [ "$g" = convert ]; then
+		# convertbench's per-format table: mean F1 and time against the
+		# reference tool.
+		awk '/^format engine/ { on = 1 } on && NF { print "    " $0 } on && !NF { on = 0 }' "$out/convert.txt"
+	fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo
+	echo "FAILED: ${failed[*]}"
+	exit 1
+fi
