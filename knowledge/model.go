@@ -128,9 +128,10 @@ const (
 	Tier3 = "tier3_edge"
 )
 
-// TieredRule is a rule with the tier it sits in.
+// TieredRule is a rule with the tier it sits in. It serialises as the
+// rule's fields with "tier" beside them.
 type TieredRule struct {
-	Tier string
+	Tier string `json:"tier"`
 	Rule
 }
 

@@ -179,6 +179,8 @@ func TestToolsExecute(t *testing.T) {
 		{`{"tool":"compute_chart","args":{"birth_date":"1990-01-01"}}`, 404, "not active"},
 		{`{"skill":"bazi","tool":"compute_chart","args":{}}`, 422, "birth_date is required"},
 		{`{"skill":"bazi","tool":"get_rules","args":{"question":"甲木寅月"}}`, 200, `"r2"`},
+		// A rule carries its tier beside its fields, under a lower-case key.
+		{`{"skill":"bazi","tool":"get_rules","args":{"question":"甲木寅月"}}`, 200, `"tier":"tier`},
 		{`{"skill":"nope","tool":"get_rules","args":{}}`, 404, "nope"},
 	}
 	for _, tt := range tests {

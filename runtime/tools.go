@@ -234,11 +234,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if err != nil {
 			return nil, err
 		}
-		out := make([]ruleResult, len(rules))
-		for i, r := range rules {
-			out[i] = ruleResult{Tier: r.Tier, Rule: r.Rule}
-		}
-		return jsonOf(map[string]any{"skill": active, "rules": out})
+		return jsonOf(map[string]any{"skill": active, "rules": rules})
 	case "read_skill_resource":
 		sn := str(args, "skill")
 		if sn == "" {
@@ -379,12 +375,6 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: tools of type %q have no runtime behaviour; use the core tools (collect_info, search_knowledge) instead", name, tool.Type)
-}
-
-// ruleResult is a rule as get_rules returns it: its tier beside its fields.
-type ruleResult struct {
-	Tier string `json:"tier"`
-	knowledge.Rule
 }
 
 // PluginResult is the unified output of a compute plugin.
