@@ -227,11 +227,8 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if req.ConversationID == "" {
 		req.ConversationID = newConversationID()
 	}
-	if err := a.cfg.Memory.EnsureUser(ctx, req.UserID); err != nil {
-		return "", fmt.Errorf("runtime: user %s: %w", req.UserID, err)
-	}
-	if _, err := a.cfg.Memory.Conversation(ctx, req.UserID, req.ConversationID); err != nil {
-		return "", fmt.Errorf("runtime: %w", err)
+	if err := a.OpenConversation(ctx, req.UserID, req.ConversationID); err != nil {
+		return "", err
 	}
 	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, emit: emit}
 	all, refreshed, err := a.history(ctx, req.UserID, req.ConversationID)
@@ -262,6 +259,28 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
 	return a.modelTurn(ctx, t, msg, all, req.Transcript, newRecords)
+}
+
+// ErrConversationNotFound is returned for a conversation id the user may
+// not continue: it names another user's conversation. Callers answer it as
+// not found, never saying whether the id exists.
+var ErrConversationNotFound = errors.New("conversation not found")
+
+// OpenConversation makes sure the user exists and may continue the
+// conversation id, creating the conversation when the id is new. An id of
+// another user's conversation gives ErrConversationNotFound. The HTTP API
+// calls it before a response starts, so a refusal is a status code.
+func (a *Agent) OpenConversation(ctx context.Context, userID, convID string) error {
+	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
+		return fmt.Errorf("runtime: user %s: %w", userID, err)
+	}
+	if _, err := a.cfg.Memory.Conversation(ctx, userID, convID); err != nil {
+		if errors.Is(err, knowledge.ErrNotFound) {
+			return fmt.Errorf("conversation %q: %w", convID, ErrConversationNotFound)
+		}
+		return fmt.Errorf("runtime: conversation %s: %w", convID, err)
+	}
+	return nil
 }
 
 // recentMessages is how many stored messages a turn reads: more than the

@@ -357,6 +357,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
 	out := s.newSSE(w)
@@ -369,6 +372,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		b := marshal(Event{Type: EventError, Error: err.Error()})
 		_ = out.send(EventError, b)
 	}
+}
+
+// openConversation checks, before any response is written, that the user
+// may continue the conversation id; it answers 404 when not (the same answer
+// whether the id is another user's or not) and reports whether to go on.
+func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hint string) bool {
+	err := s.agent.OpenConversation(r.Context(), userOf(r), id)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, ErrConversationNotFound):
+		writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("conversation %q not found: %s", id, hint))
+	default:
+		writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+	}
+	return false
 }
 
 // ToolRequest is the body of POST /api/tools/execute.
@@ -498,6 +517,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if conv == "" {
 		h := sha256.Sum256([]byte(user + "\x00" + req.Model + "\x00" + first))
 		conv = "oai-" + hex.EncodeToString(h[:8])
+	} else if !s.openConversation(w, r, conv, "send another X-Conversation-ID, or none") {
+		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
