@@ -64,6 +64,23 @@ type Event struct {
 	ConversationID string `json:"conversation_id,omitempty"`
 	Skill          string `json:"skill,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// Usage, on a done event, adds up the tokens of the model calls the turn
+	// made (none in retrieval-only mode).
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage counts the tokens of a turn's model calls, as the endpoint reported
+// them.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func (u *Usage) add(r llm.Usage) {
+	u.PromptTokens += r.PromptTokens
+	u.CompletionTokens += r.CompletionTokens
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 }
 
 // Config configures an Agent.
@@ -360,6 +377,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	var stepMsgs []llm.Message
 	var answer strings.Builder
 	var protocol *skills.Protocol
+	var usage Usage
 	reason := "stop"
 	step := 0
 	for ; step < a.cfg.MaxSteps; step++ {
@@ -404,6 +422,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			}
 			return t.send(Event{Type: EventContent, Content: out})
 		})
+		usage.add(resp.Usage)
 		if rest := g.Flush(); rest != "" {
 			stepText.WriteString(rest)
 			_ = t.send(Event{Type: EventContent, Content: rest})
@@ -463,7 +482,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			a.summarize(context.WithoutCancel(ctx), t, all, msg, answer.String())
 		}()
 	}
-	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill()})
+	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage})
 }
 
 // runCalls executes a step's tool calls in parallel, emitting events, and

@@ -52,6 +52,9 @@ func (f *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Del
 		resp.Content += t
 	}
 	resp.ToolCalls = s.calls
+	// Usage as an endpoint reports it: 10 tokens a prompt message, 3 a text
+	// piece and 5 a tool call.
+	resp.Usage = llm.Usage{PromptTokens: 10 * len(req.Messages), CompletionTokens: 3*len(s.text) + 5*len(s.calls)}
 	resp.FinishReason = "stop"
 	if len(s.calls) > 0 {
 		resp.FinishReason = "tool_calls"

@@ -457,10 +457,15 @@ func (m oaiMessage) text() string {
 }
 
 type oaiRequest struct {
-	Model    string       `json:"model"`
-	Messages []oaiMessage `json:"messages"`
-	Stream   bool         `json:"stream"`
-	User     string       `json:"user,omitempty"`
+	Model         string       `json:"model"`
+	Messages      []oaiMessage `json:"messages"`
+	Stream        bool         `json:"stream"`
+	StreamOptions struct {
+		// IncludeUsage asks for a last chunk with the usage, as OpenAI
+		// sends it: empty choices, before [DONE].
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	User string `json:"user,omitempty"`
 }
 
 // completions is the OpenAI-compatible endpoint. The last user message is
@@ -540,9 +545,18 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		return ""
 	}
+	// usage is the done event's: the tokens of the turn's model calls
+	// (zeros in retrieval-only mode, which calls none).
+	var usage Usage
+	noteUsage := func(ev Event) {
+		if ev.Type == EventDone && ev.Usage != nil {
+			usage = *ev.Usage
+		}
+	}
 	if !req.Stream {
 		var sb strings.Builder
 		_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
+			noteUsage(ev)
 			sb.WriteString(render(ev))
 			return nil
 		})
@@ -553,21 +567,29 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": model,
 			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": sb.String()}, "finish_reason": "stop"}},
-			"usage":   map[string]int{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+			"usage":   usage,
 		})
 		return
 	}
 	out := s.newSSE(w)
 	defer out.end()
+	withUsage := req.StreamOptions.IncludeUsage
+	send := func(choices []map[string]any, u *Usage) error {
+		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices}
+		if withUsage {
+			// As OpenAI: null on every chunk but the last.
+			c["usage"] = u
+		}
+		return out.send("", marshal(c))
+	}
 	chunk := func(delta map[string]any, finish any) error {
-		b := marshal(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}})
-		return out.send("", b)
+		return send([]map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}, nil)
 	}
 	if err := chunk(map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
 		return
 	}
 	_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
+		noteUsage(ev)
 		if t := render(ev); t != "" {
 			return chunk(map[string]any{"content": t}, nil)
 		}
@@ -584,5 +606,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = chunk(map[string]any{}, "stop")
+	if withUsage {
+		_ = send([]map[string]any{}, &usage)
+	}
 	_ = out.send("", []byte("[DONE]"))
 }

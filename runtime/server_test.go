@@ -453,3 +453,101 @@ func TestSkillsReloadWhileServing(t *testing.T) {
 		t.Fatalf("chat with the new skill: %+v", evs)
 	}
 }
+
+// promptTokens adds up the prompt tokens the fake model reported for
+// requests[from:] (the summary, asked after a turn, is not the turn's).
+func promptTokens(m *fakeModel, from int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, r := range m.requests[from:] {
+		if r.Stage != "serve.summary" {
+			n += 10 * len(r.Messages)
+		}
+	}
+	return n
+}
+
+// A turn reports the tokens of the model calls it made: on /api/chat's done
+// event, in the OpenAI-compatible response, and streamed in a last chunk
+// when the client asks with stream_options.include_usage; retrieval-only
+// turns report zeros.
+func TestTurnUsage(t *testing.T) {
+	twoSteps := func() []step {
+		return []step{{calls: []llm.ToolCall{call("1", "get_rules", `{"question":"甲木"}`)}}, {text: []string{"甲木", "寅月"}}}
+	}
+	m := &fakeModel{script: twoSteps()}
+	ts, _ := newTestServer(t, m, ServerOptions{})
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("ka"), option.WithMaxRetries(0))
+	ctx := context.Background()
+
+	res, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: "vibe/bazi", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("甲木生于寅月")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.requests) != 2 {
+		t.Fatalf("the turn made %d model calls, want 2", len(m.requests))
+	}
+	prompt := promptTokens(m, 0)
+	// Two calls: a tool call (5) and two text pieces (6).
+	if u := res.Usage; u.PromptTokens != int64(prompt) || u.CompletionTokens != 11 || u.TotalTokens != int64(prompt)+11 {
+		t.Errorf("usage = %+v, want prompt %d, completion 11", u, prompt)
+	}
+
+	m.script = twoSteps()
+	from := len(m.requests)
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+		Model: "vibe/bazi", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("甲木生于卯月")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	})
+	var last openai.ChatCompletionChunk
+	chunks := 0
+	for stream.Next() {
+		last = stream.Current()
+		chunks++
+		if len(last.Choices) > 0 && last.JSON.Usage.Valid() && last.Usage.TotalTokens != 0 {
+			t.Errorf("chunk %d with choices carries usage %+v", chunks, last.Usage)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	prompt = promptTokens(m, from)
+	if len(last.Choices) != 0 || last.Usage.PromptTokens != int64(prompt) || last.Usage.CompletionTokens != 11 || last.Usage.TotalTokens != int64(prompt)+11 {
+		t.Errorf("last chunk = %d choices, usage %+v; want no choices, prompt %d, completion 11", len(last.Choices), last.Usage, prompt)
+	}
+
+	// Without include_usage no chunk carries a usage field.
+	m.script = twoSteps()
+	resp := do(t, "POST", ts.URL+"/v1/chat/completions", "ka", `{"model":"vibe/bazi","stream":true,"messages":[{"role":"user","content":"甲木生于辰月"}]}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), `"usage"`) || !strings.Contains(string(b), "甲木") {
+		t.Errorf("stream without include_usage:\n%s", b)
+	}
+
+	// /api/chat: on the done event.
+	m.script = twoSteps()
+	from = len(m.requests)
+	resp = do(t, "POST", ts.URL+"/api/chat", "ka", `{"message":"甲木生于巳月","skill":"bazi"}`)
+	evs := readSSE(t, resp.Body)
+	resp.Body.Close()
+	prompt = promptTokens(m, from)
+	if done := evs[len(evs)-1]; done.Type != EventDone || done.Usage == nil || *done.Usage != (Usage{prompt, 11, prompt + 11}) {
+		t.Errorf("done event = %+v, want usage prompt %d, completion 11", done, prompt)
+	}
+
+	// Retrieval-only: no model call, zeros.
+	off, _ := newTestServer(t, nil, ServerOptions{})
+	resp = do(t, "POST", off.URL+"/v1/chat/completions", "ka", `{"model":"vibe/bazi","messages":[{"role":"user","content":"甲木"}]}`)
+	var body struct {
+		Usage map[string]int `json:"usage"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if err != nil || len(body.Usage) != 3 || body.Usage["prompt_tokens"] != 0 || body.Usage["completion_tokens"] != 0 || body.Usage["total_tokens"] != 0 {
+		t.Errorf("offline usage = %v (%v), want three zero counts", body.Usage, err)
+	}
+}
