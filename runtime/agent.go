@@ -180,6 +180,20 @@ type TurnRequest struct {
 	// still supplies the active skill, the protocol state and the summary,
 	// and records the turn.
 	Transcript []llm.Message
+	// TranscriptScope, when set, keys the state a conversation keeps
+	// between turns by the client's transcript instead of a ConversationID
+	// (which is then ignored): the OpenAI-compatible endpoint without
+	// X-Conversation-ID passes the model the client asked for. See
+	// transcriptNode: the turn starts from the state (active skill, protocol
+	// in progress, summary) stored under the transcript so far (none for
+	// its first message) and stores the state it ends with, together with
+	// the turn, under the transcript that follows: this one, the message
+	// and the answer as the client receives it (EventText). So the state of
+	// a chat follows its own transcript: chats that open alike share
+	// nothing once their messages or answers differ, and an edited message
+	// starts from the state before it. A client that alters the answers it
+	// resends gets no state from the turns before.
+	TranscriptScope string
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -189,11 +203,11 @@ const (
 	roleProtocol = "protocol"
 )
 
-// newConversationID returns a random conversation id.
-func newConversationID() string {
+// randomID returns prefix and 24 random hex digits (conversation ids "c-…").
+func randomID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return "c-" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // turn is the state of one running turn.
@@ -201,8 +215,22 @@ type turn struct {
 	a      *Agent
 	userID string
 	convID string
-	emit   func(Event) error
-	emitMu sync.Mutex
+	// stateConv is the conversation the turn's starting state was read
+	// from: convID, or the transcript's node ("" for none).
+	stateConv string
+	// transcript is the client's history when it holds one (nil: the
+	// stored messages are the history).
+	transcript []llm.Message
+	// nodes is set for a turn keyed by its transcript (TranscriptScope,
+	// the scope); message is the message as the client sent it and
+	// rendered the answer as the client receives it, which with the
+	// transcript name the conversation the turn is stored in.
+	nodes    bool
+	scope    string
+	message  string
+	rendered strings.Builder
+	emit     func(Event) error
+	emitMu   sync.Mutex
 
 	mu       sync.Mutex
 	active   string
@@ -218,7 +246,24 @@ type turn struct {
 func (t *turn) send(ev Event) error {
 	t.emitMu.Lock()
 	defer t.emitMu.Unlock()
+	if t.nodes {
+		t.rendered.WriteString(EventText(ev))
+	}
 	return t.emit(ev)
+}
+
+// EventText is an event as text for a plain chat client: the content, and
+// cards and forms as text blocks; "" for the other events.
+func EventText(ev Event) string {
+	switch ev.Type {
+	case EventContent:
+		return ev.Content
+	case EventCard:
+		return fmt.Sprintf("\n\n[card %s] %s\n\n", ev.CardType, ev.Props)
+	case EventForm:
+		return fmt.Sprintf("\n\n[form] %s\n\n", ev.Form)
+	}
+	return ""
 }
 
 func (t *turn) activeSkill() string {
@@ -241,16 +286,30 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if err := a.cfg.Skills.Refresh(); err != nil {
 		return "", err
 	}
-	if req.ConversationID == "" {
-		req.ConversationID = newConversationID()
+	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, stateConv: req.ConversationID, transcript: req.Transcript, emit: emit}
+	if req.TranscriptScope != "" {
+		// The conversation is named once the answer is known (persist).
+		t.nodes, t.scope, t.message = true, req.TranscriptScope, req.Message
+		t.convID, t.stateConv = "", transcriptNode(req.UserID, req.TranscriptScope, req.Transcript)
+		if err := a.cfg.Memory.EnsureUser(ctx, req.UserID); err != nil {
+			return "", fmt.Errorf("runtime: user %s: %w", req.UserID, err)
+		}
+	} else {
+		if t.convID == "" {
+			t.convID = randomID("c-")
+		}
+		if err := a.OpenConversation(ctx, req.UserID, t.convID); err != nil {
+			return "", err
+		}
+		t.stateConv = t.convID
 	}
-	if err := a.OpenConversation(ctx, req.UserID, req.ConversationID); err != nil {
-		return "", err
-	}
-	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, emit: emit}
-	all, refreshed, err := a.history(ctx, req.UserID, req.ConversationID)
-	if err != nil {
-		return "", err
+	var all []knowledge.StoredMessage
+	refreshed := false
+	if t.stateConv != "" {
+		var err error
+		if all, refreshed, err = a.history(ctx, req.UserID, t.stateConv); err != nil {
+			return "", err
+		}
 	}
 	for _, m := range all {
 		if m.Role == roleSkill {
@@ -258,7 +317,10 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		}
 	}
 	var newRecords []knowledge.StoredMessage
-	if refreshed {
+	if t.nodes {
+		// The transcript's next node starts with the state this one ended with.
+		newRecords = carried(all)
+	} else if refreshed {
 		// Record the skill again, so the next turns find it among the
 		// recent messages. (A protocol is not re-recorded: its progress
 		// counts from its start record. One still unfinished after
@@ -275,7 +337,7 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if a.Offline() {
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
-	return a.modelTurn(ctx, t, msg, all, req.Transcript, newRecords)
+	return a.modelTurn(ctx, t, msg, all, newRecords)
 }
 
 // ErrConversationNotFound is returned for a conversation id the user may
@@ -332,8 +394,48 @@ func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMes
 	if len(recs) == 0 {
 		return nil
 	}
-	_, err := a.cfg.Memory.AppendMessages(context.WithoutCancel(ctx), t.userID, t.convID, recs)
-	return err
+	ctx = context.WithoutCancel(ctx)
+	if t.nodes {
+		t.emitMu.Lock()
+		answer := t.rendered.String()
+		t.emitMu.Unlock()
+		next := append(append([]llm.Message(nil), t.transcript...), llm.Message{Role: llm.RoleUser, Content: t.message}, llm.Message{Role: llm.RoleAssistant, Content: answer})
+		t.convID = transcriptNode(t.userID, t.scope, next)
+		if err := a.OpenConversation(ctx, t.userID, t.convID); err != nil {
+			return err
+		}
+	}
+	if _, err := a.cfg.Memory.AppendMessages(ctx, t.userID, t.convID, recs); err != nil {
+		return err
+	}
+	if t.nodes {
+		// A transcript node carries its parent's summary too (a summary
+		// due after this turn replaces it).
+		sum, err := a.summaryOf(ctx, t)
+		if err != nil || sum.Text == "" {
+			return err
+		}
+		sum.ConversationID = t.convID
+		return a.cfg.Memory.SaveSummary(ctx, t.userID, sum)
+	}
+	return nil
+}
+
+// summaryOf returns the summary the turn started with, read once.
+func (a *Agent) summaryOf(ctx context.Context, t *turn) (knowledge.Summary, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.summary == nil {
+		var sum knowledge.Summary
+		if t.stateConv != "" {
+			var err error
+			if sum, err = a.cfg.Memory.Summary(ctx, t.userID, t.stateConv); err != nil {
+				return sum, fmt.Errorf("runtime: summary: %w", err)
+			}
+		}
+		t.summary = &sum
+	}
+	return *t.summary, nil
 }
 
 // chatHistory returns the last n user and assistant messages of the stored
@@ -369,7 +471,8 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 	return out
 }
 
-func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, transcript []llm.Message, recs []knowledge.StoredMessage) (string, error) {
+func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
+	transcript := t.transcript
 	startActive := t.active
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
@@ -475,7 +578,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if err := a.persist(ctx, t, recs); err != nil {
 		return answer.String(), fmt.Errorf("runtime: save conversation: %w", err)
 	}
-	if a.summaryDue(all) {
+	if a.summaryDue(t, all) {
 		a.bg.Add(1)
 		go func() {
 			defer a.bg.Done()
@@ -613,32 +716,62 @@ func (a *Agent) protocolFor(active, msg string, all []knowledge.StoredMessage) *
 	return nil
 }
 
-// summaryDue reports whether the turn that follows the history all is the
-// SummaryEvery-th user turn.
-func (a *Agent) summaryDue(all []knowledge.StoredMessage) bool {
+// summaryDue reports whether this turn is the SummaryEvery-th user turn of
+// the conversation: counted in the history all, or in the client's
+// transcript for a transcript node (whose stored history is one turn).
+func (a *Agent) summaryDue(t *turn, all []knowledge.StoredMessage) bool {
 	users := 1
-	for _, m := range all {
-		if m.Role == llm.RoleUser {
-			users++
+	if t.nodes {
+		for _, m := range t.transcript {
+			if m.Role == llm.RoleUser {
+				users++
+			}
+		}
+	} else {
+		for _, m := range all {
+			if m.Role == llm.RoleUser {
+				users++
+			}
 		}
 	}
 	return users%a.cfg.SummaryEvery == 0
 }
 
+// chatOf returns the user and assistant messages of a transcript.
+func chatOf(h []llm.Message) []llm.Message {
+	var out []llm.Message
+	for _, m := range h {
+		if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // summarize asks the model for the rolling summary of the conversation: the
 // previous summary plus the messages since. Failures leave the previous
-// summary in place.
+// summary in place. A stored conversation's summary covers its messages up
+// to a sequence number; a transcript node's covers the transcript's first
+// UpTo messages.
 func (a *Agent) summarize(ctx context.Context, t *turn, all []knowledge.StoredMessage, msg, answer string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	prev, _ := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
+	prev, _ := a.summaryOf(ctx, t)
 	var sb strings.Builder
 	if prev.Text != "" {
 		sb.WriteString("之前的摘要 / previous summary:\n" + prev.Text + "\n\n")
 	}
-	for _, m := range all {
-		if m.Seq > prev.UpTo && (m.Role == llm.RoleUser || m.Role == llm.RoleAssistant) {
+	var chat []llm.Message
+	if t.nodes {
+		chat = chatOf(t.transcript)
+		for _, m := range chat[min(prev.UpTo, len(chat)):] {
 			fmt.Fprintf(&sb, "%s: %s\n", m.Role, m.Content)
+		}
+	} else {
+		for _, m := range all {
+			if m.Seq > prev.UpTo && (m.Role == llm.RoleUser || m.Role == llm.RoleAssistant) {
+				fmt.Fprintf(&sb, "%s: %s\n", m.Role, m.Content)
+			}
 		}
 	}
 	fmt.Fprintf(&sb, "user: %s\nassistant: %s\n", msg, answer)
@@ -652,9 +785,10 @@ func (a *Agent) summarize(ctx context.Context, t *turn, all []knowledge.StoredMe
 	if err != nil || strings.TrimSpace(resp.Content) == "" {
 		return
 	}
-	msgs, err := a.cfg.Memory.Messages(ctx, t.userID, t.convID, 1)
 	upTo := prev.UpTo
-	if err == nil && len(msgs) == 1 {
+	if t.nodes {
+		upTo = len(chat) + 2
+	} else if msgs, err := a.cfg.Memory.Messages(ctx, t.userID, t.convID, 1); err == nil && len(msgs) == 1 {
 		upTo = msgs[0].Seq
 	}
 	_ = a.cfg.Memory.SaveSummary(ctx, t.userID, knowledge.Summary{ConversationID: t.convID, UpTo: upTo, Text: strings.TrimSpace(resp.Content), UpdatedAt: a.cfg.Now()})

@@ -72,7 +72,11 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		fmt.Fprintf(&rc, "计算结果 / computed: %s\n", c)
 	}
 	if active != "" {
-		if rules, err := a.contextRules(active, msg, all, protocol, 3); err == nil && len(rules) > 0 {
+		chat := all
+		if t.transcript != nil {
+			chat = chatRecords(t.transcript)
+		}
+		if rules, err := a.contextRules(active, msg, chat, all, protocol, 3); err == nil && len(rules) > 0 {
 			rc.WriteString("相关规则 / relevant rules:\n")
 			for _, r := range rules {
 				fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
@@ -91,15 +95,12 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			rc.WriteString("从对话历史判断进度，继续未完成的部分。/ Read the progress from the conversation and continue where it stopped.\n")
 		}
 	}
-	if t.summary == nil {
-		sum, err := a.cfg.Memory.Summary(ctx, t.userID, t.convID)
-		if err != nil {
-			return "", fmt.Errorf("runtime: summary: %w", err)
-		}
-		t.summary = &sum
+	sum, err := a.summaryOf(ctx, t)
+	if err != nil {
+		return "", err
 	}
-	if t.summary.Text != "" {
-		fmt.Fprintf(&rc, "\n对话摘要 / conversation summary: %s\n", t.summary.Text)
+	if sum.Text != "" {
+		fmt.Fprintf(&rc, "\n对话摘要 / conversation summary: %s\n", sum.Text)
 	}
 	if rc.Len() > 0 {
 		sb.WriteString("\n# 运行时上下文 / Runtime context\n")

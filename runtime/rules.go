@@ -181,7 +181,11 @@ func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule,
 // message weighs most; the user's earlier turns (most recent first), the
 // last answer and the protocol in progress (its name and next step) add
 // to it, so a follow-up such as "and then?" keeps the rules of the topic.
-func (a *Agent) contextRules(skill, msg string, all []knowledge.StoredMessage, p *skills.Protocol, k int) ([]knowledge.TieredRule, error) {
+//
+// chat holds the earlier messages (the stored ones, or the client's
+// transcript); all is the stored history the protocol's progress is read
+// from.
+func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMessage, p *skills.Protocol, k int) ([]knowledge.TieredRule, error) {
 	sk, err := a.cfg.Skills.Get(skill)
 	if err != nil {
 		return nil, err
@@ -192,14 +196,14 @@ func (a *Agent) contextRules(skill, msg string, all []knowledge.StoredMessage, p
 	}
 	parts := []weighted{{msg, 1}}
 	userW, answered := 0.5, false
-	for i := len(all) - 1; i >= 0 && userW > 0.1; i-- {
-		switch all[i].Role {
+	for i := len(chat) - 1; i >= 0 && userW > 0.1; i-- {
+		switch chat[i].Role {
 		case llm.RoleUser:
-			parts = append(parts, weighted{all[i].Content, userW})
+			parts = append(parts, weighted{chat[i].Content, userW})
 			userW /= 2
 		case llm.RoleAssistant:
 			if !answered {
-				parts = append(parts, weighted{all[i].Content, 0.25})
+				parts = append(parts, weighted{chat[i].Content, 0.25})
 				answered = true
 			}
 		}

@@ -3,8 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -469,9 +467,11 @@ type oaiRequest struct {
 }
 
 // completions is the OpenAI-compatible endpoint. The last user message is
-// the turn; the conversation is identified by the X-Conversation-ID header or
-// else by the user and the first user message, so a front-end resending the
-// whole history continues the same stored conversation.
+// the turn and what comes before it the history. The state a conversation
+// keeps between turns (active skill, protocol in progress, summary) lives in
+// the stored conversation the X-Conversation-ID header names, or else is
+// keyed by the client's transcript (TurnRequest.TranscriptScope), so a
+// front-end resending the whole history continues its own chat and no other.
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var req oaiRequest
 	if !s.decodeBody(w, r, &req) {
@@ -490,13 +490,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("model %q: use \"vibe\" or \"vibe/<skill>\"; GET /v1/models lists them", req.Model))
 		return
 	}
-	var last, first string
+	var last string
 	lastAt := -1
 	for i, m := range req.Messages {
 		if m.Role == "user" {
-			if first == "" {
-				first = m.text()
-			}
 			last, lastAt = m.text(), i
 		}
 	}
@@ -517,34 +514,20 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "messages: "+err.Error())
 		return
 	}
-	user := userOf(r)
-	conv := r.Header.Get("X-Conversation-ID")
-	if conv == "" {
-		h := sha256.Sum256([]byte(user + "\x00" + req.Model + "\x00" + first))
-		conv = "oai-" + hex.EncodeToString(h[:8])
-	} else if !s.openConversation(w, r, conv, "send another X-Conversation-ID, or none") {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
-	defer cancel()
-	id := "chatcmpl-" + conv + fmt.Sprint(s.opts.Now().UnixNano())
-	created := s.opts.Now().Unix()
 	model := req.Model
 	if model == "" {
 		model = "vibe"
 	}
-	// Cards and forms are rendered as text for plain chat front-ends.
-	render := func(ev Event) string {
-		switch ev.Type {
-		case EventContent:
-			return ev.Content
-		case EventCard:
-			return fmt.Sprintf("\n\n[card %s] %s\n\n", ev.CardType, ev.Props)
-		case EventForm:
-			return fmt.Sprintf("\n\n[form] %s\n\n", ev.Form)
-		}
-		return ""
+	turn := TurnRequest{UserID: userOf(r), Message: last, Skill: skill, Transcript: transcript}
+	if turn.ConversationID = r.Header.Get("X-Conversation-ID"); turn.ConversationID == "" {
+		turn.TranscriptScope = model
+	} else if !s.openConversation(w, r, turn.ConversationID, "send another X-Conversation-ID, or none") {
+		return
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
+	defer cancel()
+	id := randomID("chatcmpl-")
+	created := s.opts.Now().Unix()
 	// usage is the done event's: the tokens of the turn's model calls
 	// (zeros in retrieval-only mode, which calls none).
 	var usage Usage
@@ -555,9 +538,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.Stream {
 		var sb strings.Builder
-		_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
+		_, err := s.agent.Turn(ctx, turn, func(ev Event) error {
 			noteUsage(ev)
-			sb.WriteString(render(ev))
+			sb.WriteString(EventText(ev))
 			return nil
 		})
 		if err != nil {
@@ -588,9 +571,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if err := chunk(map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
 		return
 	}
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: user, ConversationID: conv, Message: last, Skill: skill, Transcript: transcript}, func(ev Event) error {
+	_, err := s.agent.Turn(ctx, turn, func(ev Event) error {
 		noteUsage(ev)
-		if t := render(ev); t != "" {
+		if t := EventText(ev); t != "" {
 			return chunk(map[string]any{"content": t}, nil)
 		}
 		return nil

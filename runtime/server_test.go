@@ -277,15 +277,12 @@ func TestOpenAICompatibleWithOpenAIClient(t *testing.T) {
 	if sb.String() != "第二轮" || pieces != 2 {
 		t.Fatalf("stream = %q in %d pieces", sb.String(), pieces)
 	}
-	// Both turns landed in the same stored conversation (same first message).
-	var convs int
-	for _, c := range mem.convs {
-		if c.UserID == "alice" {
-			convs++
-		}
-	}
-	if convs != 1 {
-		t.Fatalf("alice has %d conversations", convs)
+	// Each turn is stored under the node of the transcript it ends:
+	// the second one's holds the skill carried over and its own messages.
+	node := transcriptNode("alice", "vibe/bazi", []llm.Message{{Role: "user", Content: "你好"}, {Role: "assistant", Content: "你好，我是 vibe。"}, {Role: "user", Content: "再说一次"}, {Role: "assistant", Content: "第二轮"}})
+	msgs, err := mem.Messages(ctx, "alice", node, 0)
+	if err != nil || len(msgs) != 3 || msgs[0].Role != roleSkill || msgs[0].Content != "bazi" || msgs[1].Content != "再说一次" {
+		t.Fatalf("second turn's node %s = %+v %v", node, msgs, err)
 	}
 
 	bad := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(0))
