@@ -49,3 +49,32 @@ func TestConvertHTMLCharsetAndMainContent(t *testing.T) {
 		})
 	}
 }
+
+func TestHTMLHeadingChromeRemoved(t *testing.T) {
+	page := `<!DOCTYPE html><html><head><title>Tea - Wiki</title></head><body><div id="content">
+<h1>Tea</h1>
+<p>Tea is an aromatic beverage prepared by pouring hot water over cured or fresh leaves of the tea plant, an evergreen shrub native to East Asia.</p>
+<h2><span class="mw-headline" id="History">History</span><span class="mw-editsection"><span class="mw-editsection-bracket">[</span><a href="/w/index.php?title=Tea&amp;action=edit&amp;section=1" title="Edit section: History">edit</a><span class="mw-editsection-bracket">]</span></span></h2>
+<p>The earliest credible records of tea drinking date to the third century AD, in a medical text written by Hua Tuo in China.</p>
+<h2 id="brewing">Brewing<a class="headerlink" href="#brewing" title="Permalink to this heading">¶</a></h2>
+<p>Black tea is brewed with water near boiling; green and white tea with cooler water, for a shorter time, to keep them from turning bitter.</p>
+<h3><a class="anchor" href="#storage" aria-hidden="true"></a>Storage</h3>
+<p>Tea keeps best in an airtight container away from light, heat, moisture and the smell of spices or coffee.</p>
+<h3><a class="anchor" href="#cups">Cups and pots</a></h3>
+<p>A heading whose own text is a link keeps it: only links without text of their own are chrome.</p>
+</div></body></html>`
+	doc, err := convertHTML([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\n## History\n", "\n## Brewing\n", "\n### Storage\n", "\n### [Cups and pots](#cups)\n"} {
+		if !strings.Contains(doc.Markdown, want) {
+			t.Errorf("markdown lacks heading %q:\n%s", want, doc.Markdown)
+		}
+	}
+	for _, chrome := range []string{"edit", "¶", "Permalink"} {
+		if strings.Contains(doc.Markdown, chrome) {
+			t.Errorf("heading chrome %q kept:\n%s", chrome, doc.Markdown)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -60,7 +61,12 @@ func convertHTML(data []byte) (Document, error) {
 	text := decodeHTML(data)
 	var doc Document
 	doc.Format = "html"
-	article, err := readability.FromReader(strings.NewReader(text), nil)
+	root, err := html.Parse(strings.NewReader(text))
+	if err != nil {
+		return doc, fmt.Errorf("%w: html: %v", ErrDamaged, err)
+	}
+	removeHeadingChrome(root)
+	article, err := readability.FromDocument(root, nil)
 	content := ""
 	if err == nil && article.Node != nil && utf8.RuneCountInString(article.TextContent) > 100 {
 		content = article.Content
@@ -68,7 +74,7 @@ func convertHTML(data []byte) (Document, error) {
 	} else {
 		// Too little for readability to judge (a short page): keep the
 		// page minus its obvious chrome.
-		content = stripChrome(text)
+		content = stripChrome(root)
 	}
 	// Images of a saved page point at remote URLs that are useless offline,
 	// and their alt text (rendered-math LaTeX, icon names) is not prose.
@@ -85,12 +91,8 @@ func convertHTML(data []byte) (Document, error) {
 }
 
 // stripChrome removes navigation, headers, footers, asides, forms and
-// scripts from a page and returns its body's HTML.
-func stripChrome(page string) string {
-	root, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		return page
-	}
+// scripts from a parsed page and returns its body's HTML.
+func stripChrome(root *html.Node) string {
 	var body *html.Node
 	var walk func(n *html.Node, inArticle bool)
 	walk = func(n *html.Node, inArticle bool) {
@@ -124,8 +126,84 @@ func stripChrome(page string) string {
 	var sb strings.Builder
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		if err := html.Render(&sb, c); err != nil {
-			return page
+			return textOf(body)
 		}
 	}
 	return sb.String()
+}
+
+// removeHeadingChrome drops the controls that wikis and documentation sites
+// put inside or beside their headings, which would otherwise end up in the
+// Markdown headings ("History[edit](…)", "Install¶"): MediaWiki's
+// edit-section links (class mw-editsection, with their brackets) anywhere in
+// the page, and inside h1-h6 the permalink anchors (class headerlink,
+// anchor, mw-headline-anchor… without text of their own, or a link whose
+// text is only ¶, #, §, 🔗 or "edit", or that points at action=edit).
+func removeHeadingChrome(root *html.Node) {
+	var walk func(n *html.Node, inHeading bool)
+	walk = func(n *html.Node, inHeading bool) {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			if c.Type == html.ElementNode {
+				if isEditSection(c) || inHeading && isHeadingAnchor(c) {
+					n.RemoveChild(c)
+					c = next
+					continue
+				}
+				walk(c, inHeading || isHeadingTag(c.Data))
+			}
+			c = next
+		}
+	}
+	walk(root, false)
+}
+
+func isHeadingTag(tag string) bool {
+	return len(tag) == 2 && tag[0] == 'h' && tag[1] >= '1' && tag[1] <= '6'
+}
+
+// isEditSection reports MediaWiki's "[edit]" control around a heading.
+func isEditSection(n *html.Node) bool {
+	for _, c := range classes(n) {
+		if c == "mw-editsection" || c == "editsection" {
+			return true
+		}
+	}
+	return false
+}
+
+// isHeadingAnchor reports a permalink or edit link inside a heading.
+func isHeadingAnchor(n *html.Node) bool {
+	if n.Data != "a" {
+		return false
+	}
+	for _, a := range n.Attr {
+		if a.Key == "href" && strings.Contains(a.Val, "action=edit") {
+			return true
+		}
+	}
+	text := strings.ToLower(strings.Trim(strings.TrimSpace(textOf(n)), "[]"))
+	switch text {
+	case "¶", "#", "§", "🔗", "edit", "編輯", "编辑":
+		return true
+	}
+	if strings.IndexFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+		return false // a link carrying the heading's own text stays
+	}
+	for _, c := range classes(n) {
+		switch c {
+		case "headerlink", "anchor", "anchorjs-link", "heading-anchor", "header-anchor", "hash-link", "mw-headline-anchor", "permalink":
+			return true
+		}
+	}
+	return false
+}
+
+func classes(n *html.Node) []string {
+	for _, a := range n.Attr {
+		if a.Key == "class" {
+			return strings.Fields(a.Val)
+		}
+	}
+	return nil
 }
