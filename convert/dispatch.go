@@ -101,6 +101,7 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	if doc.Title == "" {
 		doc.Title = strings.TrimSuffix(name, filepath.Ext(name))
 	}
+	doc.Title = stripVolumeLabel(doc.Title)
 	q := assessQuality(doc.Markdown)
 	q.Encoding = doc.Quality.Encoding
 	q.Pages = doc.Quality.Pages
@@ -271,6 +272,20 @@ var (
 )
 
 var reBookTitle = regexp.MustCompile(`《([^《》\n]{1,30})》`)
+
+// reVolumeLabel matches a CJK title that names one volume or the front
+// matter of a work rather than the work: 三命通会卷前, 三命通会卷之一,
+// 三命通会全十二册卷之一, 某书第二册, 某书卷上.
+var reVolumeLabel = regexp.MustCompile(`^(.*?\p{Han})[\s\x{3000}]*(?:全` + cjkNum + `[册冊卷])?[\s\x{3000}]*(?:卷之?` + cjkNum + `[上中下]?|第` + cjkNum + `[卷册冊]|卷[前首末上中下])$`)
+
+// stripVolumeLabel returns the work's title from a title naming one of its
+// volumes (三命通会卷前 -> 三命通会); other titles are returned as they are.
+func stripVolumeLabel(title string) string {
+	if m := reVolumeLabel.FindStringSubmatch(title); m != nil {
+		return m[1]
+	}
+	return title
+}
 
 // isPartHeading says whether a heading names a part of a work (chapter,
 // numbered section, table of contents) rather than the work itself.

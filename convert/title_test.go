@@ -1,6 +1,10 @@
 package convert
 
-import "testing"
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
 
 func TestTitleFromText(t *testing.T) {
 	tests := []struct{ name, md, want string }{
@@ -30,6 +34,50 @@ func TestCleanMetaTitle(t *testing.T) {
 	} {
 		if got := cleanMetaTitle(in); got != want {
 			t.Errorf("cleanMetaTitle(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStripVolumeLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"三命通会卷前":          "三命通会",
+		"三命通会卷之一":         "三命通会",
+		"三命通会全十二册卷之一":     "三命通会",
+		"三命通会全十一册卷之十":     "三命通会",
+		"千金方 卷二十":         "千金方",
+		"红楼梦第一册":          "红楼梦",
+		"滴天髓卷上":           "滴天髓",
+		"卷之一":             "卷之一", // nothing would be left
+		"万卷":              "万卷",
+		"周公解梦":            "周公解梦",
+		"Moby-Dick":       "Moby-Dick",
+		"Part 2 Volume 3": "Part 2 Volume 3",
+	} {
+		if got := stripVolumeLabel(in); got != want {
+			t.Errorf("stripVolumeLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCorpusTitles checks the titles of the classical texts: the work's
+// title, not the label of its first volume (三命通会's first line is
+// 三命通会卷前).
+func TestCorpusTitles(t *testing.T) {
+	corpus := corpusDir(t)
+	for file, want := range map[string]string{
+		"bazi/三命通会.md":                 "三命通会",
+		"bazi/子平真诠.md":                 "子平真诠",
+		"bazi/渊海子平.md":                 "渊海子平",
+		"bazi/滴天髓.md":                  "滴天髓",
+		"bazi/穷通宝鉴.md":                 "穷通宝鉴",
+		"txt/zhougong-jiemeng.utf8.md": "周公解梦",
+	} {
+		doc, err := Convert(context.Background(), filepath.Join(corpus, file), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Title != want {
+			t.Errorf("%s: title %q, want %q", file, doc.Title, want)
 		}
 	}
 }
