@@ -5,7 +5,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/vibelife/vibe/skills"
 )
 
 // reNumbering strips chapter numbering from a heading so the topic remains:
@@ -99,31 +102,177 @@ func citations(ks *knowledgeSet) (works, topics *ranked) {
 }
 
 // skillTriggers picks the words that should activate a skill: the theme,
-// then the works and topics the rules cite (a work weighs three citations),
-// most cited first, then pattern names. A runtime matches triggers against
-// the user's message, so they are short phrases, not procedure names.
+// then the key terms of the works the rules cite (a work weighs three
+// citations), then of the section topics, most cited first, then of the
+// pattern names. A runtime matches triggers against the user's message
+// (skills.MatchTrigger: CJK runs as they are, other words as whole words in
+// any order), so they are the terms a user would say ("green tea", "普洱"),
+// not whole book titles ("Brewing Green Tea", "普洱茶冲泡要略"), and never a
+// single common English word a topic happens to be ("Water"), which would
+// activate the skill for unrelated questions. A term already matched by an
+// earlier trigger is left out.
 func skillTriggers(theme string, ks *knowledgeSet, max int) []string {
 	works, topics := citations(ks)
-	all := newRanked()
+	var titles []string
 	for _, w := range works.sorted() {
 		if t := cleanHeading(w); t != "" {
-			all.add(t, 3*works.counts[w])
+			titles = append(titles, t)
 		}
 	}
+	all := newRanked()
+	for _, t := range titles {
+		all.add(workTerm(t, titles), 3*works.counts[t])
+	}
 	for _, t := range topics.sorted() {
-		all.add(t, topics.counts[t])
+		for _, term := range topicTerms(t) {
+			all.add(term, topics.counts[t])
+		}
 	}
 	for _, p := range ks.pats.Patterns.QuickPatterns {
-		all.add(cleanHeading(p.Name), 1)
+		for _, term := range topicTerms(cleanHeading(p.Name)) {
+			all.add(term, 1)
+		}
 	}
 	out := []string{theme}
 	for _, t := range all.sorted() {
 		if len(out) >= max {
 			break
 		}
-		if !strings.EqualFold(t, theme) {
+		covered := false
+		for _, o := range out {
+			covered = covered || skills.MatchTrigger(t, o)
+		}
+		if !covered {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// titleStopWords are English words that head or link a title without
+// naming its subject.
+var titleStopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "and": true, "or": true, "to": true, "in": true,
+	"on": true, "for": true, "with": true, "by": true, "at": true, "from": true, "about": true,
+	"guide": true, "handbook": true, "manual": true, "introduction": true, "notes": true, "essays": true,
+	"art": true, "book": true, "treatise": true, "complete": true, "practical": true, "essential": true,
+	"principles": true, "basics": true, "primer": true,
+}
+
+// cjkGenre are endings of Chinese book titles that name the kind of book,
+// not its subject (要略 "essentials", 指南 "guide").
+var cjkGenre = []string{"要略", "简要", "概论", "指南", "入门", "大全", "全书", "通论", "精要", "要诀", "手册", "浅说", "详解", "通解", "纲要", "概要", "要义", "心法", "集成", "汇编"}
+
+// workTerm returns the key term of a work's title among the titles of the
+// other works cited: what is left of it once the words it shares with the
+// others are gone. English: the leading words shared with another title,
+// gerunds (Brewing, Reading) and title words (The Art of, A Guide to) are
+// dropped and the rest lower-cased: "Brewing Green Tea" -> "green tea",
+// "Brewing Oolong" -> "oolong". Chinese: a title of up to four characters
+// is a name and stays whole (滴天髓); a longer one is cut before the first
+// part it shares with another title or its genre ending, and loses a last
+// character shared with another title when three or more remain:
+// "普洱茶冲泡要略" beside "白茶冲泡简要" -> "普洱", and that one -> "白茶".
+func workTerm(title string, titles []string) string {
+	if hasHan(title) {
+		return cjkWorkTerm(title, titles)
+	}
+	words := strings.Fields(strings.ToLower(title))
+	shared := map[string]bool{}
+	for _, o := range titles {
+		if o == title || hasHan(o) {
+			continue
+		}
+		for _, w := range strings.Fields(strings.ToLower(o)) {
+			shared[w] = true
+		}
+	}
+	i := 0
+	for i < len(words)-1 && (shared[words[i]] || titleStopWords[words[i]] || (strings.HasSuffix(words[i], "ing") && len(words[i]) > 5)) {
+		i++
+	}
+	j := len(words)
+	for j > i+1 && titleStopWords[words[j-1]] {
+		j--
+	}
+	if i >= j {
+		return strings.ToLower(title)
+	}
+	return strings.Join(words[i:j], " ")
+}
+
+func cjkWorkTerm(title string, titles []string) string {
+	r := []rune(title)
+	if len(r) <= 4 {
+		return title
+	}
+	cut := len(r)
+	for _, o := range titles {
+		if o == title || !hasHan(o) {
+			continue
+		}
+		for i := 2; i+1 < cut; i++ { // the subject takes two characters at least
+			if strings.Contains(o, string(r[i:i+2])) {
+				cut = i
+				break
+			}
+		}
+	}
+	head := string(r[:cut])
+	for _, g := range cjkGenre {
+		if h := strings.TrimSuffix(head, g); h != head && len([]rune(h)) >= 2 {
+			head = h
+			break
+		}
+	}
+	hr := []rune(head)
+	if len(hr) < 2 {
+		return title
+	}
+	if len(hr) >= 3 {
+		last := string(hr[len(hr)-1])
+		for _, o := range titles {
+			if o != title && strings.Contains(o, last) {
+				return string(hr[:len(hr)-1])
+			}
+		}
+	}
+	return head
+}
+
+// topicTerms returns the trigger terms of a section topic or pattern name:
+// a Chinese one split at 与/和/及/、 into its parts of two characters or
+// more (醒茶与润茶 -> 醒茶, 润茶); an English one lower-cased without its
+// leading small words, and only when two or more words are left
+// ("The temperature rule" -> "temperature rule"; not "Water").
+func topicTerms(t string) []string {
+	if t == "" {
+		return nil
+	}
+	if hasHan(t) {
+		var out []string
+		for _, p := range strings.FieldsFunc(t, func(r rune) bool { return strings.ContainsRune("与和及、，,／/·・ ", r) }) {
+			if utf8.RuneCountInString(p) >= 2 {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	words := strings.Fields(strings.ToLower(t))
+	for len(words) > 0 && titleStopWords[words[0]] {
+		words = words[1:]
+	}
+	if len(words) < 2 {
+		return nil
+	}
+	return []string{strings.Join(words, " ")}
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
 }

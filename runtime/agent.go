@@ -662,12 +662,8 @@ func protocolRun(all []knowledge.StoredMessage, p *skills.Protocol) []knowledge.
 	return since(all, p.Name)
 }
 
-func containsFold(s, sub string) bool {
-	return sub != "" && strings.Contains(strings.ToLower(s), strings.ToLower(sub))
-}
-
 // protocolFor returns the protocol of the active skill in progress, as
-// coreagent-refactor.md describes: one the message triggers, else the one the
+// coreagent-refactor.md describes: one the message triggers (skills.MatchTrigger), else the one the
 // history recorded, as long as it is not finished. A protocol with steps is
 // finished once every step marker appeared in the assistant's messages since
 // it started; one without steps stays in progress while its start is within
@@ -682,7 +678,7 @@ func (a *Agent) protocolFor(active, msg string, all []knowledge.StoredMessage) *
 	}
 	for i := range sk.Protocols {
 		for _, tr := range sk.Protocols[i].Triggers {
-			if containsFold(msg, tr) {
+			if skills.MatchTrigger(msg, tr) {
 				return &sk.Protocols[i]
 			}
 		}

@@ -426,19 +426,20 @@ func (s *Set) Headers() []Header {
 	return out
 }
 
-// Match returns the skill whose triggers best match text ("" when none).
+// Match returns the skill whose triggers best match text (MatchTrigger):
+// the most triggers matched, then the most specific ones; "" when none.
 func (s *Set) Match(text string) string {
-	low := strings.ToLower(text)
-	best, bestN := "", 0
+	best, bestN, bestSpec := "", 0, 0
 	for _, h := range s.Headers() {
-		n := 0
+		n, spec := 0, 0
 		for _, t := range h.Triggers {
-			if t != "" && strings.Contains(low, strings.ToLower(t)) {
+			if MatchTrigger(text, t) {
 				n++
+				spec += triggerSpecificity(t)
 			}
 		}
-		if n > bestN {
-			best, bestN = h.Name, n
+		if n > bestN || (n > 0 && n == bestN && spec > bestSpec) {
+			best, bestN, bestSpec = h.Name, n, spec
 		}
 	}
 	return best

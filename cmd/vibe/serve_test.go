@@ -443,6 +443,11 @@ func TestServeDemoOffline(t *testing.T) {
 			t.Errorf("offline answer lacks %q:\n%s", want, text)
 		}
 	}
+	// The built skill's triggers match the plain question: the skill is
+	// chosen by them, not as the only one there is.
+	if strings.Contains(text, "no trigger matched") {
+		t.Errorf("the demo's triggers do not match a question about green tea:\n%s", text)
+	}
 	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("kb"), option.WithMaxRetries(0))
 	res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "vibe",
@@ -451,7 +456,7 @@ func TestServeDemoOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") {
+	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
 		t.Fatalf("offline completion:\n%s", c)
 	}
 	r, err := http.Get(ts.URL + "/readyz")
