@@ -72,6 +72,21 @@ func TestStructureText(t *testing.T) {
 			want:  []string{"# 1. Introduction", "Use 1.5 grams 2. per cup of water."},
 		},
 		{
+			// A PDF page's text runs without blank lines: the bullets further
+			// down must not make the numbered section title a list item.
+			name: "numbered section title on a page with bullets stays a heading",
+			pages: []string{"ends the introduction.\n2. Overview: Example Tracing Run\nThis section gives an overview\nof the system.\n" +
+				"• We explain an algorithm for\nforming trace trees.\n• We validate the techniques.\n"},
+			want: []string{"# 2. Overview: Example Tracing Run", "This section gives an overview of the system.",
+				"• We explain an algorithm for forming trace trees.", "• We validate the techniques."},
+		},
+		{
+			name: "numbered section titles a column apart are headings, not a list",
+			pages: []string{"9. Conclusions\nThis paper described how to run\n" + strings.Repeat("dynamic languages efficiently by\n", 12) +
+				"recording hot traces.\n10. Future Work\nWork is under way.\n"},
+			want: []string{"# 9. Conclusions", "# 10. Future Work", "Work is under way."},
+		},
+		{
 			name:  "chapter > section hierarchy in Chinese",
 			pages: []string{"第一章 总论\n\n第一节 概念\n\n正文一。\n\n第二节 方法\n\n正文二。\n\n第二章 分论\n\n第一节 细则\n\n正文三。\n"},
 			want:  []string{"# 第一章 总论", "## 第一节 概念", "## 第二节 方法", "# 第二章 分论", "## 第一节 细则", "正文三。"},

@@ -3,6 +3,7 @@ package convert
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -38,7 +39,8 @@ var (
 	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄)$`)
 	// A list item line: bullets, "1." / "1)" / "1、" numbers, "(1)", "a)".
 	// "1.5 grams" is not one: a number must be followed by space or Han.
-	reListItem = regexp.MustCompile(`^(?:[-*•·▪◦]\s+\S|\d{1,3}(?:[.)]\s+\S|[.)、]\s*\p{Han})|[（(](?:\d{1,3}|[a-z])[)）]\s*\S|[a-z]\)\s+\S)`)
+	// Groups: 1 bullet, 2 number, 3/4 its punctuation, 5 parenthesised.
+	reListItem = regexp.MustCompile(`^(?:([-*•·▪◦])\s+\S|(\d{1,3})(?:([.)])\s+\S|([.)、])\s*\p{Han})|([（(])(?:\d{1,3}|[a-z])[)）]\s*\S|[a-z]\)\s+\S)`)
 	rePageNum  = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
 )
 
@@ -244,10 +246,15 @@ func endsSentence(line string) bool {
 }
 
 // listItemLines marks the lines that open a list item. A line with a list
-// marker counts only beside another one in the same run of non-blank lines
-// (continuation lines may sit between them): a lone "1. Introduction"
-// between blank lines stays a heading candidate, and a wrapped line that
-// happens to start with "2. " inside prose stays prose.
+// marker counts only beside another one of the same kind in the same run of
+// non-blank lines (continuation lines may sit between them): bullets beside
+// bullets, and a numbered line beside the number before or after it, with
+// the same punctuation, at most maxItemGap lines away. So a lone
+// "1. Introduction" between blank lines stays a heading candidate, a
+// wrapped line that happens to start with "2. " inside prose stays prose,
+// and a numbered section title on a PDF page whose text runs without blank
+// lines ("2. Overview", bullets further down; "9. Conclusions" a column
+// before "10. Future Work") is not taken for an item.
 func listItemLines(lines []string) []bool {
 	items := make([]bool, len(lines))
 	for start := 0; start < len(lines); {
@@ -255,20 +262,70 @@ func listItemLines(lines []string) []bool {
 		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
 			end++
 		}
-		var marked []int
+		type marked struct {
+			line int
+			m    listMarker
+		}
+		var ms []marked
 		for i := start; i < end; i++ {
-			if reListItem.MatchString(strings.TrimSpace(strings.Trim(lines[i], "　"))) {
-				marked = append(marked, i)
+			if m, ok := listMarkerOf(strings.TrimSpace(strings.Trim(lines[i], "　"))); ok {
+				ms = append(ms, marked{i, m})
 			}
 		}
-		if len(marked) >= 2 {
-			for _, i := range marked {
-				items[i] = true
+		for a, x := range ms {
+			for b, y := range ms {
+				if a != b && x.m.pairsWith(y.m, y.line-x.line) {
+					items[x.line] = true
+					break
+				}
 			}
 		}
 		start = end + 1
 	}
 	return items
+}
+
+// maxItemGap is how many lines apart two consecutive numbered items may
+// start: a numbered item wrapped over more lines than that is rare, and
+// numbered section titles are further apart.
+const maxItemGap = 10
+
+// listMarker is the marker opening a list item line: its kind ("•" for any
+// bullet, "1." / "1)" / "1、" for numbers by their punctuation, "(1)" for
+// parenthesised numbers or letters, "a)") and, for numbers, the number.
+type listMarker struct {
+	kind string
+	num  int // 0 when not numbered
+}
+
+func (m listMarker) pairsWith(o listMarker, gap int) bool {
+	if m.kind != o.kind {
+		return false
+	}
+	if m.num == 0 || o.num == 0 {
+		return true
+	}
+	return (o.num == m.num+1 || o.num == m.num-1) && gap <= maxItemGap && gap >= -maxItemGap
+}
+
+// listMarkerOf returns the list marker a trimmed line starts with.
+// "1.5 grams" has none: a number must be followed by space or Han.
+func listMarkerOf(line string) (listMarker, bool) {
+	m := reListItem.FindStringSubmatch(line)
+	if m == nil {
+		return listMarker{}, false
+	}
+	switch {
+	case m[1] != "":
+		return listMarker{kind: "•"}, true
+	case m[2] != "":
+		n, _ := strconv.Atoi(m[2])
+		return listMarker{kind: "1" + m[3] + m[4], num: n}, true
+	case m[5] != "":
+		return listMarker{kind: "(1)"}, true
+	default:
+		return listMarker{kind: "a)"}, true
+	}
 }
 
 // joinParagraph joins hard-wrapped lines: a hyphen at a line end before a
