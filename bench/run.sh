@@ -10,8 +10,9 @@
 #             (default 100000) on the realistic (zipf) and worst-case
 #             (tiny32) synthetic corpora, HNSW recall@10 against exact search,
 #             PostgreSQL ingest speed against a raw COPY of the same rows
-#             (VIBE_BENCH_INGEST_CHUNKS, default 20000), and the cost of
-#             writing with live indexes against rebuilding them
+#             (VIBE_BENCH_INGEST_CHUNKS, default 20000), the cost of
+#             writing with live indexes against rebuilding them, and
+#             recall@5 / MRR of both stores on eval's question sets
 #   chunk     chunking throughput on 三命通会 (2 MB)
 #   convert   bench/convert.sh: token F1 and time against pdftotext/pandoc
 #             per corpus file, plus BenchmarkConvertPDF
@@ -97,6 +98,7 @@ for g in "${groups[@]}"; do
 		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 1x
 		gobench store ./knowledge/pgvector/ 'BenchmarkIncrementalIngest$' 3x
 		gobench store ./knowledge/pgvector/ 'BenchmarkSearch$' 100x
+		gobench store ./knowledge/pgvector/ 'BenchmarkRetrievalQuality$' 1x
 		;;
 	chunk)
 		gobench chunk ./chunk/ 'BenchmarkSplit$' 3x
@@ -140,6 +142,7 @@ for g in "${groups[@]}"; do
 			sub(/^[ \t]+/, ""); sub(/^bench_test.go:[0-9]+: /, "")
 			print "    " $0
 		}
+		/^[ \t]+\| / { sub(/^[ \t]+/, ""); print "    " $0 }
 		/^(SKIP|--- SKIP)/ || /NOT RUN/ { sub(/^[ \t]+/, ""); print "    skipped: " $0 }
 	' "$out/$g.txt"
 	if [ "$g" = convert ]; then

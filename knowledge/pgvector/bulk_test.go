@@ -405,3 +405,42 @@ func TestBulkLoadConnectionKilled(t *testing.T) {
 		t.Errorf("%d chunks after the retry, want %d", len(all), c.Chunks())
 	}
 }
+
+// TestSmallLoadMergesPendingEntries: a load too small to defer the indexes
+// leaves no entries in the GIN index's pending list once finished.
+func TestSmallLoadMergesPendingEntries(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 600, 200, 8, 9)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 8}
+	pending := func() int {
+		t.Helper()
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT gin_clean_pending_list('kb_chunk_tsv'::regclass)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := s.ReplaceDocument(ctx, c.Docs[0].Doc, c.Docs[0].Chunks, c.Docs[0].Vectors, info); err != nil {
+		t.Fatal(err)
+	}
+	if pending() == 0 {
+		t.Fatal("a write left no pending entries: the test cannot tell")
+	}
+	finish, err := s.BeginBulk(ctx, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.Docs[1:] {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(); n != 0 {
+		t.Fatalf("%d pending pages left after the load finished", n)
+	}
+}
