@@ -104,6 +104,10 @@ type Options struct {
 	DeclaredTools string
 	// CountTokens counts tokens; nil uses the tiktoken cl100k_base encoding.
 	CountTokens func(string) int
+	// PluginDir is the directory relative plugin commands are resolved
+	// against, as the runtime does (the workspace root); empty skips the
+	// check that each command plugin's program is there.
+	PluginDir string
 }
 
 // CoreTools are the tools every skill may call without declaring them.
@@ -228,6 +232,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	if opt.DeclaredTools != "" {
 		declared = c.checkDeclaredTools(opt.DeclaredTools, tools)
 	}
+	c.checkPluginCommands(tools, declared)
 
 	// Unique ids across files.
 	seen := map[string]string{}

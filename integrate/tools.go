@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +116,13 @@ func parseTools(data []byte) (*toolsDoc, []ToolProblem) {
 				d.at = append(d.at, pos{t.Line, t.Column})
 				f := map[string]pos{}
 				for j := 0; j+1 < len(t.Content); j += 2 {
-					f[t.Content[j].Value] = pos{t.Content[j+1].Line, t.Content[j+1].Column}
+					k, v := t.Content[j].Value, t.Content[j+1]
+					f[k] = pos{v.Line, v.Column}
+					if k == "plugin" && v.Kind == yaml.MappingNode {
+						for l := 0; l+1 < len(v.Content); l += 2 {
+							f["plugin."+v.Content[l].Value] = pos{v.Content[l+1].Line, v.Content[l+1].Column}
+						}
+					}
 				}
 				d.fields = append(d.fields, f)
 			}
@@ -150,11 +159,11 @@ func toolSemantics(d *toolsDoc) []ToolProblem {
 			case p.URL == "" && len(p.Command) == 0:
 				add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin needs url (POST JSON) or command (JSON on stdin and stdout)", t.Name)
 			case p.URL != "":
-				if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin url %q must be an absolute http:// or https:// URL", t.Name, p.URL)
+				if why := badPluginURL(p.URL); why != "" {
+					add(i, "plugin.url", SevError, "tools.plugin", t.Name, "tool %s: plugin url %q %s: give an absolute http:// or https:// URL such as http://127.0.0.1:9000/%s", t.Name, p.URL, why, t.Name)
 				}
 			case strings.TrimSpace(p.Command[0]) == "":
-				add(i, "plugin", SevError, "tools.plugin", t.Name, "tool %s: plugin command starts with an empty program name", t.Name)
+				add(i, "plugin.command", SevError, "tools.plugin", t.Name, "tool %s: plugin command starts with an empty program name", t.Name)
 			}
 			if p.Timeout != "" {
 				if dur, err := time.ParseDuration(p.Timeout); err != nil || dur <= 0 {
@@ -170,6 +179,92 @@ func toolSemantics(d *toolsDoc) []ToolProblem {
 		}
 	}
 	return probs
+}
+
+// badPluginURL says what is wrong with a plugin URL ("" when nothing).
+func badPluginURL(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "does not parse (" + err.Error() + ")"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "is not http:// or https://"
+	case u.Hostname() == "":
+		return "names no host"
+	case u.Fragment != "" || strings.HasSuffix(raw, "#"):
+		return "has a #fragment, which is never sent"
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "has port " + port + ", outside 1-65535"
+		}
+	}
+	return ""
+}
+
+// checkPluginCommands checks that the program of every command plugin in
+// the merged tools.yaml exists where the runtime will look for it: a
+// relative path with a slash (plugins/brew-calc) under the workspace root
+// (an error when missing or not executable: the workspace ships it), a bare
+// name in PATH and an absolute path on this machine (warnings: the server
+// may differ). A tool declared by hand is reported in the declaration, the
+// place to fix it.
+func (c *checker) checkPluginCommands(merged, declared *toolsDoc) {
+	if merged == nil || c.opt.PluginDir == "" {
+		return
+	}
+	at := func(name string) (string, pos) {
+		if declared != nil {
+			for i, t := range declared.file.Tools {
+				if t.Name == name {
+					return c.opt.DeclaredTools, declared.pos(i, "plugin.command")
+				}
+			}
+		}
+		for i, t := range merged.file.Tools {
+			if t.Name == name {
+				return filepath.Join(c.opt.SkillDir, "tools", "tools.yaml"), merged.pos(i, "plugin.command")
+			}
+		}
+		return "", pos{1, 1}
+	}
+	for _, t := range merged.file.Tools {
+		if t.Plugin == nil || len(t.Plugin.Command) == 0 || strings.TrimSpace(t.Plugin.Command[0]) == "" {
+			continue
+		}
+		prog := t.Plugin.Command[0]
+		file, p := at(t.Name)
+		switch {
+		case filepath.IsAbs(prog):
+			if _, err := os.Stat(prog); err != nil {
+				c.add(SevWarning, "VIBE007", "tools.plugin-missing", t.Name, file, p,
+					"tool %s: plugin command %s does not exist on this machine: make sure the server running vibe serve has it, or use a path relative to the workspace such as plugins/%s", t.Name, prog, filepath.Base(prog))
+			}
+		case strings.ContainsRune(filepath.ToSlash(prog), '/'):
+			full := filepath.Join(c.opt.PluginDir, prog)
+			st, err := os.Stat(full)
+			switch {
+			case err != nil:
+				c.add(SevError, "VIBE007", "tools.plugin-missing", t.Name, file, p,
+					"tool %s: plugin command %s is not in the workspace (%s): build or copy the program there (relative commands run from the workspace root), or fix plugin.command", t.Name, prog, c.rel(full))
+			case st.IsDir():
+				c.add(SevError, "VIBE007", "tools.plugin-missing", t.Name, file, p,
+					"tool %s: plugin command %s is a directory: name the program inside it", t.Name, prog)
+			case st.Mode()&0o111 == 0:
+				c.add(SevError, "VIBE007", "tools.plugin-missing", t.Name, file, p,
+					"tool %s: plugin command %s is not executable: chmod +x %s", t.Name, prog, c.rel(full))
+			}
+		default:
+			if _, err := exec.LookPath(prog); err != nil {
+				c.add(SevWarning, "VIBE007", "tools.plugin-missing", t.Name, file, p,
+					"tool %s: plugin command %s is not in PATH here: install it where vibe serve runs, or give a path relative to the workspace such as plugins/%s", t.Name, prog, prog)
+			}
+		}
+	}
 }
 
 // LoadDeclaredTools reads the hand-written tool declarations at path

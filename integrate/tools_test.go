@@ -170,6 +170,26 @@ func TestDeclaredToolsErrorsNameFileAndLine(t *testing.T) {
     description: both
     plugin: {url: "http://127.0.0.1:9/y", command: [y]}
 `, []string{"6:tools.plugin", "7:tools.duplicate", "11:tools.core-name", "17:tools.plugin"}},
+		{"plugin urls without a host, with a bad port, with a fragment, with a space", `tools:
+  - name: calc_a
+    type: compute
+    description: d
+    plugin: {url: "http://:9000/a"}
+  - name: calc_b
+    type: compute
+    description: d
+    plugin: {url: "http://127.0.0.1:99999/b"}
+  - name: calc_c
+    type: compute
+    description: d
+    plugin: {url: "http://127.0.0.1:9000/c#x"}
+  - name: calc_d
+    type: compute
+    description: d
+    plugin:
+      timeout: 5s
+      url: "http://exa mple.org/d"
+`, []string{"5:tools.plugin", "9:tools.plugin", "13:tools.plugin", "19:tools.plugin"}},
 		{"not YAML", "tools: [\n", []string{"1:schema.invalid"}},
 	}
 	for _, tt := range tests {
@@ -223,5 +243,77 @@ func TestPluginOnNonComputeToolIsAWarning(t *testing.T) {
 	out, _ := yaml.Marshal(tf)
 	if err := yaml.Unmarshal(out, &back); err != nil || back.Tools[0].Plugin == nil {
 		t.Errorf("round trip lost the plugin: %s", out)
+	}
+}
+
+// TestPluginCommandsExist: vibe check resolves each command plugin's program
+// as the runtime does (a relative path with a slash under the workspace
+// root, a bare name in PATH) and reports one that is not there at the line
+// of its declaration, with what to do.
+func TestPluginCommandsExist(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "plugins", "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{"ok": 0o755, "plain": 0o644} {
+		if err := os.WriteFile(filepath.Join(ws, "plugins", name), []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decl := filepath.Join(ws, "tools.yaml")
+	doc := "tools:\n"
+	for _, c := range []struct{ name, command string }{
+		{"calc_ok", "plugins/ok"},           // line 5
+		{"calc_missing", "plugins/missing"}, // 9
+		{"calc_dir", "plugins/dir"},         // 13
+		{"calc_plain", "plugins/plain"},     // 17
+		{"calc_abs", filepath.Join(ws, "nowhere", "calc")},
+		{"calc_path", "vibe-test-no-such-program"},
+		{"calc_sh", "sh"},
+	} {
+		doc += "  - name: " + c.name + "\n    type: compute\n    description: d\n    plugin: {command: [" + c.command + "]}\n"
+	}
+	if err := os.WriteFile(decl, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: decl}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, RelTo: ws, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl, PluginDir: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		line int
+		sev  Severity
+		says string
+	}{
+		"calc_missing": {9, SevError, "is not in the workspace (plugins/missing): build or copy the program there"},
+		"calc_dir":     {13, SevError, "is a directory"},
+		"calc_plain":   {17, SevError, "is not executable: chmod +x plugins/plain"},
+		"calc_abs":     {21, SevWarning, "does not exist on this machine"},
+		"calc_path":    {25, SevWarning, "is not in PATH here"},
+	}
+	for _, f := range rep.Findings {
+		if f.Check != "tools.plugin-missing" {
+			continue
+		}
+		w, ok := want[f.Item]
+		if !ok || f.File != "tools.yaml" || f.Line != w.line || f.Column != 23 || f.Severity != w.sev || !strings.Contains(f.Message, w.says) {
+			t.Errorf("finding %+v, want %+v at tools.yaml:%d:23 (the command)", f, w, w.line)
+		}
+		delete(want, f.Item)
+	}
+	for item, w := range want {
+		t.Errorf("no tools.plugin-missing for %s (%s):\n%s", item, w.says, textOf(t, rep))
+	}
+	// Without a plugin directory (a check outside a workspace) nothing is resolved.
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	for _, f := range rep.Findings {
+		if f.Check == "tools.plugin-missing" {
+			t.Errorf("without PluginDir: %+v", f)
+		}
 	}
 }

@@ -111,6 +111,8 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		Judge:    verdict,
 		// The hand-written declarations are checked too, and against the merged tools.yaml.
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName),
+		// Relative plugin commands run from the workspace root.
+		PluginDir: ws.Root,
 	})
 	if errors.Is(err, integrate.ErrNoSources) {
 		return rep, withHint(err, "run `vibe ingest "+theme+"` first: the check compares every rule with its sources")

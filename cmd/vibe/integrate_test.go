@@ -40,13 +40,32 @@ func TestIntegrateMergesDeclaredTools(t *testing.T) {
 	if _, ok := sk.Tool("show_strength"); !ok {
 		t.Fatal("a declared tool no SOP step calls is missing from tools/tools.yaml")
 	}
-	if code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo"); code != 0 || strings.Contains(out, "tools.") || strings.Contains(out, "tool-missing") {
+	// In step; the plugin's program (a bare name) is not installed here,
+	// which is only a warning: the server may have it.
+	code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo")
+	if code != 0 || strings.Contains(out, "tools.stale") || strings.Contains(out, "tools.no-plugin") || strings.Contains(out, "tool-missing") ||
+		!strings.Contains(out, "knowledge/demo/tools.yaml:11:16: warning VIBE007 tools.plugin-missing [calc_strength]: tool calc_strength: plugin command bazi-strength is not in PATH here") {
 		t.Fatalf("check after merging: exit %d\n%s", code, out)
+	}
+	// A relative command is looked for under the workspace root, as vibe serve runs it.
+	rel := strings.Replace(string(data), "command: [bazi-strength, --json]", "command: [plugins/strength, --json]", 1)
+	os.WriteFile(decl, []byte(rel), 0o644)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 1 || !strings.Contains(errOut, "knowledge/demo/tools.yaml:11:16: error VIBE007 tools.plugin-missing: tool calc_strength: plugin command plugins/strength is not in the workspace (plugins/strength)") {
+		t.Fatalf("integrate with a missing relative plugin: exit %d\n%s", code, errOut)
+	}
+	os.MkdirAll(filepath.Join(dir, "plugins"), 0o755)
+	os.WriteFile(filepath.Join(dir, "plugins", "strength"), []byte("#!/bin/sh\n"), 0o755)
+	if code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo"); code != 0 || strings.Contains(out, "tools.") {
+		t.Fatalf("check with the plugin in place: exit %d\n%s", code, out)
+	}
+	os.WriteFile(decl, data, 0o644)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
 	}
 
 	// Changed by hand but not merged: the check warns at the declaration.
 	os.WriteFile(decl, []byte(strings.Replace(string(data), "timeout: 5s", "timeout: 9s", 1)), 0o644)
-	code, out, _ := runVibe(t, nil, "-w", dir, "check", "demo", "--strict")
+	code, out, _ = runVibe(t, nil, "-w", dir, "check", "demo", "--strict")
 	if code != 1 || !strings.Contains(out, "knowledge/demo/tools.yaml:3:") || !strings.Contains(out, "warning VIBE008 tools.stale") {
 		t.Fatalf("stale declaration: exit %d\n%s", code, out)
 	}
