@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,12 +21,19 @@ func newDiffCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff <theme>",
 		Short: "Show how a theme's knowledge changed between two builds",
-		Long: `Show a readable change log of skills/<theme>/knowledge between the working
-tree and another build: rules added, removed, reworded or re-tiered, SOP steps
-changed, patterns changed, citations moved.
+		Long: `Show a readable change log of skills/<theme>/knowledge and tools/tools.yaml
+between the working tree and another build: rules added, removed, reworded or
+re-tiered, SOP steps changed, patterns changed, citations moved, tools added,
+removed or changed (type, description, when_to_call, parameters, returns, card
+type and props, plugin).
 
 --against is a git revision (read with git show REV:path; default HEAD) or a
-directory holding another build's skill (skills/<theme> or its knowledge/).`,
+directory holding another build's skill (skills/<theme>, or its knowledge/
+with the tools read from ../tools/). A build without tools/tools.yaml has no
+tools, so every tool of the other shows as added or removed.
+
+--json prints a list of {kind, area (rule|step|pattern|tool), item, detail,
+fields (what changed in a tool)}.`,
 		Example: `  vibe diff bazi                      # against HEAD
   vibe diff bazi --against origin/main --json
   vibe diff bazi --against /backup/skills/bazi`,
@@ -43,12 +51,19 @@ directory holding another build's skill (skills/<theme> or its knowledge/).`,
 	return cmd
 }
 
+// dirReader reads a build's files (integrate.SnapshotFiles) from a skill
+// directory, or from a knowledge directory and the tools/ beside it.
 func dirReader(dir string) func(string) ([]byte, bool, error) {
-	if _, err := os.Stat(filepath.Join(dir, "knowledge")); err == nil {
-		dir = filepath.Join(dir, "knowledge")
+	root := dir
+	if _, err := os.Stat(filepath.Join(dir, "knowledge")); err != nil {
+		root = filepath.Dir(dir)
 	}
 	return func(name string) ([]byte, bool, error) {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		p := filepath.Join(root, name)
+		if k, ok := strings.CutPrefix(name, "knowledge/"); ok && root != dir {
+			p = filepath.Join(dir, k)
+		}
+		data, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, false, nil
 		}
@@ -78,7 +93,7 @@ func (a *app) runDiff(ctx context.Context, theme, against string, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	cur, err := integrate.ParseSnapshot(dirReader(ws.SkillKnowledgeDir(theme)))
+	cur, err := integrate.ParseSnapshot(dirReader(ws.SkillDir(theme)))
 	if err != nil {
 		return fmt.Errorf("diff %s: %w", theme, err)
 	}
@@ -86,7 +101,7 @@ func (a *app) runDiff(ctx context.Context, theme, against string, asJSON bool) e
 	if st, err := os.Stat(against); err == nil && st.IsDir() {
 		read = dirReader(against)
 	} else {
-		rel := ws.Rel(ws.SkillKnowledgeDir(theme))
+		rel := ws.Rel(ws.SkillDir(theme))
 		if filepath.IsAbs(rel) {
 			return withExit(exitError, fmt.Errorf("diff %s: --against %q is not a directory, and the workspace is not inside a git repository path", theme, against))
 		}
