@@ -38,6 +38,10 @@ type IntegrateOptions struct {
 	// LLMUsage, when not nil, is recorded in meta.json; when nil and LLM
 	// reports its usage, the usage of the SKILL.md prose requests is.
 	LLMUsage any
+	// ExtractUsage is the usage record of the extraction (ReadExtractUsage),
+	// recorded in meta.json as extract_llm_usage when it is the usage of
+	// the knowledge's extractor; nil keeps the one meta.json has.
+	ExtractUsage *ExtractUsage
 	// LLM, when set, writes the prose of SKILL.md (display name,
 	// description, identity, scope, style, forbidden behaviours); the answer
 	// is checked like a hand-written SKILL.md, repaired once, and replaced by
@@ -87,6 +91,8 @@ type Meta struct {
 	SourceHashes map[string]string `json:"knowledge_hashes"`
 	Counts       map[string]int    `json:"counts"`
 	LLMUsage     any               `json:"llm_usage,omitempty"`
+	// ExtractUsage is the LLM usage of the extraction, per pass.
+	ExtractUsage *ExtractUsage     `json:"extract_llm_usage,omitempty"`
 	Regions      map[string]string `json:"generated_regions"`
 	// Prose is who wrote the SKILL.md prose: "template" or "llm:<model>".
 	Prose string   `json:"prose,omitempty"`
@@ -247,6 +253,7 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	if mt := ks.rules.Meta; mt != nil {
 		m.Extractor, m.Sources = mt.Extractor, mt.Sources
 	}
+	m.ExtractUsage = extractUsageFor(opt.ExtractUsage, prev.ExtractUsage, m.Extractor, ks.hashes)
 	// A rebuild answered from the LLM cache keeps the usage of the build
 	// that asked.
 	if m.LLMUsage == nil && m.Prose == prev.Prose && strings.HasPrefix(m.Prose, "llm:") {

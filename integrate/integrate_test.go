@@ -2,6 +2,7 @@ package integrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -161,5 +162,79 @@ func TestEnglishCorpusGetsAnEnglishSkill(t *testing.T) {
 		if strings.HasPrefix(f.Check, "skill.") {
 			t.Errorf("the English SKILL.md fails %+v", f)
 		}
+	}
+}
+
+// meta.json records the extraction's usage per pass when it is the usage
+// of the knowledge's extractor, keeps it on rebuilds without a fresh
+// record, and says when the knowledge was edited since.
+func TestMetaRecordsExtractUsage(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	hashes, err := KnowledgeHashes(dir)
+	if err != nil || len(hashes) != 3 {
+		t.Fatalf("hashes %v, %v", hashes, err)
+	}
+	rec := ExtractUsage{Extractor: "heuristic", KnowledgeHashes: hashes, Total: PassUsage{Pass: "total"}}
+	for _, p := range []PassUsage{{Pass: "extract.map", Requests: 3, PromptTokens: 900, CompletionTokens: 120, Cost: 0.01}, {Pass: "extract.sop", CachedHits: 1}} {
+		q := PassUsage{Pass: p.Pass}
+		q.Add(p)
+		rec.Passes = append(rec.Passes, q)
+		rec.Total.Add(q)
+	}
+	path := filepath.Join(t.TempDir(), "usage", "extract.json")
+	if err := WriteExtractUsage(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadExtractUsage(path)
+	if err != nil || read == nil {
+		t.Fatalf("read back: %v %v", read, err)
+	}
+	meta := func() Meta {
+		t.Helper()
+		var m Meta
+		data, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+		if err != nil || json.Unmarshal(data, &m) != nil {
+			t.Fatalf("meta.json: %v\n%s", err, data)
+		}
+		return m
+	}
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, ExtractUsage: read}); err != nil {
+		t.Fatal(err)
+	}
+	u := meta().ExtractUsage
+	if u == nil || len(u.Passes) != 2 || u.Passes[0].Requests != 3 || u.Passes[0].PromptTokens != 900 || u.Passes[0].Cached ||
+		!u.Passes[1].Cached || u.Total.Requests != 3 || u.Total.CachedHits != 1 || u.Total.CompletionTokens != 120 || u.EditedAfter {
+		t.Fatalf("extract_llm_usage = %+v", u)
+	}
+	// A rebuild without a fresh record (a fresh clone: no .vibe) keeps it.
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if u := meta().ExtractUsage; u == nil || u.Total.Requests != 3 || u.EditedAfter {
+		t.Fatalf("kept usage = %+v", u)
+	}
+	// A hand edit of the knowledge: still the usage of the extraction, marked.
+	rules := filepath.Join(dir, "knowledge", "rules.yaml")
+	data, _ := os.ReadFile(rules)
+	os.WriteFile(rules, []byte(strings.Replace(string(data), "extractor: heuristic", "extractor: heuristic\n  # edited", 1)), 0o644)
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if u := meta().ExtractUsage; u == nil || !u.EditedAfter {
+		t.Fatalf("after a hand edit: %+v", u)
+	}
+	// Another extractor's record (the knowledge was re-extracted offline
+	// since) is not this knowledge's usage.
+	other := *read
+	other.Extractor = "llm:gpt-4o-mini"
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, ExtractUsage: &other}); err != nil {
+		t.Fatal(err)
+	}
+	if u := meta().ExtractUsage; u != nil {
+		t.Fatalf("another extractor's usage recorded: %+v", u)
+	}
+	if u, err := ReadExtractUsage(filepath.Join(t.TempDir(), "none.json")); u != nil || err != nil {
+		t.Errorf("missing record: %v %v", u, err)
 	}
 }

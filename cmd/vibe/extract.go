@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/extract"
+	"github.com/vibelife/vibe/integrate"
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
@@ -203,6 +205,13 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if err != nil {
 		return withExit(exitError, err)
 	}
+	var usage map[string]llm.StageUsage
+	if client != nil {
+		usage = client.Usage()
+	}
+	if err := recordExtractUsage(ws, opts.Theme, extractor, usage, len(written) > 0); err != nil {
+		return fmt.Errorf("extract %s: record the LLM usage: %w", opts.Theme, err)
+	}
 	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
 	if rep.Written == nil {
 		rep.Written = []string{}
@@ -283,6 +292,40 @@ type remoteInDryRun struct{ provider string }
 
 func (r remoteInDryRun) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, fmt.Errorf("%w: the %s embedder is not called in a dry run", llm.ErrDryRun, r.provider)
+}
+
+// extractUsagePath is where vibe extract leaves the usage record that vibe
+// integrate puts in skills/<theme>/meta.json (extract_llm_usage).
+func extractUsagePath(ws *workspace.Workspace, theme string) string {
+	return filepath.Join(ws.StateDir(), "usage", theme, "extract.json")
+}
+
+// recordExtractUsage writes the usage of the extraction per pass, with the
+// hashes of the knowledge it wrote. An extraction whose every answer came
+// from the response cache and that changed no file keeps the record of the
+// extraction that asked, as meta.json keeps the prose's.
+func recordExtractUsage(ws *workspace.Workspace, theme, extractor string, usage map[string]llm.StageUsage, changed bool) error {
+	path := extractUsagePath(ws, theme)
+	rec := integrate.ExtractUsage{Extractor: extractor, Total: integrate.PassUsage{Pass: "total"}}
+	for _, stage := range extract.Stages() {
+		u, ok := usage[stage]
+		if !ok {
+			continue
+		}
+		p := integrate.PassUsage{Pass: stage}
+		p.Add(integrate.PassUsage{Requests: u.Requests, CachedHits: u.CachedHits, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
+		rec.Passes = append(rec.Passes, p)
+		rec.Total.Add(p)
+	}
+	if prev, err := integrate.ReadExtractUsage(path); err == nil && prev != nil && prev.Extractor == extractor && !changed && rec.Total.Requests == 0 {
+		return nil
+	}
+	hashes, err := integrate.KnowledgeHashes(ws.SkillDir(theme))
+	if err != nil {
+		return err
+	}
+	rec.KnowledgeHashes = hashes
+	return integrate.WriteExtractUsage(path, rec)
 }
 
 // printUsage reports LLM usage per pass on stderr, in pass order.

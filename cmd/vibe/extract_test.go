@@ -181,6 +181,46 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	if code != 0 || srv.Count() != sent {
 		t.Errorf("unchanged rebuild: exit %d, %d new requests: %s", code, srv.Count()-sent, errOut)
 	}
+	// integrate records the extraction's usage per pass in meta.json: the
+	// requests the first extraction sent (the cached rebuild keeps them).
+	if code, _, errOut := runVibe(t, map[string]string{"VIBE_LLM_PROVIDER": "offline"}, "--workspace", dir, "integrate", "bazi"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	var meta struct {
+		Extractor string `json:"extractor"`
+		Usage     struct {
+			Extractor string `json:"extractor"`
+			Passes    []struct {
+				Pass             string `json:"pass"`
+				Requests         int    `json:"requests"`
+				Cached           bool   `json:"cached"`
+				PromptTokens     int    `json:"prompt_tokens"`
+				CompletionTokens int    `json:"completion_tokens"`
+			} `json:"passes"`
+			Total struct {
+				Requests     int     `json:"requests"`
+				PromptTokens int     `json:"prompt_tokens"`
+				Cost         float64 `json:"cost"`
+			} `json:"total"`
+			Edited bool `json:"knowledge_edited_after"`
+		} `json:"extract_llm_usage"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "skills", "bazi", "meta.json"))
+	if err != nil || json.Unmarshal(data, &meta) != nil {
+		t.Fatalf("meta.json: %v\n%s", err, data)
+	}
+	u := meta.Usage
+	var passes []string
+	for _, p := range u.Passes {
+		passes = append(passes, p.Pass)
+		if p.Requests == 0 || p.Cached || p.PromptTokens == 0 || p.CompletionTokens == 0 {
+			t.Errorf("pass %+v: want the requests the first extraction sent", p)
+		}
+	}
+	if u.Extractor != meta.Extractor || u.Extractor != "llm:gpt-4o-mini" || u.Total.Requests != sent || u.Total.PromptTokens == 0 || u.Total.Cost <= 0 || u.Edited ||
+		len(passes) < 4 || passes[0] != "extract.map" || passes[len(passes)-1] != "extract.sop" {
+		t.Errorf("extract_llm_usage (%d requests sent) = %+v\n%s", sent, u, data)
+	}
 	// After a build the dry run plans nothing to send.
 	code, out, _ = runVibe(t, env, "--workspace", dir, "extract", "bazi", "--dry-run", "--json")
 	var rep struct {

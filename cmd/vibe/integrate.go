@@ -25,7 +25,9 @@ func newIntegrateCmd(a *app) *cobra.Command {
   skills/<theme>/tools/tools.yaml  one tool per non-core tool the SOP steps call, merged with the
                                    tools declared by hand in knowledge/<theme>/tools.yaml
   skills/<theme>/meta.json         versions, knowledge hashes, counts, extractor, who wrote the
-                                   prose and its LLM usage, check summary
+                                   prose and its LLM usage, the extraction's LLM usage per pass
+                                   (requests, cached answers, tokens, cost; left by vibe extract
+                                   in .vibe/usage/<theme>/extract.json), check summary
 
 With an LLM configured (OPENAI_BASE_URL / OPENAI_API_KEY) the model writes the
 prose (display name, description, identity, scope, style, forbidden
@@ -84,6 +86,10 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		Theme: theme, SkillDir: ws.SkillDir(theme), Regenerate: regenerate, Version: version, Now: a.now,
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
 		Limits: cfg.Check,
+	}
+	// The extraction's usage, for meta.json.
+	if opt.ExtractUsage, err = integrate.ReadExtractUsage(extractUsagePath(ws, theme)); err != nil {
+		return withExit(exitError, err)
 	}
 	if cfg.LLMEnabled() {
 		// The prose answer is cached with every other answer in .vibe/cache/llm,
