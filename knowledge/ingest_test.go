@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
-	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/sqlite"
+	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
 // countingEmbedder hashes lexical tokens into a small vector and counts
@@ -54,24 +54,6 @@ func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return out, nil
 }
 
-func writeConverted(t *testing.T, root, theme, name, body string, garbled bool) {
-	t.Helper()
-	data, err := convert.Render(convert.Document{
-		Source: "knowledge/" + theme + "/source/" + name + ".txt", Format: "txt", Title: name,
-		Converter: convert.Version, Quality: convert.Quality{Garbled: garbled}, Markdown: body,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(root, "knowledge", theme, "converted", name+".md")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestIngestIncremental(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -84,10 +66,10 @@ func TestIngestIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeConverted(t, root, "bazi", "a", "# 子平真诠\n\n## 论用神\n\n八字用神，专求月令。以日干配月令地支。\n\n## 论格局\n\n格局成败之说。", false)
-	writeConverted(t, root, "bazi", "b", "# Notes\n\nThe day master is strong in spring.", false)
-	writeConverted(t, root, "bazi", "junk", "Ã¤Â¸Â­Ã¦Â–Â‡", true)
-	writeConverted(t, root, "bazi", "empty", "", false)
+	storetest.WriteConverted(t, root, "bazi", "a", "# 子平真诠\n\n## 论用神\n\n八字用神，专求月令。以日干配月令地支。\n\n## 论格局\n\n格局成败之说。", false)
+	storetest.WriteConverted(t, root, "bazi", "b", "# Notes\n\nThe day master is strong in spring.", false)
+	storetest.WriteConverted(t, root, "bazi", "junk", "Ã¤Â¸Â­Ã¦Â–Â‡", true)
+	storetest.WriteConverted(t, root, "bazi", "empty", "", false)
 	emb := &countingEmbedder{}
 	opts := knowledge.IngestOptions{Theme: "bazi", Root: root, ConvertedDir: filepath.Join(root, "knowledge", "bazi", "converted"), Splitter: sp, Embedder: emb}
 
@@ -114,7 +96,7 @@ func TestIngestIncremental(t *testing.T) {
 	}
 
 	// Change one, remove one: only the changed one is embedded.
-	writeConverted(t, root, "bazi", "b", "# Notes\n\nThe day master is weak in autumn.", false)
+	storetest.WriteConverted(t, root, "bazi", "b", "# Notes\n\nThe day master is weak in autumn.", false)
 	if err := os.Remove(filepath.Join(root, "knowledge", "bazi", "converted", "a.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +122,8 @@ func TestIngestFailureNamesDocumentAndNextRunRepairs(t *testing.T) {
 	}
 	defer store.Close()
 	sp, _ := chunk.New(chunk.Options{})
-	writeConverted(t, root, "t", "a", "alpha text", false)
-	writeConverted(t, root, "t", "b", "beta text", false)
+	storetest.WriteConverted(t, root, "t", "a", "alpha text", false)
+	storetest.WriteConverted(t, root, "t", "b", "beta text", false)
 	dir := filepath.Join(root, "knowledge", "t", "converted")
 	if err := os.WriteFile(filepath.Join(dir, "c.md"), []byte("no front matter\x00\xff"), 0o644); err != nil {
 		t.Fatal(err)
@@ -164,7 +146,7 @@ func TestIngestFailureNamesDocumentAndNextRunRepairs(t *testing.T) {
 	}
 	// A different embedder is refused with the mismatch, naming both models.
 	opts.Embedder = &countingEmbedder{model: "other"}
-	writeConverted(t, root, "t", "a", "alpha text changed", false)
+	storetest.WriteConverted(t, root, "t", "a", "alpha text changed", false)
 	_, err = knowledge.Ingest(ctx, store, opts)
 	if !errors.Is(err, knowledge.ErrDimensionMismatch) || !strings.Contains(err.Error(), "counting") {
 		t.Fatalf("mixed embedders: %v", err)
@@ -203,9 +185,9 @@ func TestIngestBadInput(t *testing.T) {
 		}
 	}
 	line.WriteString(strings.Repeat("x", 100_000)) // and one 100 KB "word"
-	writeConverted(t, root, "t", "empty", "", false)
-	writeConverted(t, root, "t", "line", line.String(), false)
-	writeConverted(t, root, "t", "junk", "text then \x00\x01\xff\xfe\x00 binary", false)
+	storetest.WriteConverted(t, root, "t", "empty", "", false)
+	storetest.WriteConverted(t, root, "t", "line", line.String(), false)
+	storetest.WriteConverted(t, root, "t", "junk", "text then \x00\x01\xff\xfe\x00 binary", false)
 	dir := filepath.Join(root, "knowledge", "t", "converted")
 	emb := &countingEmbedder{}
 	opts := knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: dir, Splitter: sp, Embedder: emb}
@@ -230,7 +212,7 @@ func TestIngestBadInput(t *testing.T) {
 	if err != nil || len(hits) != 1 || !strings.Contains(hits[0].Chunk.Text, "独一无二的标记") {
 		t.Fatalf("search in the gigantic line = %+v, %v", hits, err)
 	}
-	writeConverted(t, root, "t", "junk", "text, fixed", false)
+	storetest.WriteConverted(t, root, "t", "junk", "text, fixed", false)
 	rep, err = knowledge.Ingest(ctx, store, opts)
 	if err != nil || rep.Added != 1 || rep.Unchanged != 2 {
 		t.Fatalf("run after the fix = %+v, %v", rep, err)
@@ -294,7 +276,7 @@ func TestIngestCancelledMidDocument(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			fmt.Fprintf(&body, "## %s %d\n\nsection %d of document %s, with words to index.\n\n", name, i, i, name)
 		}
-		writeConverted(t, root, "t", name, body.String(), false)
+		storetest.WriteConverted(t, root, "t", name, body.String(), false)
 	}
 	dir := filepath.Join(root, "knowledge", "t", "converted")
 	cctx := newCountdown()

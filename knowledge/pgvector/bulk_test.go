@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vibelife/vibe/chunk"
-	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
 	"github.com/vibelife/vibe/knowledge/storetest"
@@ -291,24 +290,6 @@ END $$`,
 	}
 }
 
-func writeConverted(t *testing.T, root, theme, name, body string) {
-	t.Helper()
-	data, err := convert.Render(convert.Document{
-		Source: "knowledge/" + theme + "/source/" + name + ".txt", Format: "txt", Title: name,
-		Converter: convert.Version, Markdown: body,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(root, "knowledge", theme, "converted", name+".md")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestIngestConnectionKilled: the database drops the ingest's connection
 // in the middle of one document of a multi-document ingest. The error names
 // that document, nothing of it is visible, the other documents are stored,
@@ -323,7 +304,7 @@ func TestIngestConnectionKilled(t *testing.T) {
 		for i := 0; i < 30; i++ {
 			fmt.Fprintf(&body, "## %s section %d\n\n论用神 %s 第%d段：八字用神，专求月令，以日干配月令地支。\n\n", name, i, name, i)
 		}
-		writeConverted(t, root, "bazi", name, body.String())
+		storetest.WriteConverted(t, root, "bazi", name, body.String(), false)
 	}
 	sp, err := chunk.New(chunk.Options{MaxTokens: 64})
 	if err != nil {
