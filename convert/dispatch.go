@@ -87,6 +87,11 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	if err != nil {
 		return doc, err
 	}
+	if md, n := DropRepeatedPassages(doc.Markdown); n > 0 {
+		doc.Markdown = md
+		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf(
+			"repeated text: %d paragraphs, headings or tables that repeat an earlier passage word for word were left out (the document holds the same text more than once)", n))
+	}
 	sum := sha256.Sum256(data)
 	doc.SHA256 = hex.EncodeToString(sum[:])
 	doc.Source = opts.SourceName

@@ -65,7 +65,7 @@ func convertHTML(data []byte) (Document, error) {
 	if err != nil {
 		return doc, fmt.Errorf("%w: html: %v", ErrDamaged, err)
 	}
-	removeHeadingChrome(root)
+	RemoveHeadingChrome(root)
 	article, err := readability.FromDocument(root, nil)
 	content := ""
 	if err == nil && article.Node != nil && utf8.RuneCountInString(article.TextContent) > 100 {
@@ -132,14 +132,16 @@ func stripChrome(root *html.Node) string {
 	return sb.String()
 }
 
-// removeHeadingChrome drops the controls that wikis and documentation sites
+// RemoveHeadingChrome drops the controls that wikis and documentation sites
 // put inside or beside their headings, which would otherwise end up in the
 // Markdown headings ("History[edit](…)", "Install¶"): MediaWiki's
 // edit-section links (class mw-editsection, with their brackets) anywhere in
 // the page, and inside h1-h6 the permalink anchors (class headerlink,
 // anchor, mw-headline-anchor… without text of their own, or a link whose
 // text is only ¶, #, §, 🔗 or "edit", or that points at action=edit).
-func removeHeadingChrome(root *html.Node) {
+// The HTML converter applies it to every page; it is exported for
+// measurements against a reference extraction that keeps such links.
+func RemoveHeadingChrome(root *html.Node) {
 	var walk func(n *html.Node, inHeading bool)
 	walk = func(n *html.Node, inHeading bool) {
 		for c := n.FirstChild; c != nil; {
