@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh BIN DIR: build the demo theme "demo" from examples/demo in a fresh
-# workspace DIR, show what each stage produced, and end with an offline chat.
+# workspace DIR, show what each stage produced, chat offline, and end with
+# the check summary.
 set -euo pipefail
 
 BIN=${1:?usage: scripts/demo.sh BIN DIR}
@@ -59,3 +60,9 @@ echo "    vibe chat, one question: How hot should the water be for green tea?"
 echo "How hot should the water be for green tea?" | VIBE_LLM_PROVIDER=offline "$BIN" --workspace "$DIR" chat
 echo
 echo "Serve it: $BIN --workspace $DIR serve --insecure-dev   (then POST /api/chat or /v1/chat/completions)"
+
+# The check summary ends the demo (the full report: vibe check demo, or
+# --format json|junit|sarif|github); errors would fail make demo here.
+echo
+echo "==> check: vibe check demo"
+"$BIN" --workspace "$DIR" check demo --output /dev/null 2>&1

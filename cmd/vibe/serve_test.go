@@ -558,3 +558,38 @@ func defaultServeAddr(t *testing.T) string {
 	t.Fatalf("no addr in vibe config:\n%s", out)
 	return ""
 }
+
+// TestDemoScript runs scripts/demo.sh (what `make demo` runs) with a vibe
+// binary built from this tree: it ends with the offline chat finding the
+// skill by its triggers, then the check summary as the very last line.
+func TestDemoScript(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "vibe")
+	gobin := filepath.Join(goruntime.GOROOT(), "bin", "go")
+	build := exec.Command(gobin, "build", "-o", bin, "./cmd/vibe")
+	build.Dir = demoRepo
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(t.TempDir(), "demo")
+	cmd := exec.Command("bash", filepath.Join("scripts", "demo.sh"), bin, ws)
+	cmd.Dir = demoRepo
+	cmd.Env = append(os.Environ(), "GO="+gobin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "check demo: 0 errors,") || !strings.Contains(last, "rules, citing") {
+		t.Errorf("the demo does not end with the check summary; last line %q", last)
+	}
+	text := string(out)
+	chat := strings.Index(text, "==> an offline chat")
+	check := strings.Index(text, "==> check: vibe check demo")
+	if chat < 0 || check < chat {
+		t.Errorf("the check does not come after the chat:\n%s", text)
+	}
+	if !strings.Contains(text[chat:check], "技能 / skill: demo") || strings.Contains(text, "no trigger matched") {
+		t.Errorf("the offline chat did not pick the demo skill by its triggers:\n%s", text[chat:])
+	}
+}
