@@ -115,7 +115,8 @@ for g in "${groups[@]}"; do
 		gobench extract ./extract/ 'BenchmarkLLMBazi$' 1x
 		;;
 	runtime)
-		gobench runtime ./runtime/ 'Benchmark' 2000x
+		gobench runtime ./runtime/ 'BenchmarkTurn' 2000x
+		gobench runtime ./runtime/ 'BenchmarkIdleConversation$' 1x
 		gobench runtime ./cmd/vibe/ 'BenchmarkServeTurnDemo$' 1000x
 		;;
 	esac
@@ -138,8 +139,8 @@ for g in "${groups[@]}"; do
 			}
 			print line
 		}
-		/bench_test.go:[0-9]+: / && /ratio|recall|speed|loaded|COPY|costs|chunks:/ {
-			sub(/^[ \t]+/, ""); sub(/^bench_test.go:[0-9]+: /, "")
+		/_test\.go:[0-9]+: / && /ratio|recall|speed|loaded|COPY|costs|chunks:|per source token/ {
+			sub(/^[ \t]+/, ""); sub(/^[a-z_]+_test\.go:[0-9]+: /, "")
 			print "    " $0
 		}
 		/^[ \t]+\| / { sub(/^[ \t]+/, ""); print "    " $0 }
@@ -148,7 +149,7 @@ for g in "${groups[@]}"; do
 	if [ "$g" = convert ]; then
 		# convertbench's per-format table: mean F1 and time against the
 		# reference tool.
-		awk '/^format engine/ { on = 1 } on && NF { print "    " $0 } on && !NF { on = 0 }' "$out/convert.txt"
+		awk '/^format engine +files/ { on = 1 } /^==/ || !NF { on = 0 } on { print "    " $0 }' "$out/convert.txt"
 	fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
