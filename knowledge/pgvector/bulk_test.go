@@ -425,3 +425,30 @@ func TestSmallLoadMergesPendingEntries(t *testing.T) {
 		t.Fatalf("%d pending pages left after the load finished", n)
 	}
 }
+
+// TestSmallLoadRebuildsMissingIndexes: indexes missing when a small load
+// starts (a crash the open could not repair) are back when it finishes.
+func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 200, 100, 8, 10)
+	storetest.Load(t, s, c.Docs[:1], 8)
+	if _, err := s.pool.Exec(ctx, `DROP INDEX kb_chunk_tsv; DROP INDEX kb_embedding_hnsw`); err != nil {
+		t.Fatal(err)
+	}
+	finish, err := s.BeginBulk(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Load(t, s, c.Docs[1:], 8)
+	if got := indexNames(t, s); got != "" {
+		t.Fatalf("indexes before the finish: %q", got)
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexNames(t, s); got != bothIndexes {
+		t.Fatalf("after a small load, indexes = %q, want %q", got, bothIndexes)
+	}
+}
