@@ -10,6 +10,11 @@ type Options struct {
 	MaxUnpackedBytes int64
 	// PDFEngine is "auto" (default), "pdfium" or "ledongthuc".
 	PDFEngine string
+	// PDFium is the engine PDFs are converted on (see [NewPDFium]); the
+	// caller closes it. When nil, each PDF starts an engine of its own and
+	// pays its start-up; [ConvertTheme] and [ConvertFiles] create one for
+	// the run.
+	PDFium *PDFium
 	// SourceName is the path recorded as Document.Source.
 	SourceName string
 }

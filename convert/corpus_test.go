@@ -135,6 +135,7 @@ func htmlText(t *testing.T, path string, clean ...func(*html.Node)) string {
 
 func TestBrokenCorpusFilesGetOneClearError(t *testing.T) {
 	corpus := corpusDir(t)
+	opts := Options{PDFium: testPDFium(t)}
 	tests := []struct {
 		file string
 		want error
@@ -143,7 +144,7 @@ func TestBrokenCorpusFilesGetOneClearError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			_, err := Convert(context.Background(), filepath.Join(corpus, tt.file), Options{})
+			_, err := Convert(context.Background(), filepath.Join(corpus, tt.file), opts)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -153,7 +154,7 @@ func TestBrokenCorpusFilesGetOneClearError(t *testing.T) {
 		})
 	}
 	// The damaged PDF must not panic: it yields partial text or a clear error.
-	doc, err := Convert(context.Background(), filepath.Join(corpus, "pdf/zen_of_python_corrupted-damaged.pdf"), Options{})
+	doc, err := Convert(context.Background(), filepath.Join(corpus, "pdf/zen_of_python_corrupted-damaged.pdf"), opts)
 	if err == nil && strings.TrimSpace(doc.Markdown) == "" {
 		t.Fatal("no error and no text for the damaged PDF")
 	}

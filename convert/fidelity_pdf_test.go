@@ -52,6 +52,7 @@ func pdftotextPages(t *testing.T, path string) []string {
 // them), so the score measures the text itself; the raw score is logged.
 func TestPDFFidelity(t *testing.T) {
 	corpus := corpusDir(t)
+	engine := testPDFium(t)
 	files, err := filepath.Glob(filepath.Join(corpus, "pdf", "*.pdf"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no PDFs in %s/pdf (%v)", corpus, err)
@@ -60,7 +61,7 @@ func TestPDFFidelity(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			want := pdfCorpusExpectations[name]
-			doc, err := Convert(context.Background(), path, Options{})
+			doc, err := Convert(context.Background(), path, Options{PDFium: engine})
 			switch want {
 			case pdfEncrypted:
 				if !errors.Is(err, ErrEncrypted) {
@@ -112,7 +113,7 @@ func TestPDFFidelity(t *testing.T) {
 				}
 				// The glyph-based fallback engine reads the same broken
 				// encoding as pdftotext: its report must say so.
-				fb, err := Convert(context.Background(), path, Options{PDFEngine: "ledongthuc"})
+				fb, err := Convert(context.Background(), path, Options{PDFEngine: "ledongthuc", PDFium: engine})
 				if err == nil && !fb.Quality.Garbled {
 					t.Errorf("ledongthuc engine passed mojibake as readable: %+v", fb.Quality)
 				}
@@ -142,6 +143,7 @@ func TestPDFEngineSelection(t *testing.T) {
 		t.Fatalf("corpus file missing: %v", err)
 	}
 	ref := strings.Join(pdftotextPages(t, path), "\n")
+	pdfium := testPDFium(t)
 	for _, tt := range []struct {
 		engine string
 		minF1  float64
@@ -151,7 +153,7 @@ func TestPDFEngineSelection(t *testing.T) {
 		{"ledongthuc", pdfFallbackMinF1},
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
-			doc, err := Convert(context.Background(), path, Options{PDFEngine: tt.engine})
+			doc, err := Convert(context.Background(), path, Options{PDFEngine: tt.engine, PDFium: pdfium})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,10 +180,11 @@ func TestPDFBadBytes(t *testing.T) {
 		"truncated 60%": good[:len(good)*6/10],
 		"junk body":     append([]byte("%PDF-1.4\n"), []byte(strings.Repeat("garbage ", 200))...),
 	}
+	pdfium := testPDFium(t)
 	for name, data := range inputs {
 		for _, engine := range []string{"auto", "pdfium", "ledongthuc"} {
 			t.Run(name+"/"+engine, func(t *testing.T) {
-				doc, err := convertPDF(context.Background(), data, Options{PDFEngine: engine})
+				doc, err := convertPDF(context.Background(), data, Options{PDFEngine: engine, PDFium: pdfium})
 				if err == nil && strings.TrimSpace(doc.Markdown) == "" {
 					t.Fatal("no error and no text")
 				}
@@ -196,8 +199,8 @@ func TestPDFBadBytes(t *testing.T) {
 func stripMarkdown(md string) string { return reMarkdownSyntax.ReplaceAllString(md, " ") }
 
 // TestPDFConcurrent converts the corpus PDFs from several goroutines at once:
-// the shared pdfium pool must hand each conversion its own instance and give
-// the same text as a sequential run (run with -race).
+// the shared pdfium engine must hand each conversion its own instance and
+// give the same text as a sequential run (run with -race).
 func TestPDFConcurrent(t *testing.T) {
 	corpus := corpusDir(t)
 	var datas [][]byte
@@ -208,9 +211,11 @@ func TestPDFConcurrent(t *testing.T) {
 		}
 		datas = append(datas, data)
 	}
+	opts := Options{PDFEngine: "pdfium", PDFium: NewPDFium(PDFiumOptions{Instances: 2})}
+	defer opts.PDFium.Close()
 	want := make([]string, len(datas))
 	for i, d := range datas {
-		doc, err := convertPDF(context.Background(), d, Options{PDFEngine: "pdfium"})
+		doc, err := convertPDF(context.Background(), d, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +229,7 @@ func TestPDFConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				doc, err := convertPDF(context.Background(), d, Options{PDFEngine: "pdfium"})
+				doc, err := convertPDF(context.Background(), d, opts)
 				if err == nil && doc.Markdown != want[i] {
 					err = fmt.Errorf("file %d: concurrent conversion differs from the sequential one", i)
 				}
@@ -249,8 +254,9 @@ func TestPDFUnknownEngine(t *testing.T) {
 }
 
 // BenchmarkConvertPDF measures each engine on the two-column paper, after the
-// pdfium pool has started (go test -bench ConvertPDF ./convert/).
+// pdfium engine has started (go test -bench ConvertPDF ./convert/).
 func BenchmarkConvertPDF(b *testing.B) {
+	pdfium := testPDFium(b)
 	dir, _ := os.Getwd()
 	data, err := os.ReadFile(filepath.Join(dir, "..", "..", "shared", "corpus", "pdf", "tracemonkey-2col-en.pdf"))
 	if err != nil {
@@ -258,12 +264,13 @@ func BenchmarkConvertPDF(b *testing.B) {
 	}
 	for _, engine := range []string{"pdfium", "ledongthuc"} {
 		b.Run(engine, func(b *testing.B) {
-			if _, err := convertPDF(context.Background(), data, Options{PDFEngine: engine}); err != nil {
+			opts := Options{PDFEngine: engine, PDFium: pdfium}
+			if _, err := convertPDF(context.Background(), data, opts); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := convertPDF(context.Background(), data, Options{PDFEngine: engine}); err != nil {
+				if _, err := convertPDF(context.Background(), data, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -282,9 +289,10 @@ func TestPDFNumberedSectionHeadings(t *testing.T) {
 	sections := []string{"1. Introduction", "2. Overview: Example Tracing Run", "3. Trace Trees", "4. Nested Trace Tree Formation",
 		"5. Trace Tree Optimization", "6. Implementation", "7. Evaluation", "8. Related Work", "9. Conclusions", "10. Future Work",
 		"3.1 Traces", "4.1 Nesting Algorithm", "6.6 Correctness"}
+	pdfium := testPDFium(t)
 	for _, engine := range []string{"pdfium", "ledongthuc"} {
 		t.Run(engine, func(t *testing.T) {
-			doc, err := Convert(context.Background(), path, Options{PDFEngine: engine})
+			doc, err := Convert(context.Background(), path, Options{PDFEngine: engine, PDFium: pdfium})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, e
 	}
 	if opts.PDFEngine != "ledongthuc" {
 		d, perr := convertPDFium(ctx, data, opts)
-		if perr == nil || opts.PDFEngine == "pdfium" || errors.Is(perr, ErrEncrypted) || ctx.Err() != nil {
+		if perr == nil || opts.PDFEngine == "pdfium" || errors.Is(perr, ErrEncrypted) || errors.Is(perr, errPDFiumClosed) || ctx.Err() != nil {
 			return d, perr
 		}
 	}

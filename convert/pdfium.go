@@ -23,54 +23,119 @@ import (
 	"github.com/vibelife/vibe/internal/textmetric"
 )
 
-// pdfiumPool is the process-wide pdfium WebAssembly runtime. Compiling the
-// embedded pdfium module takes seconds, so it is done once, on the first PDF,
-// and every later conversion borrows an instance from the pool instead of
-// starting a runtime per file or page. It holds no configuration: the module
-// is the one embedded in go-pdfium (no download at run time).
-var pdfiumPool struct {
-	once sync.Once
-	pool pdfium.Pool
-	err  error
+// PDFium is the pdfium WebAssembly engine PDF conversions run on: a bounded
+// pool of pdfium instances sharing one compiled module. Nothing happens until
+// the first PDF asks for an instance, so a run without PDFs pays nothing; the
+// first one compiles the module embedded in go-pdfium (no download), which
+// takes seconds, or loads wazero's compilation of it from the cache
+// directory. Every later conversion borrows an instance instead of starting
+// a runtime per file or page.
+//
+// Create it with [NewPDFium], pass it in [Options.PDFium] to every
+// conversion, and Close it when they are done. It is safe for concurrent
+// use: at most Instances conversions run on pdfium at once, the others wait
+// for a free instance (or their context).
+type PDFium struct {
+	instances int
+	cacheDir  string
+
+	mu     sync.Mutex
+	pool   pdfium.Pool
+	cache  wazero.CompilationCache
+	err    error // the start-up error, returned to every later caller
+	closed bool
 }
 
-func pdfiumInstance(ctx context.Context) (pdfium.Pdfium, error) {
-	pdfiumPool.once.Do(func() {
-		n := max(1, runtime.NumCPU())
-		rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling)
-		if cache := pdfiumCompilationCache(); cache != nil {
+// PDFiumOptions configure [NewPDFium]. The zero value is usable.
+type PDFiumOptions struct {
+	// Instances bounds how many PDFs are converted with pdfium at once
+	// (default: the number of CPUs).
+	Instances int
+	// CacheDir keeps wazero's native compilation of the pdfium module
+	// between processes, so only the first process on a machine pays for
+	// compiling it (default: <user cache directory>/vibe/pdfium-wasm; "-"
+	// compiles in memory every time).
+	CacheDir string
+}
+
+// NewPDFium returns an engine that starts on its first use.
+func NewPDFium(opts PDFiumOptions) *PDFium {
+	if opts.Instances <= 0 {
+		opts.Instances = max(1, runtime.NumCPU())
+	}
+	if opts.CacheDir == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			opts.CacheDir = filepath.Join(dir, "vibe", "pdfium-wasm")
+		}
+	}
+	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir}
+}
+
+// errPDFiumClosed is returned for conversions after [PDFium.Close].
+var errPDFiumClosed = errors.New("the pdfium engine is closed")
+
+// instance borrows a pdfium instance, starting the engine on first use; the
+// caller closes it (Kill when it may be broken). It waits for a free
+// instance until ctx is done.
+func (p *PDFium) instance(ctx context.Context) (pdfium.Pdfium, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errPDFiumClosed
+	}
+	if p.pool == nil && p.err == nil {
+		p.start()
+	}
+	pool, err := p.pool, p.err
+	p.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("start pdfium: %w", err)
+	}
+	return pool.GetInstanceWithContext(ctx)
+}
+
+// start compiles (or loads) the module and creates the pool; p.mu is held.
+func (p *PDFium) start() {
+	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling)
+	if p.cacheDir != "" && p.cacheDir != "-" {
+		// Without a usable cache directory the module is compiled in
+		// memory: slower, not wrong.
+		if cache, err := wazero.NewCompilationCacheWithDir(p.cacheDir); err == nil {
+			p.cache = cache
 			rc = rc.WithCompilationCache(cache)
 		}
-		pdfiumPool.pool, pdfiumPool.err = webassembly.Init(webassembly.Config{
-			Context: context.Background(), MinIdle: 0, MaxIdle: n, MaxTotal: n,
-			RuntimeConfig: rc,
-			// The document is passed as bytes: pdfium sees no file system
-			// and its diagnostics are not printed.
-			FSConfig: wazero.NewFSConfig(),
-			Stdout:   io.Discard,
-			Stderr:   io.Discard,
-		})
-	})
-	if pdfiumPool.err != nil {
-		return nil, fmt.Errorf("start pdfium: %w", pdfiumPool.err)
 	}
-	return pdfiumPool.pool.GetInstanceWithContext(ctx)
+	p.pool, p.err = webassembly.Init(webassembly.Config{
+		Context: context.Background(), MinIdle: 0, MaxIdle: p.instances, MaxTotal: p.instances,
+		RuntimeConfig: rc,
+		// The document is passed as bytes: pdfium sees no file system and
+		// its diagnostics are not printed.
+		FSConfig: wazero.NewFSConfig(),
+		Stdout:   io.Discard,
+		Stderr:   io.Discard,
+	})
 }
 
-// pdfiumCompilationCache keeps wazero's native compilation of the pdfium
-// module in the user cache directory (…/vibe/pdfium-wasm), so only the first
-// process on a machine pays the seconds of compiling it. Without a usable
-// cache directory the module is compiled in memory each time.
-func pdfiumCompilationCache() wazero.CompilationCache {
-	dir, err := os.UserCacheDir()
-	if err != nil {
+// Close stops the engine and frees its instances. It must not be called
+// while conversions using it are running; later conversions fail. Closing
+// twice, or an engine that never started, is fine.
+func (p *PDFium) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
 		return nil
 	}
-	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "vibe", "pdfium-wasm"))
-	if err != nil {
-		return nil
+	p.closed = true
+	var err error
+	if p.pool != nil {
+		err = p.pool.Close()
 	}
-	return cache
+	if p.cache != nil {
+		if cerr := p.cache.Close(context.Background()); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // errPDFEncrypted is the error for a password-protected PDF.
@@ -83,7 +148,13 @@ var errPDFEncrypted = fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decry
 // returned as ErrDamaged and the instance is discarded.
 func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
 	doc.Format = "pdf"
-	inst, err := pdfiumInstance(ctx)
+	engine := opts.PDFium
+	if engine == nil {
+		// No engine given: one for this PDF alone.
+		engine = NewPDFium(PDFiumOptions{Instances: 1})
+		defer engine.Close()
+	}
+	inst, err := engine.instance(ctx)
 	if err != nil {
 		return doc, err
 	}

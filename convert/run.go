@@ -36,7 +36,8 @@ const (
 // converts with default [Options], two workers, and collects errors.
 type RunOptions struct {
 	// Convert is passed to [Convert] for every file (SourceName is set per
-	// file from SourceName below).
+	// file from SourceName below). When Convert.PDFium is nil the run
+	// creates a pdfium engine for itself and closes it at the end.
 	Convert Options
 	// Workers bounds how many files are converted at once (default 2).
 	Workers int
@@ -258,6 +259,13 @@ func runJobs(ctx context.Context, jobs []job, opts RunOptions) (Report, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2
+	}
+	if opts.Convert.PDFium == nil {
+		// One engine for the run, sized to the workers; it only starts if
+		// a PDF needs it.
+		engine := NewPDFium(PDFiumOptions{Instances: workers})
+		defer engine.Close()
+		opts.Convert.PDFium = engine
 	}
 	if opts.OnStart != nil {
 		opts.OnStart(len(jobs))

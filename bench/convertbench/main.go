@@ -95,6 +95,13 @@ func run(ctx context.Context, corpus string, usePdfium bool, vibeBin string) err
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// One pdfium engine for every in-process conversion, as `vibe convert`
+	// has one for its run.
+	engine := convert.NewPDFium(convert.PDFiumOptions{})
+	defer engine.Close()
+	convertOne := func(ctx context.Context, path, bin, tmp string) (string, error) {
+		return convertFile(ctx, engine, path, bin, tmp)
+	}
 
 	// vibe's pdfium pool starts on the first PDF (compiling the wasm module,
 	// or loading it from the compilation cache): measure that once, apart.
@@ -210,10 +217,11 @@ func ratio(a, b time.Duration) float64 {
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
-// convertOne converts one file in-process, or with the vibe CLI when bin is set.
-func convertOne(ctx context.Context, path, bin, tmp string) (string, error) {
+// convertFile converts one file in-process on engine, or with the vibe CLI
+// when bin is set.
+func convertFile(ctx context.Context, engine *convert.PDFium, path, bin, tmp string) (string, error) {
 	if bin == "" {
-		doc, err := convert.Convert(ctx, path, convert.Options{})
+		doc, err := convert.Convert(ctx, path, convert.Options{PDFium: engine})
 		return doc.Markdown, err
 	}
 	out := filepath.Join(tmp, "out")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/workspace"
@@ -44,6 +45,11 @@ type app struct {
 	// chatModel, when set, is the model vibe serve and vibe chat use instead
 	// of the configured endpoint (benchmarks give an instant one).
 	chatModel runtime.Model
+
+	// pdfium is the PDF engine convert and curate share. run creates it
+	// (it starts only when a PDF is converted) and closes it when the
+	// command ends; when nil, each conversion run starts its own.
+	pdfium *convert.PDFium
 }
 
 // workspace opens the workspace named by --workspace, VIBE_WORKSPACE or the
@@ -172,7 +178,8 @@ func run(ctx context.Context, ios *iostreams.IOStreams, args []string, getenv fu
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	a := &app{io: ios, getenv: getenv, now: time.Now}
+	a := &app{io: ios, getenv: getenv, now: time.Now, pdfium: convert.NewPDFium(convert.PDFiumOptions{})}
+	defer a.pdfium.Close()
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

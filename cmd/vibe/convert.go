@@ -130,6 +130,7 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 		Convert: convert.Options{
 			MaxFileBytes: cfg.Convert.MaxFileBytes,
 			PDFEngine:    cfg.Convert.PDFEngine,
+			PDFium:       a.pdfium,
 		},
 		Workers: cfg.Convert.Workers,
 		Force:   opts.Force,

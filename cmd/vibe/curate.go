@@ -34,7 +34,7 @@ func newCurateCmd(a *app) *cobra.Command {
 }
 
 func newCurateCmdWith(a *app, runF func(context.Context, *curateOptions) error) *cobra.Command {
-	opts := &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: convertText}
+	opts := &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText}
 	cmd := &cobra.Command{
 		Use:   "curate <theme>",
 		Short: "Gather a theme's sources into knowledge/<theme>/source/, deduplicated and quality-checked",
@@ -96,13 +96,13 @@ Exit status 1 when some source could not be read or downloaded.`,
 
 // stageCurate is the curate stage of `vibe build`.
 func (a *app) stageCurate(ctx context.Context, theme string) error {
-	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: convertText, Theme: theme, Quiet: a.quiet})
+	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, Theme: theme, Quiet: a.quiet})
 }
 
 // convertText extracts a document's text with the converter, for curate's
 // quality and near-duplicate checks.
-func convertText(ctx context.Context, path string) (string, error) {
-	doc, err := convert.Convert(ctx, path, convert.Options{})
+func (a *app) convertText(ctx context.Context, path string) (string, error) {
+	doc, err := convert.Convert(ctx, path, convert.Options{PDFium: a.pdfium})
 	if err != nil {
 		return "", err
 	}
