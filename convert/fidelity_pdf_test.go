@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ledongthuc/pdf"
 
 	"github.com/vibelife/vibe/internal/textmetric"
 )
@@ -309,6 +312,82 @@ func TestPDFNumberedSectionHeadings(t *testing.T) {
 				if !headings[s] {
 					t.Errorf("no heading %q (%d headings)", s, len(headings))
 				}
+			}
+		})
+	}
+}
+
+// TestPDFFootnoteMarks converts the Federal Register notice, whose footnotes
+// open with a superscript number that both engines used to glue to the first
+// word ("1Preliminary KNKT…", "2The flight control system…"). The number must
+// come out as superscript digits and a space, and the footnote must not turn
+// into a numbered heading.
+func TestPDFFootnoteMarks(t *testing.T) {
+	path := filepath.Join(corpusDir(t), "pdf", "federal-register-2020-17221-3col-en.pdf")
+	pdfium := testPDFium(t)
+	glued := regexp.MustCompile(`(?:^|\s)\d{1,2}(?:Preliminary|The|An|Stall|Flight|Ethiopian|More|All)\b`)
+	for _, engine := range []string{"pdfium", "ledongthuc"} {
+		t.Run(engine, func(t *testing.T) {
+			doc, err := Convert(context.Background(), path, Options{PDFEngine: engine, PDFium: pdfium})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"¹ Preliminary KNKT.18.10.35.04 Aircraft", "² The flight control system for 737 MAX"} {
+				if !strings.Contains(doc.Markdown, want) {
+					t.Errorf("no %q", want)
+				}
+			}
+			if m := glued.FindAllString(doc.Markdown, 5); len(m) > 0 {
+				t.Errorf("footnote numbers still glued to their first word: %q", m)
+			}
+			for _, l := range strings.Split(doc.Markdown, "\n") {
+				if isMarkdownHeading(l) && strings.Contains(l, "Preliminary KNKT") {
+					t.Errorf("footnote became a heading: %q", l)
+				}
+			}
+		})
+	}
+}
+
+func TestFootnoteMarkGlyphs(t *testing.T) {
+	glyph := func(s string, x, y float64) pdf.Text { return pdf.Text{S: s, X: x, Y: y, W: 4, FontSize: 8} }
+	// line lays out lead on the baseline (y 100), then digits at markY,
+	// then word on the baseline, glyph after glyph.
+	line := func(lead string, markY float64, digits string, word string) []pdf.Text {
+		var gs []pdf.Text
+		x := 50.0
+		for _, r := range lead {
+			gs = append(gs, glyph(string(r), x, 100))
+			x += 4
+		}
+		for _, d := range digits {
+			gs = append(gs, glyph(string(d), x, markY))
+			x += 3
+		}
+		for _, r := range word {
+			gs = append(gs, glyph(string(r), x, 100))
+			x += 4
+		}
+		return gs
+	}
+	for _, tt := range []struct {
+		name string
+		gs   []pdf.Text
+		want string
+	}{
+		{"raised footnote number", line("", 101.8, "12", "The"), "¹² The\n"},
+		{"raised number after a word", line("pilot ", 101.8, "9", "An"), "pilot ⁹ An\n"},
+		{"reference glued to the word before", line("double.", 101.8, "1", "Clearly"), "double.1Clearly\n"},
+		{"digits on the baseline", line("", 100, "3", "Com"), "3Com\n"},
+		{"lowered digits", line("", 98, "2", "Fe"), "2Fe\n"},
+		{"no capital after the digits", line("", 101.8, "1", "the"), "1the\n"},
+		{"four digits are a year, not a mark", line("", 101.8, "2019", "The"), "2019The\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var sb strings.Builder
+			writeLine(&sb, tt.gs)
+			if sb.String() != tt.want {
+				t.Errorf("writeLine wrote %q, want %q", sb.String(), tt.want)
 			}
 		})
 	}

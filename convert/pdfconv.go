@@ -220,7 +220,8 @@ func pageText(p pdf.Page) (text string, err error) {
 func writeLine(sb *strings.Builder, glyphs []pdf.Text) {
 	sort.SliceStable(glyphs, func(i, j int) bool { return glyphs[i].X < glyphs[j].X })
 	var prev *pdf.Text
-	for i := range glyphs {
+	wordStart := true
+	for i := 0; i < len(glyphs); i++ {
 		g := &glyphs[i]
 		if prev != nil {
 			gap := g.X - (prev.X + prev.W)
@@ -231,14 +232,49 @@ func writeLine(sb *strings.Builder, glyphs []pdf.Text) {
 			if textmetric.IsCJK(pr) && textmetric.IsCJK(nr) {
 				threshold = 0.6 * size
 			}
+			wordStart = unicode.IsSpace(pr)
 			if gap > threshold && !unicode.IsSpace(pr) && !unicode.IsSpace(nr) {
 				sb.WriteString(" ")
+				wordStart = true
 			}
+		}
+		if k := footnoteMarkAt(glyphs, i); wordStart && k > 0 {
+			for _, d := range glyphs[i : i+k] {
+				sb.WriteString(superscriptDigits(d.S))
+			}
+			sb.WriteString(" ")
+			i += k - 1
+			prev = nil // the space after the mark is written
+			continue
 		}
 		sb.WriteString(g.S)
 		prev = g
 	}
 	sb.WriteString("\n")
+}
+
+// footnoteMarkAt returns how many glyphs from i on are a footnote number
+// glued to the footnote's first word: one to three digits raised above the
+// baseline of the capital letter after them (the rule separateFootnoteMarks
+// applies with pdfium), or 0. writeLine asks only where a word starts, so a
+// reference after a word ("double.1") is left alone.
+func footnoteMarkAt(glyphs []pdf.Text, i int) int {
+	k := 0
+	for i+k < len(glyphs) && k < 4 && len(glyphs[i+k].S) == 1 && glyphs[i+k].S[0] >= '0' && glyphs[i+k].S[0] <= '9' {
+		k++
+	}
+	if k == 0 || k > 3 || i+k+1 >= len(glyphs) {
+		return 0
+	}
+	letter, next := glyphs[i+k], glyphs[i+k+1]
+	if !unicode.IsUpper(firstRune(letter.S)) || !unicode.IsLower(firstRune(next.S)) {
+		return 0
+	}
+	// A capital's height is about 0.7 of the font size.
+	if !isRaised(glyphs[i+k-1].Y, letter.Y, 0.7*letter.FontSize) {
+		return 0
+	}
+	return k
 }
 
 // findGutters returns the x positions of the vertical white gaps that

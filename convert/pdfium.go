@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
@@ -201,11 +202,12 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 			return doc, err
 		}
 		text := ""
-		res, perr := inst.GetPageText(&requests.GetPageText{Page: requests.Page{ByIndex: &requests.PageByIndex{Document: ref, Index: i}}})
+		page := requests.Page{ByIndex: &requests.PageByIndex{Document: ref, Index: i}}
+		res, perr := inst.GetPageText(&requests.GetPageText{Page: page})
 		if perr != nil {
 			failed = append(failed, i+1)
 		} else {
-			text = normalizePDFiumText(res.Text)
+			text = normalizePDFiumText(separateFootnoteMarks(inst, page, res.Text))
 		}
 		if strings.TrimSpace(text) == "" {
 			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i+1)
@@ -216,6 +218,92 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		return doc, err
 	}
 	return doc, nil
+}
+
+// separateFootnoteMarks rewrites a footnote number that opens a line glued
+// to the footnote's first word ("1Preliminary KNKT…", "12The magnitude…":
+// pdfium writes no space between a superscript and the word after it) as
+// superscript digits and a space ("¹ Preliminary KNKT…", "¹² The…"), which
+// also keeps the footnote from reading as a numbered heading. A candidate,
+// one to three digits at a line start followed by a capitalised word, is
+// rewritten only when pdfium places the digits above the letter's baseline
+// (raised by a fifth of the letter's height or more), so "3Com" set on the
+// baseline stays as it is. text is pdfium's text of the page, whose runes
+// are the text page's characters.
+func separateFootnoteMarks(inst pdfium.Pdfium, page requests.Page, text string) string {
+	rs := []rune(text)
+	type mark struct{ start, letter int }
+	var marks []mark
+	for i := 0; i < len(rs); i++ {
+		if i > 0 && rs[i-1] != '\n' && rs[i-1] != '\r' {
+			continue
+		}
+		j := i
+		for j < len(rs) && j-i < 4 && rs[j] >= '0' && rs[j] <= '9' {
+			j++
+		}
+		if j > i && j-i <= 3 && j+1 < len(rs) && unicode.IsUpper(rs[j]) && unicode.IsLower(rs[j+1]) {
+			marks = append(marks, mark{i, j})
+		}
+	}
+	if len(marks) == 0 {
+		return text
+	}
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
+	if err != nil {
+		return text
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	char := func(i int) rune {
+		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: i})
+		if err != nil {
+			return -1
+		}
+		return rune(u.Unicode)
+	}
+	raised := func(j int) bool {
+		if char(j) != rs[j] || char(j-1) != rs[j-1] {
+			return false // the text does not line up with the characters
+		}
+		digit, err1 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: tp.TextPage, Index: j - 1})
+		letter, err2 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: tp.TextPage, Index: j})
+		box, err3 := inst.FPDFText_GetCharBox(&requests.FPDFText_GetCharBox{TextPage: tp.TextPage, Index: j})
+		if err1 != nil || err2 != nil || err3 != nil {
+			return false
+		}
+		return isRaised(digit.Y, letter.Y, box.Top-box.Bottom)
+	}
+	var sb strings.Builder
+	sb.Grow(len(text) + 4*len(marks))
+	prev := 0
+	for _, m := range marks {
+		if raised(m.letter) {
+			sb.WriteString(string(rs[prev:m.start]))
+			sb.WriteString(superscriptDigits(string(rs[m.start:m.letter])))
+			sb.WriteByte(' ')
+			prev = m.letter
+		}
+	}
+	sb.WriteString(string(rs[prev:]))
+	return sb.String()
+}
+
+// isRaised says whether a glyph on baseline y sits above the next one's
+// baseline next by at least a fifth of that glyph's height: a superscript.
+func isRaised(y, next, height float64) bool {
+	return height > 0 && y-next >= height/5
+}
+
+// superscriptDigits writes ASCII digits as superscript digits (12 -> ¹²).
+func superscriptDigits(s string) string {
+	const sup = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	digits := []rune(sup)
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return digits[r-'0']
+		}
+		return r
+	}, s)
 }
 
 // normalizePDFiumText turns pdfium's page text into plain lines: CRLF line
