@@ -203,10 +203,10 @@ func convertText(data []byte, format string) (Document, error) {
 			doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(clean, "\n\n")) + "\n"
 			return doc, nil
 		}
-		doc.Markdown = structureText([]string{numberTOCSections(clean)})
+		doc.Markdown = structureText([]string{numberTOCSections(separateTitleAndAuthor(clean))})
 		return doc, nil
 	}
-	doc.Markdown = structureText([]string{numberTOCSections(unprefixChapterLines(text))})
+	doc.Markdown = structureText([]string{numberTOCSections(separateTitleAndAuthor(unprefixChapterLines(text)))})
 	return doc, nil
 }
 

@@ -67,3 +67,20 @@ func numberTOCSections(text string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// reAuthorLine matches the author line of the Wikisource text layout, the
+// line after the title: "作者：周公旦　周".
+var reAuthorLine = regexp.MustCompile(`^[ \t\x{3000}]*作者[：:]`)
+
+// separateTitleAndAuthor puts blank lines around the author line of the
+// Wikisource layout ("周公解梦\n作者：周公旦　周\n诗曰\n…"), so that the
+// title, the author and the text after them are not joined into one
+// paragraph ("周公解梦作者：周公旦　周诗曰"). Only the first two lines are
+// looked at, and only a short first line counts as a title.
+func separateTitleAndAuthor(text string) string {
+	lines := strings.SplitN(text, "\n", 3)
+	if len(lines) < 3 || !reAuthorLine.MatchString(lines[1]) || !looksLikeTitle(strings.TrimSpace(lines[0])) {
+		return text
+	}
+	return strings.TrimSpace(lines[0]) + "\n\n" + strings.TrimSpace(lines[1]) + "\n\n" + lines[2]
+}

@@ -1,6 +1,9 @@
 package convert
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -8,6 +11,8 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/encoding/traditionalchinese"
 	"golang.org/x/text/encoding/unicode"
+
+	"github.com/vibelife/vibe/internal/testcorpus"
 )
 
 func TestUnprefixChapterLines(t *testing.T) {
@@ -79,5 +84,65 @@ func TestNumberTOCSections(t *testing.T) {
 	short := "目录\n1\t甲\n2\t乙\n甲\n"
 	if got := numberTOCSections(short); got != short {
 		t.Errorf("numberTOCSections(%q) = %q, want it unchanged", short, got)
+	}
+}
+
+func TestSeparateTitleAndAuthor(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"周公解梦\n作者：周公旦　周\t\t\n诗曰\n\n夜有纷纷梦\n", "周公解梦\n\n作者：周公旦　周\n\n诗曰\n\n夜有纷纷梦\n"},
+		{"滴天髓\n作者:刘基\n正文。\n", "滴天髓\n\n作者:刘基\n\n正文。\n"},
+		// Not the layout: no author line, or a sentence where the title would be.
+		{"序\n予自束发就传。\n", "序\n予自束发就传。\n"},
+		{"这一行是一句很长的话，不是标题。\n作者：某人\n正文。\n", "这一行是一句很长的话，不是标题。\n作者：某人\n正文。\n"},
+	} {
+		if got := separateTitleAndAuthor(tt.in); got != tt.want {
+			t.Errorf("separateTitleAndAuthor(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestZhougongSections converts 周公解梦: its 27 sections, listed in a
+// numbered 目录 and given in the body as bare title lines, must each be a
+// heading over its own text, and the title and author lines must stay apart.
+func TestZhougongSections(t *testing.T) {
+	path := filepath.Join(testcorpus.Dir(t), "txt", "zhougong-jiemeng.utf8.md")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string // "1 天地日月星辰", … from the source's 目录
+	for _, l := range strings.Split(string(src), "\n") {
+		if m := reTOCEntry.FindStringSubmatch(l); m != nil {
+			want = append(want, m[1]+" "+m[2])
+		}
+	}
+	if len(want) != 27 {
+		t.Fatalf("%d entries in the source's 目录, want 27", len(want))
+	}
+	doc, err := Convert(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	body := map[string]int{} // heading -> characters of text under it
+	cur := ""
+	for _, l := range strings.Split(doc.Markdown, "\n") {
+		if isMarkdownHeading(l) {
+			cur = strings.TrimSpace(strings.TrimLeft(l, "#"))
+			got = append(got, cur)
+			continue
+		}
+		body[cur] += len([]rune(strings.TrimSpace(l)))
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("headings:\n%q\nwant the 目录's entries:\n%q", got, want)
+	}
+	for _, h := range want {
+		if body[h] < 20 {
+			t.Errorf("section %q has %d characters of text", h, body[h])
+		}
+	}
+	if !strings.HasPrefix(doc.Markdown, "周公解梦\n\n作者：周公旦　周\n\n诗曰") {
+		t.Errorf("title and author lines joined: %.40q", doc.Markdown)
 	}
 }
