@@ -87,6 +87,12 @@ func TestStructureText(t *testing.T) {
 			want: []string{"# 9. Conclusions", "# 10. Future Work", "Work is under way."},
 		},
 		{
+			name: "a paper's front and back matter lines are headings",
+			pages: []string{"Abstract\nDynamic languages are hard to compile.\n1. Introduction\nText of the paper.\n" +
+				"Acknowledgments\nThanks to our sponsors.\nReferences\n[1] A. Author. A paper. 2008.\n"},
+			want: []string{"# Abstract", "# 1. Introduction", "# Acknowledgments", "# References", "[1] A. Author. A paper. 2008."},
+		},
+		{
 			name:  "chapter > section hierarchy in Chinese",
 			pages: []string{"第一章 总论\n\n第一节 概念\n\n正文一。\n\n第二节 方法\n\n正文二。\n\n第二章 分论\n\n第一节 细则\n\n正文三。\n"},
 			want:  []string{"# 第一章 总论", "## 第一节 概念", "## 第二节 方法", "# 第二章 分论", "## 第一节 细则", "正文三。"},

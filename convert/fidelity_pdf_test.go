@@ -285,13 +285,15 @@ func BenchmarkConvertPDF(b *testing.B) {
 // with each engine: every numbered section title must be a heading, though
 // the page text runs without blank lines and holds bulleted lists (which
 // used to turn "2. Overview…", "4. Nested…" and "7. Evaluation" into list
-// items). The fallback engine does not split page 1's columns apart (its
-// title block spans both), so "1. Introduction" is only required of pdfium.
+// items), and the back matter (Acknowledgments, References) must be
+// sections of its own rather than part of "10. Future Work". The fallback
+// engine does not split page 1's columns apart (its title block spans
+// both), so "1. Introduction" is only required of pdfium.
 func TestPDFNumberedSectionHeadings(t *testing.T) {
 	path := filepath.Join(corpusDir(t), "pdf", "tracemonkey-2col-en.pdf")
 	sections := []string{"1. Introduction", "2. Overview: Example Tracing Run", "3. Trace Trees", "4. Nested Trace Tree Formation",
 		"5. Trace Tree Optimization", "6. Implementation", "7. Evaluation", "8. Related Work", "9. Conclusions", "10. Future Work",
-		"3.1 Traces", "4.1 Nesting Algorithm", "6.6 Correctness"}
+		"3.1 Traces", "4.1 Nesting Algorithm", "6.6 Correctness", "Acknowledgments", "References"}
 	pdfium := testPDFium(t)
 	for _, engine := range []string{"pdfium", "ledongthuc"} {
 		t.Run(engine, func(t *testing.T) {

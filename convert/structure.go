@@ -36,7 +36,10 @@ var (
 	reCNList    = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
 	reCNParen   = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
 	reNumbered  = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
-	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄)$`)
+	// Front and back matter named by a line of its own: 目录, 附录; a
+	// paper's Abstract, Acknowledgments and References.
+	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄|` +
+		`Abstract|Acknowledg(?:e)?ments?|References|Bibliography|Preface|Foreword|Glossary|(?:Table of )?Contents|Appendix(?: [A-Z\d])?)$`)
 	// A list item line: bullets, "1." / "1)" / "1、" numbers, "(1)", "a)".
 	// "1.5 grams" is not one: a number must be followed by space or Han.
 	// Groups: 1 bullet, 2 number, 3/4 its punctuation, 5 parenthesised.
