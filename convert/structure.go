@@ -31,11 +31,11 @@ var (
 	reVolume = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)` +
 		// A volume line that repeats the book's title: 三命通会卷之一.
 		`|^\p{Han}{1,8}卷之?` + cjkNum + `[上下]?$`)
-	reChapter   = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter)\s+[\dIVXLC]+\b)`)
-	reSection   = regexp.MustCompile(`^第` + cjkNum + `[节條条]`)
-	reCNList    = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
-	reCNParen   = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
-	reNumbered  = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
+	reChapter  = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter)\s+[\dIVXLC]+\b)`)
+	reSection  = regexp.MustCompile(`^第` + cjkNum + `[节條条]`)
+	reCNList   = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
+	reCNParen  = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
+	reNumbered = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
 	// Front and back matter named by a line of its own: 目录, 附录; a
 	// paper's Abstract, Acknowledgments and References.
 	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄|` +
