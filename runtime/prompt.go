@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -140,9 +141,21 @@ func ruleLine(r knowledge.TieredRule) string {
 		cite = " [" + r.Evidence[0].Chunk + "]"
 	}
 	if hasHan(r.Condition + then) {
-		return fmt.Sprintf("%s (%s): 如果 %s，则 %s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+		return fmt.Sprintf("%s (%s): 如果%s，则%s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
 	}
-	return fmt.Sprintf("%s (%s): if %s, then %s (%s)%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
+	// English conditions and conclusions are quoted from the sources with
+	// their own capitals ("Never brew…", "A bitter edge…"), so they cannot be
+	// set inside "if …, then …"; an arrow reads right whatever they start with.
+	return fmt.Sprintf("%s (%s): %s → %s (%s)%s", r.ID, r.Tier, upperFirst(r.Condition), upperFirst(then), r.Source, cite)
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 func hasHan(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/skills"
 )
 
@@ -74,5 +75,28 @@ func TestRuleRanking(t *testing.T) {
 	t.Logf("hit@3 %d/%d, MRR %.3f", hits, len(questions), mrr)
 	if hits < 16 || mrr < 0.8 {
 		t.Errorf("hit@3 %d/%d, MRR %.3f: want at least 16 and 0.8", hits, len(questions), mrr)
+	}
+}
+
+// TestRuleLine renders a rule for the prompt and the offline answer: English
+// parts keep the source's wording whatever letter it starts with, joined by
+// an arrow rather than pasted inside "if …, then …"; Chinese uses 如果…则….
+func TestRuleLine(t *testing.T) {
+	ev := []knowledge.Evidence{{Chunk: "c_1", Quote: "q"}}
+	cases := []struct {
+		r    knowledge.TieredRule
+		want string
+	}{
+		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R003", Condition: "brewing green tea", Action: "Never brew green tea with water at a rolling boil", Source: "Green > Water", Evidence: ev}},
+			"R003 (tier1_must_know): Brewing green tea → Never brew green tea with water at a rolling boil (Green > Water) [c_1]"},
+		{knowledge.TieredRule{Tier: "tier2_core", Rule: knowledge.Rule{ID: "R019", Condition: "A bitter edge appears", Conclusion: "the first infusion was too long", Source: "Green"}},
+			"R019 (tier2_core): A bitter edge appears → The first infusion was too long (Green)"},
+		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R006", Condition: "冲泡普洱", Action: "必用厚壁之器", Source: "普洱", Evidence: ev}},
+			"R006 (tier1_must_know): 如果冲泡普洱，则必用厚壁之器（普洱） [c_1]"},
+	}
+	for _, c := range cases {
+		if got := ruleLine(c.r); got != c.want {
+			t.Errorf("ruleLine(%s)\n got %q\nwant %q", c.r.ID, got, c.want)
+		}
 	}
 }
