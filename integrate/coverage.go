@@ -45,6 +45,8 @@ type SectionGap struct {
 	Cited     int `json:"rules_citing"`
 	// Examples are the first uncovered passages.
 	Examples []string `json:"examples"`
+	// Chunks are the chunks holding the uncovered passages, in order.
+	Chunks []string `json:"chunks"`
 }
 
 // rulePassage is a rule-like sentence found in a chunk.
@@ -130,6 +132,9 @@ func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *R
 		g.Uncovered++
 		if len(g.Examples) < 3 {
 			g.Examples = append(g.Examples, clip(p.text, 80))
+		}
+		if n := len(g.Chunks); n == 0 || g.Chunks[n-1] != p.chunk.ID {
+			g.Chunks = append(g.Chunks, p.chunk.ID)
 		}
 		where, wpos := rl.path, pos{1, 1}
 		if file != "" {

@@ -192,7 +192,7 @@ func TestCoverageGroupsGapsBySection(t *testing.T) {
 	Write(&b, rep, "text")
 	out := b.String()
 	for _, want := range []string{"the rules cite 1 of 26 rule-like passages and 1 of 13 sections", "knowledge/demo/converted/茶经.md:", "茶经 › 第2章: 2 of 2 rule-like passages uncovered, no rule cites it",
-		"… 3 more sections with 5 passages: see --format json or sarif"} {
+		"… 3 more sections with 5 passages: see --format sarif for every section, json for every passage"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -220,5 +220,32 @@ func TestCoverageGroupsGapsBySection(t *testing.T) {
 	if n != 2*chapters-1 {
 		t.Errorf("json keeps %d passages, want all %d", n, 2*chapters-1)
 	}
-	validateSARIF(t, sarifSchema(t), rep)
+	// SARIF: one result per section with uncovered passages (code scanning
+	// keeps 5,000 results a run), at its first passage, with every chunk.
+	log := validateSARIF(t, sarifSchema(t), rep)
+	var got []string
+	for _, r := range log["runs"].([]any)[0].(map[string]any)["results"].([]any) {
+		res := r.(map[string]any)
+		props, _ := res["properties"].(map[string]any)
+		if props["check"] != missingRule {
+			continue
+		}
+		sec := props["section"].(string)
+		got = append(got, sec)
+		var gap SectionGap
+		for _, g := range cov.Gaps {
+			if g.Section == sec {
+				gap = g
+			}
+		}
+		region := res["locations"].([]any)[0].(map[string]any)["physicalLocation"].(map[string]any)["region"].(map[string]any)
+		if int(region["startLine"].(float64)) != gap.Line || int(props["uncovered"].(float64)) != gap.Uncovered ||
+			len(props["chunks"].([]any)) != len(gap.Chunks) || len(gap.Chunks) == 0 ||
+			!strings.Contains(res["message"].(map[string]any)["text"].(string), fmt.Sprintf("%d of %d rule-like passages of %s", gap.Uncovered, gap.Passages, sec)) {
+			t.Errorf("sarif result for %s = %v, want the gap %+v", sec, res, gap)
+		}
+	}
+	if len(got) != chapters {
+		t.Errorf("sarif: %d coverage results %q, want one per section (%d)", len(got), got, chapters)
+	}
 }

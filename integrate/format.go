@@ -51,7 +51,7 @@ func SummaryLine(rep Report) string {
 }
 
 // TopGaps is how many uncovered sections the text and github formats list;
-// json and sarif carry every uncovered passage.
+// sarif has one result for each section and json every uncovered passage.
 const TopGaps = 10
 
 const missingRule = "coverage.missing-rule"
@@ -82,7 +82,7 @@ func writeText(w io.Writer, rep Report) error {
 					rest += g.Uncovered
 					n++
 				}
-				fmt.Fprintf(&b, "  … %d more sections with %d passages: see --format json or sarif for every passage\n", n, rest)
+				fmt.Fprintf(&b, "  … %d more sections with %d passages: see --format sarif for every section, json for every passage\n", n, rest)
 				break
 			}
 			where := g.Section
@@ -135,14 +135,18 @@ func writeGitHub(w io.Writer, rep Report) error {
 			if i == TopGaps || g.File == "" {
 				break
 			}
-			msg := fmt.Sprintf("%d of %d rule-like passages of %s are cited by no rule, e.g. %q", g.Uncovered, g.Passages, g.Section, g.Examples[0])
-			if _, err := fmt.Fprintf(w, "::notice file=%s,line=%d,title=%s::%s\n", ghProp(g.File), g.Line, ghProp("VIBE020 "+missingRule), ghEscape(msg)); err != nil {
+			if _, err := fmt.Fprintf(w, "::notice file=%s,line=%d,title=%s::%s\n", ghProp(g.File), g.Line, ghProp("VIBE020 "+missingRule), ghEscape(gapMessage(g))); err != nil {
 				return err
 			}
 		}
 	}
 	_, err := fmt.Fprintln(w, SummaryLine(rep))
 	return err
+}
+
+// gapMessage says what a section's possible missing rules are.
+func gapMessage(g SectionGap) string {
+	return fmt.Sprintf("%d of %d rule-like passages of %s are cited by no rule, e.g. %q", g.Uncovered, g.Passages, g.Section, g.Examples[0])
 }
 
 type junitSuites struct {
@@ -204,7 +208,28 @@ func SARIF(rep Report) map[string]any {
 	rules := []any{}
 	idx := map[string]int{}
 	results := []any{}
+	// Possible missing rules are one result per section, not per passage:
+	// code scanning keeps 5,000 results of a run and rejects a log of more
+	// than 25,000, which a few books' passages would exceed.
+	gapOf := map[string]*SectionGap{} // chunk id -> its section's gap
+	if rep.Coverage != nil {
+		for i := range rep.Coverage.Gaps {
+			for _, id := range rep.Coverage.Gaps[i].Chunks {
+				gapOf[id] = &rep.Coverage.Gaps[i]
+			}
+		}
+	}
+	gapDone := map[*SectionGap]bool{}
 	for _, f := range rep.Findings {
+		var gap *SectionGap
+		if f.Check == missingRule {
+			if gap = gapOf[f.Item]; gap != nil {
+				if gapDone[gap] {
+					continue
+				}
+				gapDone[gap] = true
+			}
+		}
 		key := f.RuleID + "/" + f.Check
 		i, ok := idx[key]
 		if !ok {
@@ -230,7 +255,12 @@ func SARIF(rep Report) map[string]any {
 				},
 			}},
 		}
-		if f.Item != "" {
+		switch {
+		case gap != nil:
+			res["message"] = map[string]any{"text": gapMessage(*gap)}
+			res["properties"] = map[string]any{"check": f.Check, "section": gap.Section, "uncovered": gap.Uncovered,
+				"passages": gap.Passages, "rules_citing": gap.Cited, "chunks": gap.Chunks}
+		case f.Item != "":
 			res["properties"] = map[string]any{"item": f.Item, "check": f.Check}
 		}
 		results = append(results, res)
