@@ -148,6 +148,7 @@ func DropRepeatedPassages(md string) (string, int) {
 	if dropped == 0 {
 		return md, 0
 	}
+	dropped += dropEmptiedHeadings(units, drop)
 
 	var out []string
 	var cur []string
@@ -169,10 +170,49 @@ func DropRepeatedPassages(md string) (string, int) {
 	}
 	emit()
 	res := strings.Join(out, "\n\n")
-	if strings.HasSuffix(md, "\n") && !strings.HasSuffix(res, "\n") {
-		res += "\n"
+	if strings.HasSuffix(md, "\n") {
+		// One newline, also when the last paragraph went (its block's
+		// empty last line would leave a blank line).
+		res = strings.TrimRight(res, "\n") + "\n"
 	}
 	return res, dropped
+}
+
+// dropEmptiedHeadings marks for dropping the headings whose whole section
+// (everything up to the next heading of the same or a higher level) is
+// being dropped, at least one unit of it: a repeated copy's own page titles
+// ("# 天干论" over a repeat of 1.2 天干论's text) would otherwise stay as
+// empty sections. Headings are decided last to first, so a section holding
+// only emptied subsections is empty too; a heading whose section was empty
+// to begin with ("# 卷一" right above "## 1 论五行生成") is kept. It returns
+// how many it marked.
+func dropEmptiedHeadings(units []mdUnit, drop []bool) int {
+	n := 0
+	for i := len(units) - 1; i >= 0; i-- {
+		if !units[i].heading || drop[i] {
+			continue
+		}
+		level := atxLevel(strings.TrimSpace(units[i].text))
+		empty, any := true, false
+		for j := i + 1; j < len(units); j++ {
+			if units[j].heading && atxLevel(strings.TrimSpace(units[j].text)) <= level {
+				break
+			}
+			if strings.TrimSpace(units[j].text) == "" {
+				continue // the blank line a document ends with
+			}
+			if !drop[j] {
+				empty = false
+				break
+			}
+			any = true
+		}
+		if empty && any {
+			drop[i] = true
+			n++
+		}
+	}
+	return n
 }
 
 // unitKey is what two paragraphs are compared by: their letters and digits,

@@ -80,6 +80,51 @@ func TestDropRepeatedCopies(t *testing.T) {
 	}
 }
 
+// TestDropRepeatedCopyHeadings: a repeated copy's own titles (page names
+// that differ from the first copy's numbered headings) go with the text
+// they stood over, a parent whose subsections all went goes too, and a
+// section with something new in it stays, as does a heading that was
+// empty in the source.
+func TestDropRepeatedCopyHeadings(t *testing.T) {
+	para := func(i int) string {
+		return fmt.Sprintf("第%d段：天有阴阳，故春木夏火秋金冬水季土，得时而旺，此其常也。", i)
+	}
+	var first, second []string
+	first = append(first, "# 滴天髓辑要")
+	for i := 0; i < 30; i++ {
+		if i%10 == 0 {
+			first = append(first, fmt.Sprintf("## 1.%d 第%d论", i/10+1, i/10+1))
+		}
+		first = append(first, para(i))
+	}
+	second = append(second, "# 卷一", "# 第二部")
+	for i := 0; i < 30; i++ {
+		if i%10 == 0 {
+			second = append(second, fmt.Sprintf("## 第%d论", i/10+1))
+		}
+		if i == 25 {
+			second = append(second, "- 1 甲木\n- 2 乙木")
+		}
+		second = append(second, para(i))
+	}
+	md := strings.Join(first, "\n\n") + "\n\n" + strings.Join(second, "\n\n") + "\n"
+	got, n := DropRepeatedPassages(md)
+	// 第1论 and 第2论 of the copy held only repeats; 第3论 holds a new list,
+	// so it and 第二部 above it stay; 卷一 was empty in the source.
+	want := strings.Join(first, "\n\n") + "\n\n# 卷一\n\n# 第二部\n\n## 第3论\n\n- 1 甲木\n- 2 乙木\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+	if n != 30+2 {
+		t.Errorf("dropped %d units, want the 30 paragraphs and 2 emptied headings", n)
+	}
+	// The last section of a document, emptied: its heading goes too.
+	md = strings.Join(first, "\n\n") + "\n\n# 贞元论\n\n" + strings.Join(first[1:], "\n\n") + "\n"
+	if got, _ := DropRepeatedPassages(md); got != strings.Join(first, "\n\n")+"\n" {
+		t.Errorf("an emptied last section stays:\n%q", got[max(0, len(got)-120):])
+	}
+}
+
 // TestDOJHandbookTextOnce converts the DOJ handbook, whose document.xml holds
 // the whole handbook four times (the third and fourth copies without heading
 // styles): each passage must come out once, under its heading, and the text

@@ -44,7 +44,10 @@ var (
 	// "1.5 grams" is not one: a number must be followed by space or Han.
 	// Groups: 1 bullet, 2 number, 3/4 its punctuation, 5 parenthesised.
 	reListItem = regexp.MustCompile(`^(?:([-*•·▪◦])\s+\S|(\d{1,3})(?:([.)])\s+\S|([.)、])\s*\p{Han})|([（(])(?:\d{1,3}|[a-z])[)）]\s*\S|[a-z]\)\s+\S)`)
-	rePageNum  = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
+	// A Wikisource navigation line that opens a page of a work: "◀上一卷	卷二	下一卷▶",
+	// "全书始	通天论", "◀上一论	贞元论	全书终". Group 1 is the page's name.
+	reNavLine = regexp.MustCompile(`^(?:◀\s*上一\p{Han}|全书始)[\t \x{3000}]+([^\t]{1,20}?)[\t \x{3000}]*(?:(?:下一\p{Han}\s*▶|全书终)[\t \x{3000}]*)?$`)
+	rePageNum = regexp.MustCompile(`^[-–—\s]*(\d{1,4}|[ivxlcdm]{1,6}|第\s*\d+\s*页|page\s+\d+(\s+of\s+\d+)?)[-–—\s]*$`)
 )
 
 // classifyHeading says whether a trimmed line is a heading line and of what
@@ -155,6 +158,10 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 	var blocks []block
 	var para []string
 	inItem := false // para holds a list item and its continuation lines
+	// openVolume is the last volume line: classical books close a volume
+	// by repeating its title (三命通㑹卷十 … 三命通㑹卷十), which is text,
+	// not a second volume of the same name.
+	openVolume := ""
 	flush := func() {
 		if len(para) > 0 {
 			blocks = append(blocks, block{kind: kindNone, text: joinParagraph(para), item: inItem})
@@ -179,6 +186,20 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 		if inItem {
 			flush()
 		}
+		if m := reNavLine.FindStringSubmatch(line); m != nil {
+			// The page a navigation line opens is the outermost division
+			// of the work (卷二, or a page such as 通天论): without it every
+			// chapter after the line is cited under the heading before it.
+			// The bare work title the site prints above the line is
+			// dropped with it, as a running header.
+			if len(para) == 1 && !inItem && utf8.RuneCountInString(para[0]) <= 20 && looksLikeTitle(para[0]) {
+				para = nil
+			}
+			flush()
+			openVolume = strings.TrimSpace(m[1])
+			blocks = append(blocks, block{kind: kindVolume, text: openVolume})
+			continue
+		}
 		if lv := known[normHeading(line)]; lv > 0 {
 			flush()
 			blocks = append(blocks, block{kind: kindNone, level: lv, text: strings.Join(strings.Fields(line), " ")})
@@ -191,7 +212,10 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 			continue
 		}
 		if len(known) == 0 {
-			if k := classifyHeading(line); k != kindNone {
+			if k := classifyHeading(line); k != kindNone && !(k == kindVolume && line == openVolume) {
+				if k == kindVolume {
+					openVolume = line
+				}
 				flush()
 				blocks = append(blocks, block{kind: k, text: strings.Join(strings.Fields(line), " ")})
 				continue

@@ -146,3 +146,88 @@ func TestZhougongSections(t *testing.T) {
 		t.Errorf("title and author lines joined: %.40q", doc.Markdown)
 	}
 }
+
+// TestWikisourceNavigationLines: the navigation line that opens each page of
+// a Wikisource work ("◀上一卷	卷二	下一卷▶") becomes the heading of that
+// page, above the chapters that follow, and the running title printed above
+// it goes; a navigation line naming a page that is no 卷 (通天论) does the
+// same. A volume line repeating the open volume (the classical closing line)
+// stays text. Prose that merely starts with 全书始 is left alone.
+func TestWikisourceNavigationLines(t *testing.T) {
+	in := "三命通会卷之十\n\n看命口诀。\n\n三命通会卷之十\n\n三命通会\t\n全书始\t卷一\t下一卷▶\n\n1 论五行生成\n\n天地之初。\n\n三命通会\t\n◀上一卷\t卷二\t下一卷▶\n\n1 论天干阴阳生死\n\n天干。\n\n滴天髓\t\n◀上一论\t贞元论\t全书终\n造化生生不息机。\n\n全书始于此，终于彼。\n"
+	md := structureText([]string{in})
+	want := "# 三命通会卷之十\n\n看命口诀。\n\n三命通会卷之十\n\n# 卷一\n\n## 1 论五行生成\n\n天地之初。\n\n# 卷二\n\n## 1 论天干阴阳生死\n\n天干。\n\n# 贞元论\n\n造化生生不息机。\n\n全书始于此，终于彼。\n"
+	if md != want {
+		t.Errorf("structureText:\n got %q\nwant %q", md, want)
+	}
+}
+
+// TestWikisourceCorpusPages converts 三命通会, whose Wikisource copy opens
+// each of its nine volumes with a navigation line after an excerpt that ends
+// in 三命通会卷之十: each volume's chapters must sit under that volume, so
+// 论天干阴阳生死 is cited as 卷二's and not as the excerpt's 卷之十's. Then
+// 滴天髓, whose second, repeated copy is 40 pages each opened by a
+// navigation line: no navigation text and no emptied page title may stay.
+func TestWikisourceCorpusPages(t *testing.T) {
+	path := filepath.Join(testcorpus.Dir(t), "bazi", "三命通会.md")
+	doc, err := Convert(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vols []string
+	parent := map[string]string{} // chapter -> volume heading above it
+	cur := ""
+	for _, l := range strings.Split(doc.Markdown, "\n") {
+		switch {
+		case strings.HasPrefix(l, "# "):
+			cur = l[2:]
+			vols = append(vols, cur)
+		case strings.HasPrefix(l, "## "):
+			parent[l[3:]] = cur
+		}
+	}
+	// The excerpt's volumes, the Wikisource copy's nine, then the 四库全书
+	// copy's 卷十-十二, each once although each is closed by its title.
+	want := "三命通会全十二册卷之一|三命通会卷之一|三命通会卷之十|卷一|卷二|卷三|卷四|卷五|卷六|卷七|卷八|卷九|三命通㑹卷十|三命通㑹卷十一|三命通㑹卷十二"
+	if got := strings.Join(vols, "|"); got != want {
+		t.Errorf("top-level headings:\n got %s\nwant %s", got, want)
+	}
+	for _, c := range []struct{ chapter, vol string }{{"1 论五行生成", "卷一"}, {"1 论天干阴阳生死", "卷二"}} {
+		if parent[c.chapter] != c.vol {
+			t.Errorf("%q sits under %q, want %q", c.chapter, parent[c.chapter], c.vol)
+		}
+	}
+	if strings.Contains(doc.Markdown, "下一卷") || strings.Contains(doc.Markdown, "全书始") {
+		t.Errorf("navigation text left in the Markdown")
+	}
+
+	doc, err = Convert(context.Background(), filepath.Join(testcorpus.Dir(t), "bazi", "滴天髓.md"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nav := range []string{"上一论", "下一论", "全书始", "全书终"} {
+		if strings.Contains(doc.Markdown, nav) {
+			t.Errorf("navigation text %q left in 滴天髓", nav)
+		}
+	}
+	lines := strings.Split(doc.Markdown, "\n")
+	for i, l := range lines {
+		lv := atxLevel(l)
+		if lv == 0 {
+			continue
+		}
+		body := false
+		for _, next := range lines[i+1:] {
+			if n := atxLevel(next); n > 0 && n <= lv {
+				break
+			}
+			if strings.TrimSpace(next) != "" && atxLevel(next) == 0 {
+				body = true
+				break
+			}
+		}
+		if !body {
+			t.Errorf("滴天髓: %q heads an empty section", l)
+		}
+	}
+}
