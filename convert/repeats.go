@@ -193,7 +193,7 @@ func dropEmptiedHeadings(units []mdUnit, drop []bool) int {
 			continue
 		}
 		level := atxLevel(strings.TrimSpace(units[i].text))
-		empty, any := true, false
+		empty, emptied := true, false
 		for j := i + 1; j < len(units); j++ {
 			if units[j].heading && atxLevel(strings.TrimSpace(units[j].text)) <= level {
 				break
@@ -205,9 +205,9 @@ func dropEmptiedHeadings(units []mdUnit, drop []bool) int {
 				empty = false
 				break
 			}
-			any = true
+			emptied = true
 		}
-		if empty && any {
+		if empty && emptied {
 			drop[i] = true
 			n++
 		}
