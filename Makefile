@@ -4,12 +4,16 @@ BIN     := bin/vibe
 DEMO    := demo
 PKGS    := ./...
 
-.PHONY: all build test test-deps vet fmt-check demo clean bench
+.PHONY: all build install test test-deps vet fmt-check tidy-check demo clean bench
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vibe
+
+# Installs vibe into $(go env GOBIN), or $(go env GOPATH)/bin.
+install:
+	$(GO) install ./cmd/vibe
 
 # Installs and starts what the tests need (poppler-utils, pandoc, PostgreSQL
 # with pgvector) when it can, and writes the connection to .vibe/test.env.
@@ -19,11 +23,17 @@ test-deps:
 vet:
 	$(GO) vet $(PKGS)
 
+# Fails when go.mod/go.sum are not what `go mod tidy` makes them (a direct
+# dependency marked // indirect, a stale requirement, a missing sum).
+tidy-check:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-test: test-deps vet fmt-check
+test: test-deps tidy-check vet fmt-check
 	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
 	$(GO) test -race -timeout 40m $(PKGS)
 
