@@ -122,6 +122,21 @@ type Result struct {
 	Removed []string
 	// MovedAside lists dropped hand-placed files moved to source/.dropped/.
 	MovedAside []string
+	// Adopted lists files found in source/ that an earlier, interrupted run
+	// copied there (named in its journal, or holding exactly the bytes of
+	// the origin curate would copy under that name): they are curate's own
+	// copies, not files put there by hand.
+	Adopted []string
+	// Restored lists copies in source/ that differed from their unchanged
+	// origin (edited by hand) and were put back from it.
+	Restored []Restored
+}
+
+// Restored is a copy in source/ that was edited by hand and put back from
+// its origin.
+type Restored struct {
+	File   string
+	Origin string
 }
 
 // Kept counts kept entries.
@@ -171,9 +186,15 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	journalPath := filepath.Join(opts.SourceDir, JournalName)
+	jour, err := readJournal(journalPath)
+	if err != nil {
+		return res, err
+	}
 	specs := opts.Sources
 	// Files put into source/ by hand are sources too, unless curate stored
-	// them for an origin elsewhere (those go when their origin goes).
+	// them for an origin elsewhere (those go when their origin goes). Copies
+	// an interrupted run journaled are curate's own too.
 	srcPrefix := relTo(opts.Root, opts.SourceDir) + "/"
 	owned := map[string]bool{}
 	for _, e := range old.Sources {
@@ -181,10 +202,27 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			owned[e.File] = true
 		}
 	}
+	planned := map[string]string{} // origin -> file, from the journal
+	for _, c := range jour.Copies {
+		if c.File != "" && !owned[c.File] {
+			owned[c.File] = true
+			planned[c.Origin] = c.File
+		}
+	}
 	hand, err := handPlaced(opts.Root, opts.SourceDir, owned)
 	if err != nil {
 		return res, err
 	}
+	// The bytes of each hand-placed file, to recognise a copy an interrupted
+	// run made before it journaled (or before journals existed).
+	handSHA := map[string]string{}
+	for _, h := range hand {
+		if data, err := os.ReadFile(filepath.Join(opts.Root, filepath.FromSlash(h.Source))); err == nil {
+			sum := sha256.Sum256(data)
+			handSHA[path.Base(h.Source)] = hex.EncodeToString(sum[:])
+		}
+	}
+	adopted := map[string]bool{}
 	if len(specs) == 0 && len(hand) == 0 {
 		return res, ErrNothingToGather
 	}
@@ -233,6 +271,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	for _, c := range cands {
 		if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" {
 			usedNames[p.File] = true
+		} else if f := planned[c.origin]; f != "" {
+			usedNames[f] = true
 		}
 		if c.inPlace {
 			// Never overwrite a file the user put there.
@@ -241,9 +281,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	var entries []Entry
 	keepFiles := map[string]bool{}
+	handDropped := map[string]bool{}
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if c.inPlace && adopted[c.name] {
+			// An earlier run's copy for a listed origin, not the user's file.
+			continue
 		}
 		e := Entry{Origin: c.origin, Notes: c.notes, GatheredAt: now}
 		drop := func(failed bool, format string, args ...any) {
@@ -267,6 +312,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			e.Size = int64(len(data))
 			ext := sniff(data, c.name)
 			e.MediaType = mediaTypes[ext]
+			// The name this origin had, was about to get (journal), or has
+			// as a leftover copy with its exact bytes.
+			adopt := ""
+			if p, ok := prev[c.origin]; !c.inPlace && ext != "" && (!ok || p.File == "") {
+				if f := planned[c.origin]; f != "" && strings.EqualFold(path.Ext(f), ext) {
+					adopt = f
+				} else if n := storedName(c.name, ext); handSHA[n] == e.SHA256 && !adopted[n] {
+					adopt = n
+					adopted[n] = true
+					res.Adopted = append(res.Adopted, n)
+				}
+			}
 			switch {
 			case len(data) == 0:
 				drop(false, "empty file")
@@ -280,6 +337,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				e.File = storedName(c.name, ext)
 				if p, ok := prev[c.origin]; ok && p.Status == StatusKept && p.File != "" && strings.EqualFold(path.Ext(p.File), ext) {
 					e.File = p.File
+				} else if adopt != "" {
+					e.File = adopt
 				} else if c.inPlace && e.File == c.name {
 					// Already in place under its own name.
 				} else {
@@ -317,16 +376,33 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 					usedNames[e.File] = true
 					keepFiles[e.File] = true
 					kept = append(kept, keptDoc{origin: c.origin, sig: sig, hasSig: hasSig})
-					wrote, err := store(filepath.Join(opts.SourceDir, e.File), data, e.SHA256)
-					if err != nil {
-						return res, fmt.Errorf("curate %s: %w", c.origin, err)
+					if !c.inPlace {
+						dst := filepath.Join(opts.SourceDir, e.File)
+						have, exists := fileSHA(dst)
+						if have != e.SHA256 {
+							// Journal the copy before making it, so a kill
+							// between the copy and the lock cannot turn it
+							// into a hand-placed file.
+							if err := jour.add(journalPath, journalCopy{Origin: c.origin, File: e.File, SHA256: e.SHA256}); err != nil {
+								return res, fmt.Errorf("curate %s: %w", c.origin, err)
+							}
+							if p, ok := prev[c.origin]; exists && ok && p.Status == StatusKept && p.File == e.File && p.SHA256 == e.SHA256 {
+								res.Restored = append(res.Restored, Restored{File: e.File, Origin: c.origin})
+							}
+							if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+								return res, fmt.Errorf("curate %s: %w", c.origin, err)
+							}
+							res.Changed = true
+						}
 					}
-					res.Changed = res.Changed || wrote
 				}
 			}
 		}
 		if p, ok := prev[c.origin]; ok && sameEntry(p, e) {
 			e.GatheredAt = p.GatheredAt
+		}
+		if c.inPlace && e.Status == StatusDropped {
+			handDropped[c.name] = true
 		}
 		entries = append(entries, e)
 		if opts.Progress != nil {
@@ -345,12 +421,6 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 
 	// Remove what no source names any more. A dropped file the user put
 	// into source/ is moved aside to source/.dropped/ rather than deleted.
-	handDropped := map[string]bool{}
-	for i, c := range cands {
-		if c.inPlace && entries[i].Status == StatusDropped {
-			handDropped[c.name] = true
-		}
-	}
 	dirents, err := os.ReadDir(opts.SourceDir)
 	if err != nil {
 		return res, fmt.Errorf("curate: %w", err)
@@ -385,6 +455,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return res, err
 	}
 	res.Changed = res.Changed || wrote
+	// The lock now names every copy: the journal has done its work.
+	if err := os.Remove(journalPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("curate: %w", err)
+	}
 	return res, nil
 }
 
@@ -394,15 +468,15 @@ func sameEntry(a, b Entry) bool {
 	return a == b
 }
 
-// store writes data to dst unless it already holds the same bytes.
-func store(dst string, data []byte, sum string) (bool, error) {
-	if old, err := os.ReadFile(dst); err == nil {
-		h := sha256.Sum256(old)
-		if hex.EncodeToString(h[:]) == sum {
-			return false, nil
-		}
+// fileSHA returns the hex sha256 of the file at p and whether it could be
+// read.
+func fileSHA(p string) (string, bool) {
+	old, err := os.ReadFile(p)
+	if err != nil {
+		return "", false
 	}
-	return true, atomicfile.WriteFile(dst, data, 0o644)
+	h := sha256.Sum256(old)
+	return hex.EncodeToString(h[:]), true
 }
 
 func extractText(ctx context.Context, opts *Options, c candidate, data []byte, ext string) (string, bool, error) {

@@ -2,11 +2,14 @@ package curate
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -498,5 +501,132 @@ func TestRunHandPlacedNextToListed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(src, "book.txt")); err != nil {
 		t.Errorf("user's file gone: %v", err)
+	}
+}
+
+// listDir returns the names in dir (hidden ones included) with each file's
+// content, and the lock without gathered_at.
+func snapshot(t *testing.T, src string) (files map[string]string, lock []Entry) {
+	t.Helper()
+	files = map[string]string{}
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == LockName {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(src, p)
+		files[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLock(filepath.Join(src, LockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Sources {
+		e.GatheredAt = time.Time{}
+		lock = append(lock, e)
+	}
+	return files, lock
+}
+
+// TestRunInterruptedAfterCopy stops curate after each copy, before the lock
+// is written (what kill -9 does), and checks that the next run gives the
+// same source/ and lock as an uninterrupted run: no *-2 copies, nothing moved
+// to .dropped/. It does so with the journal the interrupted run left, and
+// without it (a copy made by an older vibe, or lost journal): then the copy
+// is adopted because it holds the origin's exact bytes.
+func TestRunInterruptedAfterCopy(t *testing.T) {
+	root := mixedWorkspace(t)
+	sources := []Spec{{Source: "in/"}}
+	clean := filepath.Join(root, "knowledge/clean/source")
+	if _, err := Run(context.Background(), Options{Root: root, SourceDir: clean, Sources: sources, Extract: fakeExtract, Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles, wantLock := snapshot(t, clean)
+	for _, dropJournal := range []bool{false, true} {
+		for stopAt := 1; stopAt <= 2; stopAt++ { // of 3 kept
+			name := fmt.Sprintf("stop%d-nojournal%v", stopAt, dropJournal)
+			t.Run(name, func(t *testing.T) {
+				src := filepath.Join(root, "knowledge", name, "source")
+				ctx, cancel := context.WithCancel(context.Background())
+				kept := 0
+				_, err := Run(ctx, Options{Root: root, SourceDir: src, Sources: sources, Extract: fakeExtract, Now: fixedNow,
+					Progress: func(done, total int, e Entry) {
+						if e.Status == StatusKept {
+							kept++
+						}
+						if kept == stopAt {
+							cancel()
+						}
+					}})
+				cancel()
+				if err == nil {
+					t.Fatalf("the run was not interrupted (%d kept)", kept)
+				}
+				if _, err := os.Stat(filepath.Join(src, LockName)); err == nil {
+					t.Fatal("the interrupted run wrote the lock")
+				}
+				if dropJournal {
+					if err := os.Remove(filepath.Join(src, JournalName)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res, err := Run(context.Background(), Options{Root: root, SourceDir: src, Sources: sources, Extract: fakeExtract, Now: fixedNow})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.MovedAside) != 0 || len(res.Removed) != 0 {
+					t.Errorf("moved aside %v, removed %v after an interrupted run", res.MovedAside, res.Removed)
+				}
+				if dropJournal && len(res.Adopted) != stopAt {
+					t.Errorf("adopted %v, want %d copies", res.Adopted, stopAt)
+				}
+				gotFiles, gotLock := snapshot(t, src)
+				if !reflect.DeepEqual(gotFiles, wantFiles) {
+					t.Errorf("source/ differs from a clean run:\n got %v\nwant %v", keys(gotFiles), keys(wantFiles))
+				}
+				for i := range gotLock {
+					gotLock[i].Origin = strings.Replace(gotLock[i].Origin, "knowledge/"+name, "knowledge/clean", 1)
+				}
+				if !reflect.DeepEqual(gotLock, wantLock) {
+					t.Errorf("lock differs from a clean run:\n got %+v\nwant %+v", gotLock, wantLock)
+				}
+			})
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRunRestoresEditedCopyAndSaysSo: a copy edited in source/ is put back
+// from its unchanged origin, and the result names it.
+func TestRunRestoresEditedCopyAndSaysSo(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "books/book.txt", enText)
+	src := filepath.Join(root, "knowledge/t/source")
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "books/"}}, Now: fixedNow}
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	write(t, src, "book.txt", enText+" my own note")
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Restored) != 1 || res.Restored[0] != (Restored{File: "book.txt", Origin: "books/book.txt"}) {
+		t.Errorf("restored %+v, want book.txt from books/book.txt", res.Restored)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "book.txt")); string(b) != enText {
+		t.Errorf("copy not put back")
 	}
 }

@@ -58,6 +58,19 @@
 // and when dropped moved aside to source/.dropped/ rather than deleted; a
 // theme may have no curate.yaml at all.
 //
+// # Crash safety
+//
+// Copies are written atomically (a hidden temporary file renamed into place)
+// and journaled in source/.curate-journal.json before they are made; the
+// journal goes once the lock names them. A run killed between a copy and the
+// lock leaves the journal, and the next run treats the files it names as its
+// own copies; a leftover copy without a journal entry is adopted when it
+// holds exactly the bytes of the origin curate would store under its name
+// ([Result.Adopted]). Either way the next run gives the source/ and lock of
+// an uninterrupted run: no *-2 copies, nothing moved to .dropped/. A copy
+// edited by hand is put back from its unchanged origin and reported in
+// [Result.Restored].
+//
 // # sources.lock.json
 //
 // [Lock] holds one [Entry] per candidate: origin, file, sha256, size,

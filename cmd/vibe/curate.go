@@ -190,6 +190,12 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 				fmt.Fprintf(w, "dropped  %s: %s\n", e.Origin, e.Reason)
 			}
 		}
+		for _, r := range res.Restored {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %s was edited in source/; put back from its origin %s (edit the origin instead, or save your version under another name)\n", r.File, r.Origin)
+		}
+		for _, r := range res.Adopted {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s in source/ is a copy an interrupted curate made; taken as it is\n", r)
+		}
 		for _, r := range res.Removed {
 			fmt.Fprintf(w, "removed  %s (no source names it any more)\n", r)
 		}
