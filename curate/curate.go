@@ -26,6 +26,9 @@ var (
 	ErrNothingToGather = errors.New("curate: nothing to gather")
 	// ErrDownload: a URL could not be fetched.
 	ErrDownload = errors.New("download error")
+	// ErrNoFiles: a listed directory or glob holds no file of a gathered
+	// type (it may be empty, or an unmounted disk).
+	ErrNoFiles = errors.New("nothing to gather")
 	// ErrTooLarge: a download exceeded curate.max_download_bytes.
 	ErrTooLarge = errors.New("too large")
 )
@@ -127,9 +130,42 @@ type Result struct {
 	// the origin curate would copy under that name): they are curate's own
 	// copies, not files put there by hand.
 	Adopted []string
+	// Sources reports on each listed source, in order.
+	Sources []SourceReport
+	// HandLinks lists symlinks in source/ itself that leave it; they are
+	// skipped.
+	HandLinks []SkippedLink
 	// Restored lists copies in source/ that differed from their unchanged
 	// origin (edited by hand) and were put back from it.
 	Restored []Restored
+}
+
+// SourceReport is what [Run] found for one listed source.
+type SourceReport struct {
+	// Source is the entry as listed.
+	Source string
+	// Err is set when the source as a whole gave nothing: missing,
+	// unreadable, a failed download, or a directory or glob without a
+	// single PDF, EPUB, DOCX, HTML, TXT or Markdown file (an unmounted disk
+	// looks like an empty directory). It is recorded as a failed entry too.
+	Err error
+	// Carried lists the stored files of earlier runs that were kept because
+	// the source gave nothing this time (their lock entries are kept as they
+	// were): a source that disappears never deletes its copies.
+	Carried []string
+	// Unsupported lists the files of a directory or glob that are not of a
+	// gathered type (.png, .xlsx, ...), relative to the directory or the
+	// glob's base.
+	Unsupported []string
+	// Links lists symlinks that were skipped because they leave the source
+	// (or are dangling, or name a directory).
+	Links []SkippedLink
+}
+
+// SkippedLink is a symlink curate did not follow.
+type SkippedLink struct {
+	Link   string // the link's path
+	Target string // where it points
 }
 
 // Restored is a copy in source/ that was edited by hand and put back from
@@ -145,6 +181,18 @@ func (r Result) Kept() int { return r.count(func(e Entry) bool { return e.Status
 // Dropped counts dropped entries.
 func (r Result) Dropped() int {
 	return r.count(func(e Entry) bool { return e.Status == StatusDropped })
+}
+
+// SourceErrors lists the listed sources that failed as a whole (missing,
+// unreadable, failed download, nothing to gather), copies kept or not.
+func (r Result) SourceErrors() []SourceReport {
+	var out []SourceReport
+	for _, s := range r.Sources {
+		if s.Err != nil {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Failed counts entries dropped because of an error.
@@ -170,6 +218,9 @@ type candidate struct {
 	err    error
 	// inPlace marks a file found in source/ itself.
 	inPlace bool
+	// carried is the earlier entry kept as it was because its source gave
+	// nothing this time.
+	carried *Entry
 }
 
 // Run gathers opts.Sources into opts.SourceDir, writes sources.lock.json and
@@ -209,7 +260,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			planned[c.Origin] = c.File
 		}
 	}
-	hand, err := handPlaced(opts.Root, opts.SourceDir, owned)
+	hand, handLinks, err := handPlaced(opts.Root, opts.SourceDir, owned)
+	res.HandLinks = handLinks
 	if err != nil {
 		return res, err
 	}
@@ -240,7 +292,30 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		for _, c := range expand(ctx, &opts, s) {
+		rep := SourceReport{Source: s.Source}
+		sc := expand(ctx, &opts, s, &rep)
+		if rep.Err != nil {
+			// The source is missing, empty or failed as a whole: keep the
+			// copies earlier runs made of it, as they were.
+			for _, e := range old.Sources {
+				if e.Status != StatusKept || e.File == "" || seenOrigin[e.Origin] || !specOwns(opts.Root, s.Source, e.Origin) {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(opts.SourceDir, e.File)); err != nil {
+					continue
+				}
+				e := e
+				if len(sc) > 0 && sc[0].carried == nil && e.Origin == sc[0].origin {
+					// A URL (or file) that failed: its earlier entry stands
+					// in for the failure; rep.Err still reports it.
+					sc = sc[1:]
+				}
+				sc = append(sc, candidate{origin: e.Origin, carried: &e})
+				rep.Carried = append(rep.Carried, e.File)
+			}
+		}
+		res.Sources = append(res.Sources, rep)
+		for _, c := range sc {
 			if seenOrigin[c.origin] {
 				continue
 			}
@@ -290,6 +365,19 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			// An earlier run's copy for a listed origin, not the user's file.
 			continue
 		}
+		if c.carried != nil {
+			e := *c.carried
+			keepFiles[e.File] = true
+			usedNames[e.File] = true
+			if bySHA[e.SHA256] == "" {
+				bySHA[e.SHA256] = e.Origin
+			}
+			entries = append(entries, e)
+			if opts.Progress != nil {
+				opts.Progress(len(entries), len(cands), e)
+			}
+			continue
+		}
 		e := Entry{Origin: c.origin, Notes: c.notes, GatheredAt: now}
 		drop := func(failed bool, format string, args ...any) {
 			e.Status, e.Reason, e.Failed, e.File = StatusDropped, fmt.Sprintf(format, args...), failed, ""
@@ -301,7 +389,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		switch {
 		case errors.Is(c.err, ErrTooLarge):
 			drop(true, "too large: %v", c.err)
-		case errors.Is(c.err, ErrDownload):
+		case errors.Is(c.err, ErrDownload), errors.Is(c.err, ErrNoFiles):
 			drop(true, "%v", c.err)
 		case c.err != nil:
 			drop(true, "unreadable: %v", c.err)
@@ -421,13 +509,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 
 	// Remove what no source names any more. A dropped file the user put
 	// into source/ is moved aside to source/.dropped/ rather than deleted.
+	// A link the user put there is left alone, though not followed.
+	skippedLink := map[string]bool{}
+	for _, l := range res.HandLinks {
+		skippedLink[filepath.Base(l.Link)] = true
+	}
 	dirents, err := os.ReadDir(opts.SourceDir)
 	if err != nil {
 		return res, fmt.Errorf("curate: %w", err)
 	}
 	for _, d := range dirents {
 		name := d.Name()
-		if d.IsDir() || name == LockName || strings.HasPrefix(name, ".") || keepFiles[name] {
+		if d.IsDir() || name == LockName || strings.HasPrefix(name, ".") || keepFiles[name] || skippedLink[name] {
 			continue
 		}
 		if handDropped[name] {
@@ -538,23 +631,50 @@ func uniqueName(name string, used map[string]bool) string {
 }
 
 // handPlaced lists the files a user put into source/ by hand, as specs,
-// leaving out the lock, hidden files and the names in owned.
-func handPlaced(root, sourceDir string, owned map[string]bool) ([]Spec, error) {
+// leaving out the lock, hidden files and the names in owned. Symlinks that
+// leave source/ are skipped and returned.
+func handPlaced(root, sourceDir string, owned map[string]bool) ([]Spec, []SkippedLink, error) {
 	dirents, err := os.ReadDir(sourceDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("curate: %w", err)
+		return nil, nil, fmt.Errorf("curate: %w", err)
 	}
 	var specs []Spec
+	var rep SourceReport
+	t := newTree(sourceDir)
 	for _, d := range dirents {
 		if d.IsDir() || d.Name() == LockName || strings.HasPrefix(d.Name(), ".") || owned[d.Name()] {
 			continue
 		}
-		specs = append(specs, Spec{Source: relTo(root, filepath.Join(sourceDir, d.Name()))})
+		p := filepath.Join(sourceDir, d.Name())
+		if d.Type()&fs.ModeSymlink != 0 && !t.linkInside(p, &rep) {
+			continue
+		}
+		specs = append(specs, Spec{Source: relTo(root, p)})
 	}
-	return specs, nil
+	return specs, rep.Links, nil
+}
+
+// specOwns reports whether origin (as recorded in the lock) came from the
+// listed source src: the same URL or file, a file under the directory, or a
+// file matching the glob.
+func specOwns(root, src, origin string) bool {
+	src = strings.TrimSpace(src)
+	if isURL(src) || isURL(origin) {
+		return src == origin
+	}
+	p := specPath(root, src)
+	o := specPath(root, filepath.FromSlash(origin))
+	if isGlob(src) {
+		return globMatches(p, o)
+	}
+	if o == p {
+		return true
+	}
+	r, err := filepath.Rel(p, o)
+	return err == nil && r != "." && !strings.HasPrefix(r, "..")
 }
 
 func relTo(root, p string) string {
@@ -564,19 +684,9 @@ func relTo(root, p string) string {
 	return filepath.ToSlash(p)
 }
 
-// expand turns one spec into candidates: a URL is downloaded, a file is
-// itself, a directory or glob yields its convertible, non-hidden files in
-// lexical order.
-func expand(ctx context.Context, opts *Options, s Spec) []candidate {
-	src := strings.TrimSpace(s.Source)
-	if isURL(src) {
-		data, err := download(ctx, opts, src)
-		name := urlBaseName(src)
-		if err == nil {
-			name += sniff(data, name)
-		}
-		return []candidate{{origin: src, notes: s.Notes, name: name, data: data, err: err}}
-	}
+// specPath resolves a non-URL source to an absolute path (~/ is the home
+// directory, relative paths are relative to the workspace).
+func specPath(root, src string) string {
 	p := src
 	if strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -584,15 +694,46 @@ func expand(ctx context.Context, opts *Options, s Spec) []candidate {
 		}
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(opts.Root, p)
+		p = filepath.Join(root, p)
 	}
-	if strings.ContainsAny(src, "*?[") {
-		files, err := glob(p)
+	return p
+}
+
+// isGlob reports whether a source is a glob pattern.
+func isGlob(src string) bool { return strings.ContainsAny(src, "*?[") }
+
+// supportedList names the formats curate gathers, for messages.
+const supportedList = "PDF, EPUB, DOCX, HTML, TXT or Markdown"
+
+// expand turns one spec into candidates: a URL is downloaded, a file is
+// itself, a directory or glob yields its convertible, non-hidden files in
+// lexical order. What it skipped (unsupported files, links leaving the
+// source) goes into rep. A source that is missing, unreadable or yields no
+// convertible file gives one candidate with err set.
+func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []candidate {
+	src := strings.TrimSpace(s.Source)
+	fail := func(err error) []candidate {
+		rep.Err = err
+		return []candidate{{origin: src, notes: s.Notes, err: err}}
+	}
+	if isURL(src) {
+		data, err := download(ctx, opts, src)
+		name := urlBaseName(src)
+		if err == nil {
+			name += sniff(data, name)
+		} else {
+			rep.Err = err
+		}
+		return []candidate{{origin: src, notes: s.Notes, name: name, data: data, err: err}}
+	}
+	p := specPath(opts.Root, src)
+	if isGlob(src) {
+		files, err := glob(p, rep)
 		if err != nil {
-			return []candidate{{origin: src, notes: s.Notes, err: err}}
+			return fail(err)
 		}
 		if len(files) == 0 {
-			return []candidate{{origin: src, notes: s.Notes, err: errors.New("the glob matches no convertible file")}}
+			return fail(noFilesError(src, "the glob matches no "+supportedList+" file", rep.Unsupported))
 		}
 		return fileCands(opts.Root, files, s.Notes)
 	}
@@ -601,11 +742,12 @@ func expand(ctx context.Context, opts *Options, s Spec) []candidate {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("%s does not exist (fix or remove it in curate.yaml)", src)
 		}
-		return []candidate{{origin: src, notes: s.Notes, err: err}}
+		return fail(err)
 	}
 	if !st.IsDir() {
 		return []candidate{{origin: src, notes: s.Notes, name: filepath.Base(p), path: p}}
 	}
+	tree := newTree(p)
 	var files []string
 	err = filepath.WalkDir(p, func(fp string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -621,15 +763,79 @@ func expand(ctx context.Context, opts *Options, s Spec) []candidate {
 			}
 			return nil
 		}
-		if !d.IsDir() && convertibleExt[strings.ToLower(filepath.Ext(fp))] != "" {
-			files = append(files, fp)
+		if d.IsDir() {
+			return nil
 		}
+		rel, _ := filepath.Rel(p, fp)
+		if convertibleExt[strings.ToLower(filepath.Ext(fp))] == "" {
+			rep.Unsupported = append(rep.Unsupported, filepath.ToSlash(rel))
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 && !tree.linkInside(fp, rep) {
+			return nil
+		}
+		files = append(files, fp)
 		return nil
 	})
 	if err != nil {
-		return []candidate{{origin: src, notes: s.Notes, err: err}}
+		return fail(err)
+	}
+	if len(files) == 0 {
+		return fail(noFilesError(src, "the directory holds no "+supportedList+" file", rep.Unsupported))
 	}
 	return fileCands(opts.Root, files, s.Notes)
+}
+
+// noFilesError says a directory or glob gave nothing to gather, naming the
+// unsupported files it did find.
+func noFilesError(src, what string, unsupported []string) error {
+	msg := fmt.Sprintf("%s: %s", src, what)
+	if n := len(unsupported); n > 0 {
+		msg += fmt.Sprintf(" (%d unsupported: %s)", n, nameList(unsupported, 5))
+	}
+	return fmt.Errorf("%s: %w", msg, ErrNoFiles)
+}
+
+// nameList joins up to max names, saying how many more there are.
+func nameList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+}
+
+// tree is a source directory, for telling links that stay inside it from
+// links that leave it.
+type tree struct {
+	root string // as given
+	real string // symlinks resolved
+}
+
+func newTree(root string) tree {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		real = root
+	}
+	return tree{root: root, real: real}
+}
+
+// linkInside reports whether the symlink at fp resolves to a regular file
+// inside the tree; a link leaving it (to /etc/passwd, say), dangling or to a
+// directory is recorded in rep and skipped.
+func (t tree) linkInside(fp string, rep *SourceReport) bool {
+	target, err := filepath.EvalSymlinks(fp)
+	if err == nil {
+		if st, serr := os.Stat(target); serr == nil && st.Mode().IsRegular() {
+			if r, rerr := filepath.Rel(t.real, target); rerr == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+				return true
+			}
+		}
+	}
+	if target == "" {
+		target, _ = os.Readlink(fp)
+	}
+	rep.Links = append(rep.Links, SkippedLink{Link: fp, Target: target})
+	return false
 }
 
 func fileCands(root string, files []string, notes string) []candidate {
@@ -641,26 +847,44 @@ func fileCands(root string, files []string, notes string) []candidate {
 	return out
 }
 
-// glob matches pattern (absolute, with / or the OS separator) where a `**`
-// segment matches any number of directories. Hidden files and directories
-// and non-convertible files are skipped.
-func glob(pattern string) ([]string, error) {
+// globParts splits an absolute pattern into the directory before its first
+// wildcard segment and the segments from there on.
+func globParts(pattern string) (base string, rest []string) {
 	pattern = filepath.ToSlash(pattern)
 	segs := strings.Split(pattern, "/")
 	i := 0
-	for i < len(segs) && !strings.ContainsAny(segs[i], "*?[") {
+	for i < len(segs) && !isGlob(segs[i]) {
 		i++
 	}
-	base := strings.Join(segs[:i], "/")
+	base = strings.Join(segs[:i], "/")
 	if base == "" {
 		base = "/"
 	}
-	rest := segs[i:]
+	return base, segs[i:]
+}
+
+// globMatches reports whether the absolute path p matches pattern.
+func globMatches(pattern, p string) bool {
+	base, rest := globParts(pattern)
+	rel, err := filepath.Rel(filepath.FromSlash(base), p)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	return matchSegs(rest, strings.Split(filepath.ToSlash(rel), "/"))
+}
+
+// glob matches pattern (absolute, with / or the OS separator) where a `**`
+// segment matches any number of directories. Hidden files and directories
+// are skipped; matching files of other types go to rep.Unsupported, links
+// leaving the glob's base directory to rep.Links.
+func glob(pattern string, rep *SourceReport) ([]string, error) {
+	base, rest := globParts(pattern)
 	for _, r := range rest {
 		if _, err := path.Match(r, ""); err != nil {
 			return nil, fmt.Errorf("bad glob %q: %w", pattern, err)
 		}
 	}
+	tree := newTree(filepath.FromSlash(base))
 	var out []string
 	err := filepath.WalkDir(filepath.FromSlash(base), func(fp string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -679,15 +903,17 @@ func glob(pattern string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.IsDir() {
+		if d.IsDir() || !matchSegs(rest, strings.Split(filepath.ToSlash(rel), "/")) {
 			return nil
 		}
 		if convertibleExt[strings.ToLower(filepath.Ext(fp))] == "" {
+			rep.Unsupported = append(rep.Unsupported, filepath.ToSlash(rel))
 			return nil
 		}
-		if matchSegs(rest, strings.Split(filepath.ToSlash(rel), "/")) {
-			out = append(out, fp)
+		if d.Type()&fs.ModeSymlink != 0 && !tree.linkInside(fp, rep) {
+			return nil
 		}
+		out = append(out, fp)
 		return nil
 	})
 	return out, err

@@ -630,3 +630,121 @@ func TestRunRestoresEditedCopyAndSaysSo(t *testing.T) {
 		t.Errorf("copy not put back")
 	}
 }
+
+// TestRunKeepsCopiesOfVanishedSource: a listed directory moved away, emptied
+// (an unmounted disk) or a URL that fails keeps the copies earlier runs made,
+// as they were, and the result says which source failed and what it kept.
+func TestRunKeepsCopiesOfVanishedSource(t *testing.T) {
+	for _, how := range []string{"moved", "emptied", "unsupported-only"} {
+		t.Run(how, func(t *testing.T) {
+			root := mixedWorkspace(t)
+			src := filepath.Join(root, "knowledge/tea/source")
+			opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "in/"}}, Extract: fakeExtract, Now: fixedNow}
+			first, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFiles, wantLock := snapshot(t, src)
+			in := filepath.Join(root, "in")
+			switch how {
+			case "moved":
+				if err := os.Rename(in, filepath.Join(root, "elsewhere")); err != nil {
+					t.Fatal(err)
+				}
+			case "emptied":
+				os.RemoveAll(in)
+				os.MkdirAll(in, 0o755)
+			case "unsupported-only":
+				os.RemoveAll(in)
+				write(t, in, "cover.png", "\x89PNG")
+				write(t, in, "table.xlsx", "PK")
+			}
+			res, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Removed) != 0 {
+				t.Errorf("removed %v", res.Removed)
+			}
+			errs := res.SourceErrors()
+			if len(errs) != 1 || errs[0].Source != "in/" || len(errs[0].Carried) != first.Kept() {
+				t.Fatalf("source errors %+v, want in/ with %d copies kept", errs, first.Kept())
+			}
+			if how == "unsupported-only" && !strings.Contains(errs[0].Err.Error(), "2 unsupported: cover.png, table.xlsx") {
+				t.Errorf("error does not name the unsupported files: %v", errs[0].Err)
+			}
+			gotFiles, gotLock := snapshot(t, src)
+			if !reflect.DeepEqual(gotFiles, wantFiles) {
+				t.Errorf("source/ changed: %v, want %v", keys(gotFiles), keys(wantFiles))
+			}
+			var kept []Entry
+			for _, e := range gotLock {
+				if e.Status == StatusKept {
+					kept = append(kept, e)
+				}
+			}
+			var wantKept []Entry
+			for _, e := range wantLock {
+				if e.Status == StatusKept {
+					wantKept = append(wantKept, e)
+				}
+			}
+			if !reflect.DeepEqual(kept, wantKept) {
+				t.Errorf("kept entries changed:\n got %+v\nwant %+v", kept, wantKept)
+			}
+			if res.Failed() != 1 {
+				t.Errorf("failed %d, want the source itself recorded as failed", res.Failed())
+			}
+			// Removing the source from the list does let the copies go.
+			opts.Sources = []Spec{{Source: "in/nothing-here.txt"}}
+			res, err = Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Removed) != first.Kept() {
+				t.Errorf("after unlisting: removed %v, want %d", res.Removed, first.Kept())
+			}
+		})
+	}
+}
+
+func TestRunSkipsLinksLeavingTheSourceAndReportsUnsupported(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "outside/secret.txt", enText+" secret")
+	write(t, root, "in/book.txt", enText)
+	write(t, root, "in/cover.png", "\x89PNG")
+	if err := os.Symlink(filepath.Join(root, "outside/secret.txt"), filepath.Join(root, "in/passwd.txt")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := os.Symlink("book.txt", filepath.Join(root, "in/alias.md")); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "knowledge/t/source")
+	os.MkdirAll(src, 0o755)
+	os.Symlink(filepath.Join(root, "outside/secret.txt"), filepath.Join(src, "mine.txt"))
+	for _, spec := range []string{"in/", "in/*"} {
+		res, err := Run(context.Background(), Options{Root: root, SourceDir: src, Sources: []Spec{{Source: spec}}, Now: fixedNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Lock.Sources {
+			if strings.Contains(e.Origin, "passwd") || strings.Contains(e.Origin, "mine") {
+				t.Errorf("%s: link leaving the source gathered: %+v", spec, e)
+			}
+		}
+		r := res.Sources[0]
+		if len(r.Links) != 1 || !strings.HasSuffix(r.Links[0].Link, "passwd.txt") || !strings.HasSuffix(r.Links[0].Target, "outside/secret.txt") {
+			t.Errorf("%s: links %+v, want in/passwd.txt", spec, r.Links)
+		}
+		if len(res.HandLinks) != 1 || !strings.HasSuffix(res.HandLinks[0].Link, "mine.txt") {
+			t.Errorf("%s: hand links %+v", spec, res.HandLinks)
+		}
+		if !reflect.DeepEqual(r.Unsupported, []string{"cover.png"}) {
+			t.Errorf("%s: unsupported %v", spec, r.Unsupported)
+		}
+		// The link inside the tree is followed: same bytes as book.txt.
+		if res.Kept() != 1 || res.Lock.Sources[1].Reason != "duplicate of in/alias.md" {
+			t.Errorf("%s: lock %+v", spec, res.Lock.Sources)
+		}
+	}
+}

@@ -58,6 +58,19 @@
 // and when dropped moved aside to source/.dropped/ rather than deleted; a
 // theme may have no curate.yaml at all.
 //
+// # Sources that fail, links, unsupported files
+//
+// A listed source that gives nothing as a whole (missing, unreadable, a
+// failed download, or a directory or glob without one gathered file: an
+// unmounted disk looks like an empty directory) never deletes the copies
+// earlier runs made of it: their lock entries are kept as they were and
+// [Result.Sources] reports the failure ([SourceReport.Err]) and what was kept
+// ([SourceReport.Carried]). The copies go only when the source is no longer
+// listed. Symlinks inside a directory or glob (and in source/ itself) that
+// leave it are skipped and reported ([SourceReport.Links],
+// [Result.HandLinks]); links inside it are followed. Files of other types
+// are counted in [SourceReport.Unsupported].
+//
 // # Crash safety
 //
 // Copies are written atomically (a hidden temporary file renamed into place)

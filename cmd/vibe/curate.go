@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,7 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	if err != nil {
 		return err
 	}
+	reportCurateWarnings(opts.IO.ErrOut, ws, opts.Theme, res, opts.Quiet)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, res.Lock); err != nil {
 			return err
@@ -190,12 +192,6 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 				fmt.Fprintf(w, "dropped  %s: %s\n", e.Origin, e.Reason)
 			}
 		}
-		for _, r := range res.Restored {
-			fmt.Fprintf(opts.IO.ErrOut, "warning: %s was edited in source/; put back from its origin %s (edit the origin instead, or save your version under another name)\n", r.File, r.Origin)
-		}
-		for _, r := range res.Adopted {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s in source/ is a copy an interrupted curate made; taken as it is\n", r)
-		}
 		for _, r := range res.Removed {
 			fmt.Fprintf(w, "removed  %s (no source names it any more)\n", r)
 		}
@@ -208,10 +204,59 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		}
 		fmt.Fprintf(w, "curate %s: %d kept, %d dropped, %s (%s)\n", opts.Theme, res.Kept(), res.Dropped(), state, ws.Rel(filepath.Join(ws.SourceDir(opts.Theme), curate.LockName)))
 	}
+	if errs := res.SourceErrors(); len(errs) > 0 {
+		var names []string
+		for _, e := range errs {
+			names = append(names, e.Source)
+		}
+		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: %d listed source(s) gave nothing to gather: %s (see above)", opts.Theme, len(errs), strings.Join(names, ", ")),
+			fmt.Sprintf("fix the path (or mount the disk), or remove the source with `vibe sources remove %s SOURCE`; vibe gathers PDF, EPUB, DOCX, HTML, TXT and Markdown files", opts.Theme)))
+	}
 	if n := res.Failed(); n > 0 {
 		return withExit(exitFailure, fmt.Errorf("curate %s: %d source(s) could not be read or downloaded (see above)", opts.Theme, n))
 	}
 	return nil
+}
+
+// reportCurateWarnings prints on w what curate did not gather and why: a
+// listed source that failed (and the copies kept for it), links left
+// unfollowed, unsupported files, and copies put back from their origin.
+// quiet leaves out the notes; warnings always print.
+func reportCurateWarnings(w io.Writer, ws *workspace.Workspace, theme string, res curate.Result, quiet bool) {
+	for _, s := range res.Sources {
+		if s.Err != nil {
+			fmt.Fprintf(w, "warning: source %s: %v\n", s.Source, s.Err)
+			if n := len(s.Carried); n > 0 {
+				fmt.Fprintf(w, "warning: source %s gave nothing: kept the %d copies gathered from it before (%s); they go only when you remove it with `vibe sources remove %s %s`\n",
+					s.Source, n, nameList(s.Carried, 5), theme, s.Source)
+			}
+		}
+		for _, l := range s.Links {
+			fmt.Fprintf(w, "warning: source %s: skipped link %s -> %s (it leaves the source directory)\n", s.Source, ws.Rel(l.Link), l.Target)
+		}
+		if n := len(s.Unsupported); n > 0 && s.Err == nil && !quiet {
+			fmt.Fprintf(w, "skipped  %d unsupported file(s) in %s: %s (vibe gathers PDF, EPUB, DOCX, HTML, TXT and Markdown)\n", n, s.Source, nameList(s.Unsupported, 10))
+		}
+	}
+	for _, l := range res.HandLinks {
+		fmt.Fprintf(w, "warning: skipped link %s -> %s (it leaves %s)\n", ws.Rel(l.Link), l.Target, ws.Rel(ws.SourceDir(theme)))
+	}
+	for _, r := range res.Restored {
+		fmt.Fprintf(w, "warning: %s was edited in source/; put back from its origin %s (edit the origin instead, or save your version under another name)\n", r.File, r.Origin)
+	}
+	if !quiet {
+		for _, r := range res.Adopted {
+			fmt.Fprintf(w, "note: %s in source/ is a copy an interrupted curate made; taken as it is\n", r)
+		}
+	}
+}
+
+// nameList joins up to max names, saying how many more there are.
+func nameList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }
 
 // workspaceRelative records a --from path relative to the workspace when it

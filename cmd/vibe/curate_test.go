@@ -200,3 +200,57 @@ func TestCurateRealCorpus(t *testing.T) {
 		t.Errorf("the encrypted PDF is not marked failed")
 	}
 }
+
+// TestCurateVanishedAndEmptySources: a listed directory that disappears keeps
+// its copies with a warning naming it and exits 1; an empty directory or one
+// of unsupported files is an error with a hint, not "0 kept"; unsupported
+// files next to supported ones are counted and named.
+func TestCurateVanishedAndEmptySources(t *testing.T) {
+	ws := t.TempDir()
+	text := strings.Repeat("If the water is boiling, then let it cool before brewing green tea. ", 6)
+	books := filepath.Join(ws, "books")
+	os.MkdirAll(books, 0o755)
+	os.WriteFile(filepath.Join(books, "a.txt"), []byte(text), 0o644)
+	os.WriteFile(filepath.Join(books, "cover.png"), []byte("\x89PNG"), 0o644)
+	code, _, errOut := runVibe(t, nil, "--workspace", ws, "curate", "tea", "--from", books)
+	if code != 0 || !strings.Contains(errOut, "1 unsupported file(s) in books: cover.png") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	copyPath := filepath.Join(ws, "knowledge/tea/source/a.txt")
+
+	// The disk is unmounted: the directory is there but empty.
+	os.Remove(filepath.Join(books, "a.txt"))
+	os.Remove(filepath.Join(books, "cover.png"))
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "curate", "tea")
+	if code != exitFailure || !strings.Contains(errOut, "source books gave nothing: kept the 1 copies") || !strings.Contains(errOut, "vibe sources remove tea") {
+		t.Errorf("emptied: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(copyPath); err != nil {
+		t.Errorf("the copy of the emptied source was deleted: %v", err)
+	}
+	// Moved away.
+	os.Remove(books)
+	code, _, errOut = runVibe(t, nil, "--workspace", ws, "curate", "tea")
+	if code != exitFailure || !strings.Contains(errOut, "books does not exist") || !strings.Contains(errOut, "kept the 1 copies") {
+		t.Errorf("moved: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(copyPath); err != nil {
+		t.Errorf("the copy of the moved source was deleted: %v", err)
+	}
+
+	// A new theme from a directory of pictures and spreadsheets.
+	pics := filepath.Join(ws, "pics")
+	os.MkdirAll(pics, 0o755)
+	os.WriteFile(filepath.Join(pics, "a.png"), []byte("\x89PNG"), 0o644)
+	os.WriteFile(filepath.Join(pics, "b.xlsx"), []byte("PK"), 0o644)
+	code, out, errOut = runVibe(t, nil, "--workspace", ws, "curate", "pics", "--from", pics)
+	if code != exitFailure || !strings.Contains(errOut, "2 unsupported: a.png, b.xlsx") || !strings.Contains(errOut, "PDF, EPUB, DOCX, HTML, TXT and Markdown") {
+		t.Errorf("pictures: exit %d\n%s\n%s", code, out, errOut)
+	}
+	empty := filepath.Join(ws, "empty")
+	os.MkdirAll(empty, 0o755)
+	code, _, errOut = runVibe(t, nil, "--workspace", ws, "curate", "empty", "--from", empty)
+	if code != exitFailure || !strings.Contains(errOut, "holds no PDF") {
+		t.Errorf("empty: exit %d\n%s", code, errOut)
+	}
+}
