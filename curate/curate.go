@@ -237,6 +237,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// Temporary files of a run killed mid-copy.
+	if _, err := atomicfile.RemoveTemps(opts.SourceDir); err != nil {
+		return res, fmt.Errorf("curate: %w", err)
+	}
 	journalPath := filepath.Join(opts.SourceDir, JournalName)
 	jour, err := readJournal(journalPath)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/atomicfile"
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/workspace"
@@ -187,6 +188,38 @@ func run(ctx context.Context, ios *iostreams.IOStreams, args []string, getenv fu
 		return 0
 	}
 	return reportError(ios.ErrOut, root, err)
+}
+
+// lockTheme takes the theme's workspace lock for a command that writes the
+// theme (build and each stage command); a second build of the same theme is
+// refused with the holder's process id. The returned func releases it.
+func (a *app) lockTheme(theme string) (func(), error) {
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	l, err := ws.LockTheme(theme)
+	if err != nil {
+		return nil, withExit(exitFailure, err)
+	}
+	// Holding the lock, any temporary file in the theme's directories was
+	// left by a vibe killed mid-write: remove it so it never reaches a
+	// build (or a diff of one).
+	for _, dir := range []string{ws.SourceDir(theme), ws.ConvertedDir(theme), ws.SkillDir(theme)} {
+		removed, err := atomicfile.RemoveTemps(dir)
+		if err != nil {
+			l.Unlock()
+			return nil, err
+		}
+		if len(removed) > 0 && a.log != nil {
+			a.log.Debug("removed temporary files of an interrupted run", "dir", ws.Rel(dir), "files", len(removed))
+		}
+	}
+	return func() {
+		if err := l.Unlock(); err != nil && a.log != nil {
+			a.log.Warn("release theme lock", "theme", theme, "err", err)
+		}
+	}, nil
 }
 
 // printJSON is shared by the commands' --json output.

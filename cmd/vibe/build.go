@@ -68,6 +68,11 @@ Use --from and --until to run a slice of the pipeline.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			return a.runBuild(cmd.Context(), theme, stages)
 		},
 	}

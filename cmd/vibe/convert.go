@@ -101,6 +101,13 @@ pdf_engine, workers) and VIBE_CONVERT_* variables; flags override them.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
+			if opts.Theme != "" {
+				unlock, err := a.lockTheme(opts.Theme)
+				if err != nil {
+					return err
+				}
+				defer unlock()
+			}
 			return a.runConvert(cmd.Context(), opts)
 		},
 	}

@@ -87,6 +87,11 @@ Exit status 1 when some source could not be read or downloaded.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			return curateRun(cmd.Context(), opts)
 		},
 	}

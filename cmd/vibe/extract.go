@@ -83,6 +83,11 @@ did not change are not rewritten.`,
 			if opts.Budget < 0 {
 				return flagErrorf("--budget %v: must be 0 (no limit) or more", opts.Budget)
 			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			return a.runExtract(cmd.Context(), opts)
 		},
 	}

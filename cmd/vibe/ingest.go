@@ -43,6 +43,11 @@ garbled are skipped with a reason unless --include-garbled.`,
 				return err
 			}
 			opts.Theme = theme
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			return a.runIngest(cmd.Context(), opts)
 		},
 	}

@@ -61,6 +61,11 @@ added too. Errors in that file stop integrate with their line and column.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			return a.runIntegrate(cmd.Context(), theme, regenerate)
 		},
 	}

@@ -103,6 +103,10 @@ func buildDemo(ws string) error {
 }
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv(childArgsEnv); args != "" {
+		// Re-executed by a crash or lock test as a vibe process of its own.
+		os.Exit(childMain(args))
+	}
 	code := m.Run()
 	if demoDir != "" {
 		os.RemoveAll(demoDir)

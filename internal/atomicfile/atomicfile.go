@@ -3,9 +3,12 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFile writes data to a temporary file in the directory of path, syncs it
@@ -45,4 +48,35 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
 	return nil
+}
+
+// IsTemp reports whether name is the name of a temporary file [WriteFile]
+// creates (".<base>.tmp-<random>").
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+}
+
+// RemoveTemps deletes the temporary files [WriteFile] left under dir (and
+// its subdirectories) when the process was killed between creating and
+// renaming them. Call it only while no other process writes there (under
+// the theme lock, say). It returns the removed paths; a missing dir is not
+// an error.
+func RemoveTemps(dir string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.Type().IsRegular() && IsTemp(d.Name()) {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			removed = append(removed, p)
+		}
+		return nil
+	})
+	return removed, err
 }

@@ -47,3 +47,27 @@ func TestWriteFileLeavesOriginalOnError(t *testing.T) {
 		t.Fatalf("original changed: %q", got)
 	}
 }
+
+func TestRemoveTempsDeletesOnlyLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "sub", "book.md")
+	if err := WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hidden := filepath.Join(dir, ".hidden.md")
+	os.WriteFile(hidden, []byte("y"), 0o644)
+	stale := filepath.Join(dir, "sub", ".book.md.tmp-123")
+	os.WriteFile(stale, []byte("half"), 0o644)
+	removed, err := RemoveTemps(dir)
+	if err != nil || len(removed) != 1 || removed[0] != stale {
+		t.Fatalf("removed %v, %v; want only %s", removed, err, stale)
+	}
+	for _, p := range []string{keep, hidden} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+	if _, err := RemoveTemps(filepath.Join(dir, "nope")); err != nil {
+		t.Errorf("missing dir: %v", err)
+	}
+}
