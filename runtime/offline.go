@@ -39,6 +39,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		if err != nil {
 			return "", err
 		}
+		t.addCitations(a.ruleCitations(ctx, rules))
 		if len(rules) > 0 {
 			sb.WriteString("\n相关规则 / rules:\n")
 			for _, r := range rules {
@@ -47,6 +48,9 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		}
 		if a.cfg.Searcher != nil {
 			ps, err := a.search(ctx, skill, msg, 4)
+			if err == nil {
+				t.addCitations(passageCitations(ps))
+			}
 			if err == nil && len(ps) > 0 {
 				sb.WriteString("\n相关原文 / passages:\n")
 				for _, p := range ps {
@@ -72,6 +76,9 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
 	if err := a.persist(ctx, t, recs); err != nil {
 		return answer, fmt.Errorf("runtime: save conversation: %w", err)
+	}
+	if err := t.sendCitations(answer); err != nil {
+		return answer, err
 	}
 	return answer, t.send(Event{Type: EventDone, Reason: "offline", ConversationID: t.convID, Skill: t.active})
 }

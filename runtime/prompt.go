@@ -79,6 +79,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			chat = chatRecords(t.transcript)
 		}
 		if rules, err := a.contextRules(active, msg, chat, all, protocol, 3); err == nil && len(rules) > 0 {
+			t.addCitations(a.ruleCitations(ctx, rules))
 			rc.WriteString("相关规则 / relevant rules:\n")
 			for _, r := range rules {
 				fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
