@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -170,4 +171,22 @@ func TestOfflineAnswerCitations(t *testing.T) {
 		t.Fatalf("%d citations events", len(evs))
 	}
 	checkCitations(t, evs[0].Citations)
+}
+
+// With a model, before any skill is active, the prompt offers the router's
+// ranked candidates for the message, or says that no skill fits it.
+func TestPromptOffersTheRoutedSkill(t *testing.T) {
+	for _, tt := range []struct{ msg, want string }{
+		{"帮我看看命盘，日主甲木", "skills that fit this message, best first: bazi ("},
+		{"write a poem about cats", "no skill fits this message"},
+	} {
+		m := &fakeModel{}
+		a, _ := newTestAgent(t, m, nil)
+		if _, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: tt.msg}, func(Event) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.requests) == 0 || !strings.Contains(m.requests[0].Messages[0].Content, tt.want) {
+			t.Errorf("%q: system prompt lacks %q", tt.msg, tt.want)
+		}
+	}
 }
