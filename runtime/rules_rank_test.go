@@ -131,7 +131,18 @@ func TestContextRulesPassAThreshold(t *testing.T) {
 			t.Errorf("contextRules(%q) injected %d rules (first %s: %s), want none", msg, len(rs), rs[0].ID, rs[0].Condition)
 		}
 	}
-	rs, err := a.contextRules("zp", "伤官见官会怎样", nil, nil, nil, 3)
+	// The recorded chat turn's message: its prompt carried R068 (春木当令),
+	// R023 (寅月透丙) and R011 (论用神), none about this chart.
+	rs, err := a.contextRules("zp", "甲木日主生于酉月，月干透辛金，时上丙火，怎么看格局？", nil, nil, nil, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.ID == "R068" || r.ID == "R023" || r.ID == "R011" {
+			t.Errorf("contextRules injected %s (%s), unrelated to the chart asked about", r.ID, r.Condition)
+		}
+	}
+	rs, err = a.contextRules("zp", "伤官见官会怎样", nil, nil, nil, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
