@@ -55,11 +55,12 @@ const (
 	matchedTermBonus = 1.0
 )
 
-// Routing thresholds: the best skill must reach minRouteScore and cover
+// Routing thresholds: the best skill must reach minRouteScore (a term of
+// its own, or two words of its prose) and cover
 // minRouteCoverage of the question's content (minTermCoverage when the
 // question holds one of its terms whole), else no skill fits.
 const (
-	minRouteScore    = 1.2
+	minRouteScore    = 1.5
 	minRouteCoverage = 0.2
 	minTermCoverage  = 0.08
 )
@@ -70,13 +71,20 @@ type vocabulary struct {
 	feats map[string]float64 // feature -> weight
 }
 
+// addTerm adds a whole term. A term of several English words ("marriage
+// luck") lends its words only the weight of prose: they tell of the skill
+// when they come together, which the whole-term bonus rewards.
 func (v *vocabulary) addTerm(t string) {
 	t = strings.TrimSpace(t)
 	if t == "" {
 		return
 	}
 	v.terms = append(v.terms, t)
-	v.addText(t, termWeight)
+	w := termWeight
+	if runs, words := triggerParts(t); len(runs) == 0 && len(words) > 1 {
+		w = textWeight
+	}
+	v.addText(t, w)
 }
 
 func (v *vocabulary) addText(s string, w float64) {
@@ -205,7 +213,8 @@ func (r *router) idf(f string) float64 {
 type Candidate struct {
 	Name string `json:"name"`
 	// Score is the summed weight of the message's terms the skill knows,
-	// each weighted by how rare it is among the installed skills.
+	// each weighted by how rare it is among the installed skills, in units
+	// of a word of prose no other skill has (a whole term's word counts 2).
 	Score float64 `json:"score"`
 	// Coverage is the share of the message's content the skill knows.
 	Coverage float64 `json:"coverage"`
@@ -252,6 +261,9 @@ func (r *router) route(text string) []Candidate {
 			c.Score += matchedTermBonus * rare
 		}
 		c.Coverage /= mass
+		// In units of a term only this skill knows, whatever the number
+		// of skills installed.
+		c.Score /= maxIDF
 		out = append(out, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
@@ -286,11 +298,20 @@ func (c Candidate) Fits() bool {
 	return c.Coverage >= minRouteCoverage || (len(c.Matched) > 0 && c.Coverage >= minTermCoverage)
 }
 
+// tieMargin is how much the best candidate must lead the second by, when
+// neither holds one of its terms whole, for the text to be about it rather
+// than ambiguous ("what is the best water" to a tea skill and a bazi skill
+// whose glossary speaks of water).
+const tieMargin = 1.1
+
 // Match returns the skill the text is about (the best [Set.Route]
-// candidate when it fits); "" when no skill fits.
+// candidate when it fits and clearly leads); "" when no skill fits.
 func (s *Set) Match(text string) string {
 	cs := s.Route(text)
 	if len(cs) == 0 || !cs[0].Fits() {
+		return ""
+	}
+	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched) <= len(cs[1].Matched) {
 		return ""
 	}
 	return cs[0].Name

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,9 @@ var routingQuestions = map[string][]string{
 		"Which luck pillars are good for a weak day master?",
 		"Explain the five elements and the heavenly stems",
 		"Is a hurting officer chart bad for a career?",
+		"I was born on 3 May 1990 at 8 am, what does my chart say?",
+		"我今年财运怎么样",
+		"我的婚姻运势如何",
 	},
 	"demo": {
 		"绿茶用多少度的水泡",
@@ -156,6 +160,10 @@ var routingQuestions = map[string][]string{
 		"股票明天会涨吗",
 		"how to fix a leaking faucet",
 		"给我讲个笑话",
+		"write a poem about marriage",
+		"who won the world cup",
+		"红烧肉怎么做",
+		"咖啡怎么冲",
 	},
 }
 
@@ -197,4 +205,39 @@ func TestRouteThreeSkills(t *testing.T) {
 		right += ok
 	}
 	t.Logf("routing: %d of %d right (%.1f%%)", right, total, 100*float64(right)/float64(total))
+
+	// Fewer skills installed: the pair (bazi and the demo), and
+	// bazi alone, where the router must still say none to what is not
+	// about it rather than fall back on the only skill.
+	for _, names := range [][]string{{"bazi", "demo"}, {"bazi"}} {
+		root := t.TempDir()
+		for _, n := range names {
+			src := filepath.Join(dir, "skills", n)
+			err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				rel, _ := filepath.Rel(src, p)
+				copyFile(t, p, filepath.Join(root, n, rel))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		sub, err := skills.Open(root, skills.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"身弱用印是什么意思", "帮我看看八字", "伤官见官会怎样", "What is the useful god in a bazi chart?"} {
+			if got := sub.Match(q); got != "bazi" {
+				t.Errorf("%v installed: %q -> %q, want bazi", names, q, got)
+			}
+		}
+		for _, q := range routingQuestions[""] {
+			if got := sub.Match(q); got != "" {
+				t.Errorf("%v installed: %q -> %q, want none", names, q, got)
+			}
+		}
+	}
 }
