@@ -182,14 +182,17 @@ func (idx *ruleIndex) prepare(text string) query {
 // against the question's own words.
 const expansionWeight = 0.5
 
-// Ranking constants. lengthNorm softens the advantage a long rule has by
+// Ranking constants. unigramInBigram is what a character counts for when
+// the rule also matches a bigram holding it (正官格 matched is one term,
+// not five grams). lengthNorm softens the advantage a long rule has by
 // holding more words; exactBoost rewards a question that holds a rule's
 // whole condition (伤官见官 in "What does 伤官见官 mean?"), in proportion
 // to the longest stretch of the condition found in the question.
 const (
-	lengthNorm  = 0.3
-	exactBoost  = 1.0
-	minExactRun = 2
+	unigramInBigram = 0.5
+	lengthNorm      = 0.3
+	exactBoost      = 1.0
+	minExactRun     = 2
 )
 
 // tierBoost breaks near-ties in favour of the rules the skill marks as
@@ -206,6 +209,7 @@ func (idx *ruleIndex) score(i int, q query) float64 {
 		return 0
 	}
 	num := 0.0
+	matched := map[string]float64{}
 	for g := range q.grams {
 		best := 0.0
 		for f, m := range idx.fields[i] {
@@ -213,7 +217,23 @@ func (idx *ruleIndex) score(i int, q query) float64 {
 				best = fieldWeight[f]
 			}
 		}
-		num += best * idx.idf(g) * gramWeight(g)
+		if best > 0 {
+			matched[g] = best
+		}
+	}
+	// A character already counted in a matched bigram counts for less:
+	// 正官格 matched is one term, not five grams.
+	inBigram := map[string]bool{}
+	for g := range matched {
+		if r := []rune(g); len(r) == 2 {
+			inBigram[string(r[0])], inBigram[string(r[1])] = true, true
+		}
+	}
+	for g, w := range matched {
+		if inBigram[g] {
+			w *= unigramInBigram
+		}
+		num += w * idx.idf(g) * gramWeight(g)
 	}
 	if num == 0 {
 		return 0

@@ -93,6 +93,9 @@ func TestGetRulesFindsTheExactRule(t *testing.T) {
 		within  int
 	}{
 		{"甲日酉月透辛、时丙", "R024", 3},
+		// The model's own get_rules call in the recorded turn (k=8), which
+		// did not return R024.
+		{"甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败", "R024", 8},
 		{"What does 伤官见官 mean?", "R002", 1},
 		{"伤官见官会怎样", "R002", 1},
 		{"What happens when the hurting officer meets the officer?", "R002", 3},
