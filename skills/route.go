@@ -67,8 +67,33 @@ const (
 
 // vocabulary is what one skill is routed by.
 type vocabulary struct {
-	terms []string           // matched whole (MatchTrigger)
+	terms []term             // matched whole (as MatchTrigger does)
+	seen  map[string]bool    // lower-cased terms already in terms
 	feats map[string]float64 // feature -> weight
+}
+
+// term is a whole term, parsed once for matching.
+type term struct {
+	text  string
+	runs  []string // CJK runs, lower-cased
+	words []string // other words, stemmed
+	feats []string // its routing features
+}
+
+// matches reports whether the message, given lower-cased with its set of
+// words, holds the term (MatchTrigger's rule).
+func (t term) matches(low string, words map[string]bool) bool {
+	for _, r := range t.runs {
+		if !strings.Contains(low, r) {
+			return false
+		}
+	}
+	for _, w := range t.words {
+		if !words[w] {
+			return false
+		}
+	}
+	return len(t.runs)+len(t.words) > 0
 }
 
 // addTerm adds a whole term. A term of several English words ("marriage
@@ -79,12 +104,22 @@ func (v *vocabulary) addTerm(t string) {
 	if t == "" {
 		return
 	}
-	v.terms = append(v.terms, t)
+	runs, words := triggerParts(t)
 	w := termWeight
-	if runs, words := triggerParts(t); len(runs) == 0 && len(words) > 1 {
+	if len(runs) == 0 && len(words) > 1 {
 		w = textWeight
 	}
 	v.addText(t, w)
+	lt := strings.ToLower(t)
+	if v.seen[lt] || triggerSpecificity(t) < 2 {
+		return // a single word or character is matched as a feature only
+	}
+	v.seen[lt] = true
+	pt := term{text: t, runs: runs, words: words}
+	for f := range features(t) {
+		pt.feats = append(pt.feats, f)
+	}
+	v.terms = append(v.terms, pt)
 }
 
 func (v *vocabulary) addText(s string, w float64) {
@@ -100,7 +135,7 @@ func (v *vocabulary) addText(s string, w float64) {
 // knowledge files (rules' conditions and conclusions, pattern names and
 // signatures, the sources' heading paths), never their evidence quotes.
 func skillVocabulary(sk *Skill) (*vocabulary, error) {
-	v := &vocabulary{feats: map[string]float64{}}
+	v := &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
 	v.addTerm(sk.Name)
 	if sk.Theme != sk.Name {
 		v.addTerm(sk.Theme)
@@ -187,7 +222,7 @@ func newRouter(m map[string]*Skill, onError func(name string, err error)) *route
 				onError(name, err)
 			}
 			// The skill still routes by its front matter.
-			v = &vocabulary{feats: map[string]float64{}}
+			v = &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
 			v.addTerm(sk.Name)
 			for _, t := range sk.Triggers {
 				v.addTerm(t)
@@ -232,6 +267,12 @@ func (r *router) route(text string) []Candidate {
 	for range q {
 		mass += termWeight * maxIDF
 	}
+	low := strings.ToLower(text)
+	_, ws := triggerParts(low)
+	words := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		words[w] = true
+	}
 	var out []Candidate
 	for _, name := range r.names {
 		v := r.vocab[name]
@@ -246,16 +287,15 @@ func (r *router) route(text string) []Candidate {
 		if c.Score == 0 {
 			continue
 		}
-		seen := map[string]bool{}
 		for _, t := range v.terms {
-			lt := strings.ToLower(t)
-			if seen[lt] || triggerSpecificity(t) < 2 || !MatchTrigger(text, t) {
+			// A term the message holds has its features among the
+			// message's: one lookup rules most terms out.
+			if len(t.feats) > 0 && !q[t.feats[0]] || !t.matches(low, words) {
 				continue
 			}
-			seen[lt] = true
-			c.Matched = append(c.Matched, t)
+			c.Matched = append(c.Matched, t.text)
 			rare := 0.0
-			for f := range features(t) {
+			for _, f := range t.feats {
 				rare = math.Max(rare, r.idf(f))
 			}
 			c.Score += matchedTermBonus * rare

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,7 @@ import (
 )
 
 // writeSkillFiles writes files (relative path -> content) under root/name.
-func writeSkillFiles(t *testing.T, root, name string, files map[string]string) {
+func writeSkillFiles(t testing.TB, root, name string, files map[string]string) {
 	t.Helper()
 	for rel, body := range files {
 		p := filepath.Join(root, name, filepath.FromSlash(rel))
@@ -87,5 +88,33 @@ func TestRouteReportsABadGlossary(t *testing.T) {
 	}
 	if got := s.Match("how hot for green tea"); got != "tea" {
 		t.Fatalf("Match = %q, want tea from its triggers", got)
+	}
+}
+
+// BenchmarkRoute routes a long question among skills with a few hundred
+// terms each (the prompt routes every message before a skill is active).
+func BenchmarkRoute(b *testing.B) {
+	root := b.TempDir()
+	for _, name := range []string{"one", "two", "three"} {
+		var g, r strings.Builder
+		g.WriteString("terms:\n")
+		r.WriteString("rules:\n  tier2_core:\n")
+		for i := 0; i < 300; i++ {
+			fmt.Fprintf(&g, "  - term: %s术语%d\n    aliases: [%s term %d, 别名%d]\n", name, i, name, i, i)
+			fmt.Fprintf(&r, "    - id: R%03d\n      condition: %s的条件%d见官星\n      conclusion: 结论%d\n", i, name, i, i)
+		}
+		writeSkillFiles(b, root, name, map[string]string{
+			"SKILL.md":             "---\nname: " + name + "\ndescription: " + name + " skill\n---\n# " + name + "\n",
+			GlossaryPath:           g.String(),
+			"knowledge/rules.yaml": r.String(),
+		})
+	}
+	s, err := Open(root, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Route("甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 what is the useful god of two term 7")
 	}
 }
