@@ -67,6 +67,8 @@ type Event struct {
 	// Usage, on a done event, adds up the tokens of the model calls the turn
 	// made (none in retrieval-only mode).
 	Usage *Usage `json:"usage,omitempty"`
+	// Citations, on a citations event, are the sources of the answer.
+	Citations []Citation `json:"citations,omitempty"`
 }
 
 // Usage counts the tokens of a turn's model calls, as the endpoint reported
@@ -241,6 +243,11 @@ type turn struct {
 	user    string
 	userOK  bool
 	summary *knowledge.Summary
+	// citations are the sources the turn consulted (rules given to the
+	// model or returned by get_rules, passages of search_knowledge), sent
+	// as a citations event before done.
+	citations []Citation
+	citeSeen  map[string]bool
 }
 
 func (t *turn) send(ev Event) error {
@@ -578,6 +585,9 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if err := a.persist(ctx, t, recs); err != nil {
 		return answer.String(), fmt.Errorf("runtime: save conversation: %w", err)
 	}
+	if err := t.sendCitations(answer.String()); err != nil {
+		return answer.String(), err
+	}
 	if a.summaryDue(t, all) {
 		a.bg.Add(1)
 		go func() {
@@ -612,6 +622,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 					out = res
 				}
 				results[i] = string(out)
+				if !isErr {
+					t.addCitations(a.toolCitations(ctx, c.Name, out))
+				}
 				_ = t.send(Event{Type: EventToolResult, Tool: c.Name, CallID: c.ID, Result: out, IsError: isErr})
 			}(i, c)
 		}

@@ -12,8 +12,9 @@ import (
 // OfflineLabel starts every retrieval-only answer.
 const OfflineLabel = "【离线检索模式 / retrieval-only mode: no model configured; these are retrieved rules and passages, not a generated answer】"
 
-// offlineTurn answers without a model: the skill chosen by triggers (or the
-// active one), the relevant rules and passages with citations.
+// offlineTurn answers without a model: the skill the router finds the
+// message is about (skills.Set.Match: triggers, glossary, rules' wording),
+// else the active one, the relevant rules and passages with citations.
 func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []knowledge.StoredMessage) (string, error) {
 	skill := t.active
 	if m := a.cfg.Skills.Match(msg); m != "" {
@@ -24,10 +25,10 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	if hs := a.cfg.Skills.Headers(); skill == "" && len(hs) == 1 {
 		// No trigger matched, but there is only one skill to ask.
 		skill = hs[0].Name
-		sb.WriteString("（未匹配到触发词，使用唯一的技能 / no trigger matched; using the only skill）\n")
+		sb.WriteString("（没有技能与问题相符，使用唯一的技能 / no skill fits the question; using the only skill）\n")
 	}
 	if skill == "" {
-		sb.WriteString("没有技能的触发词与问题匹配。可用技能 / no skill matched; available: " + names(a.cfg.Skills.Headers()) + "\n")
+		sb.WriteString("没有技能与问题相符。可用技能 / no skill fits the question; available: " + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
 		if skill != t.active {
 			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
@@ -38,6 +39,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		if err != nil {
 			return "", err
 		}
+		t.addCitations(a.ruleCitations(ctx, rules))
 		if len(rules) > 0 {
 			sb.WriteString("\n相关规则 / rules:\n")
 			for _, r := range rules {
@@ -46,6 +48,9 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		}
 		if a.cfg.Searcher != nil {
 			ps, err := a.search(ctx, skill, msg, 4)
+			if err == nil {
+				t.addCitations(passageCitations(ps))
+			}
 			if err == nil && len(ps) > 0 {
 				sb.WriteString("\n相关原文 / passages:\n")
 				for _, p := range ps {
@@ -71,6 +76,9 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
 	if err := a.persist(ctx, t, recs); err != nil {
 		return answer, fmt.Errorf("runtime: save conversation: %w", err)
+	}
+	if err := t.sendCitations(answer); err != nil {
+		return answer, err
 	}
 	return answer, t.send(Event{Type: EventDone, Reason: "offline", ConversationID: t.convID, Skill: t.active})
 }

@@ -62,6 +62,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		for _, h := range a.cfg.Skills.Headers() {
 			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Summary())
 		}
+		sb.WriteString(routeHint(a.cfg.Skills.Route(msg)))
 	}
 
 	// The runtime context, left out when there is none.
@@ -78,6 +79,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			chat = chatRecords(t.transcript)
 		}
 		if rules, err := a.contextRules(active, msg, chat, all, protocol, 3); err == nil && len(rules) > 0 {
+			t.addCitations(a.ruleCitations(ctx, rules))
 			rc.WriteString("相关规则 / relevant rules:\n")
 			for _, r := range rules {
 				fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
@@ -216,4 +218,37 @@ func label(p string) string {
 		return l
 	}
 	return p
+}
+
+// routeHint offers the model the router's ranked candidates for the
+// message, so that its use_skill choice starts from the same scores the
+// offline mode routes by; it says so when no skill fits.
+func routeHint(cs []skills.Candidate) string {
+	var fit []skills.Candidate
+	for _, c := range cs {
+		if c.Fits() {
+			fit = append(fit, c)
+		}
+	}
+	if len(fit) == 0 {
+		return "路由 / router: 没有技能与这条消息相符；不要为它激活技能 / no skill fits this message; answer without activating one.\n"
+	}
+	var sb strings.Builder
+	sb.WriteString("路由 / router: 与这条消息最相符的技能 / skills that fit this message, best first:")
+	for i, c := range fit {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&sb, " %s (%.2f", c.Name, c.Score)
+		if len(c.Matched) > 0 {
+			m := c.Matched
+			if len(m) > 4 {
+				m = m[:4]
+			}
+			sb.WriteString("; " + strings.Join(m, ", "))
+		}
+		sb.WriteString(")")
+	}
+	sb.WriteString("\n")
+	return sb.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -15,17 +16,39 @@ import (
 	"github.com/vibelife/vibe/skills"
 )
 
-// ruleIndex is a skill's knowledge/rules.yaml parsed once, with the grams of
-// each rule (its text, and apart the heading path of its source, which names
-// the topic) and their document frequencies.
+// ruleIndex is a skill's knowledge/rules.yaml parsed once: the grams of
+// each rule's fields (condition; conclusion, action and note; evidence
+// quotes; the heading path of its source), their document frequencies, and
+// the skill's glossary, which carries a question in the user's words (or in
+// English) over to the terms the rules are written in.
 type ruleIndex struct {
-	rules  []knowledge.TieredRule
-	text   []map[string]bool
-	source []map[string]bool
-	df     map[string]int
-	// textIDF is the summed IDF of each rule's own grams.
-	textIDF []float64
+	rules []knowledge.TieredRule
+	// fields[i][f] are the grams of field f of rule i.
+	fields [][numRuleFields]map[string]bool
+	// cond[i] is rule i's condition as comparable text (letters and Han
+	// characters only, lower-cased, variants folded).
+	cond []string
+	// size[i] is the number of grams of rule i's condition and conclusion.
+	size    []int
+	avgSize float64
+	df      map[string]int
+	// glossary maps a term of the sources to its aliases.
+	glossary []skills.GlossaryTerm
 }
+
+// The fields of a rule, and how much a query gram found in each counts: a
+// match in the condition or the conclusion is the rule itself; in the
+// evidence quote, its source's wording; in the source's heading path, only
+// its topic.
+const (
+	fieldCondition = iota
+	fieldThen
+	fieldQuote
+	fieldSource
+	numRuleFields
+)
+
+var fieldWeight = [numRuleFields]float64{1, 1, 0.6, 0.35}
 
 // ruleCache keeps the rule index of each skill until the skill reloads
 // (a reload gives a new *skills.Skill). It is safe for concurrent use.
@@ -56,6 +79,13 @@ func (c *ruleCache) get(sk *skills.Skill) (*ruleIndex, error) {
 
 func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	idx := &ruleIndex{}
+	if b, err := sk.ReadResource(skills.GlossaryPath); err == nil {
+		g, err := skills.ParseGlossary(b, "skill "+sk.Name+" "+skills.GlossaryPath)
+		if err != nil {
+			return nil, fmt.Errorf("get_rules: %w", err)
+		}
+		idx.glossary = g.Terms
+	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
 		return idx, nil // a skill without rules has none to retrieve
@@ -66,13 +96,24 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	}
 	idx.rules = rf.Rules.All()
 	idx.df = map[string]int{}
+	total := 0
 	for _, r := range idx.rules {
-		tg := grams(r.Condition + " " + r.Conclusion + " " + r.Action + " " + r.Note)
-		sg := grams(r.Source)
-		idx.text = append(idx.text, tg)
-		idx.source = append(idx.source, sg)
+		var quotes strings.Builder
+		for _, e := range r.Evidence {
+			quotes.WriteString(e.Quote + " ")
+		}
+		var f [numRuleFields]map[string]bool
+		f[fieldCondition] = grams(r.Condition)
+		f[fieldThen] = grams(r.Conclusion + " " + r.Action + " " + r.Note)
+		f[fieldQuote] = grams(quotes.String())
+		f[fieldSource] = grams(r.Source)
+		idx.fields = append(idx.fields, f)
+		idx.cond = append(idx.cond, plainText(r.Condition))
+		n := len(f[fieldCondition]) + len(f[fieldThen])
+		idx.size = append(idx.size, n)
+		total += n
 		seen := map[string]bool{}
-		for _, m := range []map[string]bool{tg, sg} {
+		for _, m := range f {
 			for g := range m {
 				if !seen[g] {
 					seen[g] = true
@@ -81,19 +122,11 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 			}
 		}
 	}
-	for _, tg := range idx.text {
-		sum := 0.0
-		for g := range tg {
-			sum += idx.idf(g)
-		}
-		idx.textIDF = append(idx.textIDF, sum)
+	if len(idx.rules) > 0 {
+		idx.avgSize = float64(total) / float64(len(idx.rules))
 	}
 	return idx, nil
 }
-
-// sourceWeight discounts a match in the rule's source heading path against
-// one in the rule itself.
-const sourceWeight = 0.4
 
 // idf is the inverse document frequency of a gram among the rules.
 func (idx *ruleIndex) idf(g string) float64 {
@@ -101,28 +134,123 @@ func (idx *ruleIndex) idf(g string) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// score is how much of rule i the query grams q cover, each gram weighted
-// by its rarity among the rules (so "茶" or "tea" counts for little and
-// "temperature" for much), a gram found only in the rule's source heading
-// path at sourceWeight: the IDF of the grams matched over the IDF of the
-// rule's own grams. On the demo's rules and 18 questions this finds a right
-// rule in the top 3 for 16 (the two misses ask in English about rules
-// written in Chinese), against 14 without the source and IDF and 14 with
-// BM25, which lets one rare word outweigh the rest.
-func (idx *ruleIndex) score(i int, q map[string]bool) float64 {
-	num := 0.0
-	for g := range q {
-		switch {
-		case idx.text[i][g]:
-			num += idx.idf(g)
-		case idx.source[i][g]:
-			num += sourceWeight * idx.idf(g)
+// gramWeight makes a Han bigram (a term) count more than a lone character.
+func gramWeight(g string) float64 {
+	if n := utf8.RuneCountInString(g); n == 2 && hasHan(g) {
+		return 1.5
+	}
+	return 1
+}
+
+// query is a question prepared for ranking: its grams, their summed
+// weight, and its comparable text.
+type query struct {
+	grams map[string]bool
+	mass  float64
+	text  string
+}
+
+// expansion returns the glossary entries text names, each term with all
+// its aliases (so "hurting officer meets officer" also asks for 伤官见官,
+// and "steep" for "brew"); "" when it names none.
+func (idx *ruleIndex) expansion(text string) string {
+	var out []string
+	tokens := phraseTokens(text)
+	for _, t := range idx.glossary {
+		hit := containsPhrase(tokens, t.Term)
+		for _, a := range t.Aliases {
+			hit = hit || containsPhrase(tokens, a)
 		}
+		if hit {
+			out = append(out, t.Term)
+			out = append(out, t.Aliases...)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// prepare computes the grams of text.
+func (idx *ruleIndex) prepare(text string) query {
+	q := query{grams: grams(text), text: plainText(text)}
+	for g := range q.grams {
+		q.mass += idx.idf(g) * gramWeight(g)
+	}
+	return q
+}
+
+// expansionWeight is how much the glossary's expansion of a question counts
+// against the question's own words.
+const expansionWeight = 0.5
+
+// Ranking constants. unigramInBigram is what a character counts for when
+// the rule also matches a bigram holding it (正官格 matched is one term,
+// not five grams). lengthNorm softens the advantage a long rule has by
+// holding more words; exactBoost rewards a question that holds a rule's
+// whole condition (伤官见官 in "What does 伤官见官 mean?"), in proportion
+// to the longest stretch of the condition found in the question.
+const (
+	unigramInBigram = 0.5
+	lengthNorm      = 0.3
+	exactBoost      = 1.0
+	minExactRun     = 2
+)
+
+// tierBoost breaks near-ties in favour of the rules the skill marks as
+// must-know.
+var tierBoost = map[string]float64{knowledge.Tier1: 1.08, knowledge.Tier2: 1.0, knowledge.Tier3: 0.95}
+
+// score is how well rule i answers q: the share of the question's weight
+// (each gram by its rarity among the rules, bigrams above characters) the
+// rule's fields hold, each field at its weight, length-normalised; times
+// one plus how much of the rule's condition the question holds verbatim;
+// times the tier's boost. Zero when nothing matches.
+func (idx *ruleIndex) score(i int, q query) float64 {
+	if q.mass == 0 {
+		return 0
+	}
+	num := 0.0
+	matched := map[string]float64{}
+	for g := range q.grams {
+		best := 0.0
+		for f, m := range idx.fields[i] {
+			if m[g] && fieldWeight[f] > best {
+				best = fieldWeight[f]
+			}
+		}
+		if best > 0 {
+			matched[g] = best
+		}
+	}
+	// A character already counted in a matched bigram counts for less:
+	// 正官格 matched is one term, not five grams.
+	inBigram := map[string]bool{}
+	for g := range matched {
+		if r := []rune(g); len(r) == 2 {
+			inBigram[string(r[0])], inBigram[string(r[1])] = true, true
+		}
+	}
+	for g, w := range matched {
+		if inBigram[g] {
+			w *= unigramInBigram
+		}
+		num += w * idx.idf(g) * gramWeight(g)
 	}
 	if num == 0 {
 		return 0
 	}
-	return num / (idx.textIDF[i] + 1)
+	s := num / q.mass
+	if idx.avgSize > 0 {
+		s /= 1 - lengthNorm + lengthNorm*float64(idx.size[i])/idx.avgSize
+	}
+	if c := idx.cond[i]; c != "" {
+		if run := longestCommonRun(c, q.text); run >= minExactRun {
+			s *= 1 + exactBoost*float64(run)/float64(utf8.RuneCountInString(c))
+		}
+	}
+	if b, ok := tierBoost[idx.rules[i].Tier]; ok {
+		s *= b
+	}
+	return s
 }
 
 // weighted is one part of a rule query with its weight.
@@ -131,35 +259,89 @@ type weighted struct {
 	weight float64
 }
 
+// scoredRule is a rule with its relevance to a query.
+type scoredRule struct {
+	knowledge.TieredRule
+	Score float64
+}
+
 // rank returns the k rules most relevant to the query parts: each part's
-// score of the rule, times the part's weight, summed. Ties keep the
-// file's order (tier 1 first). Never the whole file: a rule no part touches
-// is left out.
-func (idx *ruleIndex) rank(parts []weighted, k int) []knowledge.TieredRule {
-	type scored struct {
-		i int
-		s float64
+// score of the rule, times the part's weight, plus the score of the part's
+// glossary expansion at expansionWeight, summed, at least min. Ties
+// keep the file's order (tier 1 first). Never the whole file: a rule no
+// part touches is left out.
+func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
+	var qs []query
+	var ws []float64
+	for _, p := range parts {
+		qs = append(qs, idx.prepare(p.text))
+		ws = append(ws, p.weight)
+		if x := idx.expansion(p.text); x != "" {
+			qs = append(qs, idx.prepare(x))
+			ws = append(ws, p.weight*expansionWeight)
+		}
 	}
-	qs := make([]map[string]bool, len(parts))
-	for i, p := range parts {
-		qs[i] = grams(p.text)
-	}
-	var all []scored
+	var all []scoredRule
 	for i := range idx.rules {
 		s := 0.0
 		for j, q := range qs {
-			s += parts[j].weight * idx.score(i, q)
+			s += ws[j] * idx.score(i, q)
 		}
-		if s > 0 {
-			all = append(all, scored{i, s})
+		if s > 0 && s >= min {
+			all = append(all, scoredRule{idx.rules[i], s})
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
-	out := []knowledge.TieredRule{}
-	for i := 0; i < len(all) && i < k; i++ {
-		out = append(out, idx.rules[all[i].i])
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
+	if len(all) > k {
+		all = all[:k]
+	}
+	return all
+}
+
+func plainRules(rs []scoredRule) []knowledge.TieredRule {
+	out := make([]knowledge.TieredRule, len(rs))
+	for i, r := range rs {
+		out[i] = r.TieredRule
 	}
 	return out
+}
+
+// plainText keeps the letters, digits and Han characters of s, lower-cased
+// and with variants folded, for verbatim comparison.
+func plainText(s string) string {
+	var sb strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			sb.WriteRune(foldVariant(r))
+		}
+	}
+	return sb.String()
+}
+
+// longestCommonRun is the length in runes of the longest substring of a
+// found in b.
+func longestCommonRun(a, b string) int {
+	ar, br := []rune(a), []rune(b)
+	if len(ar) == 0 || len(br) == 0 {
+		return 0
+	}
+	prev := make([]int, len(br)+1)
+	cur := make([]int, len(br)+1)
+	best := 0
+	for i := 1; i <= len(ar); i++ {
+		for j := 1; j <= len(br); j++ {
+			if ar[i-1] == br[j-1] {
+				cur[j] = prev[j-1] + 1
+				if cur[j] > best {
+					best = cur[j]
+				}
+			} else {
+				cur[j] = 0
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return best
 }
 
 // rulesFor returns the k rules of a skill most relevant to one question
@@ -173,8 +355,14 @@ func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule,
 	if err != nil {
 		return nil, err
 	}
-	return idx.rank([]weighted{{question, 1}}, k), nil
+	return plainRules(idx.rank([]weighted{{question, 1}}, k, 0)), nil
 }
+
+// minContextScore is the relevance a rule needs to be put in the prompt
+// unasked: about a third of the message's weight matched in the rule (less
+// when the message holds part of its condition verbatim). get_rules, asked
+// by the model, has no threshold.
+const minContextScore = 0.3
 
 // contextRules returns the rules the system prompt carries for this step:
 // relevant to the conversation, not only to the last message. The current
@@ -217,7 +405,7 @@ func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMess
 		}
 		parts = append(parts, weighted{q, 0.5})
 	}
-	return idx.rank(parts, k), nil
+	return plainRules(idx.rank(parts, k, minContextScore)), nil
 }
 
 // stopWords are English words too common to tell rules apart.
@@ -238,11 +426,12 @@ func grams(s string) map[string]bool {
 	var prev rune
 	flush := func() {
 		if w := string(word); len(word) > 1 && !stopWords[w] {
-			out[w] = true
+			out[skills.Stem(w)] = true
 		}
 		word = word[:0]
 	}
 	for _, r := range strings.ToLower(s) {
+		r = foldVariant(r)
 		switch {
 		case unicode.Is(unicode.Han, r):
 			flush()
@@ -261,4 +450,67 @@ func grams(s string) map[string]bool {
 	}
 	flush()
 	return out
+}
+
+// foldVariant maps a variant character to the form the rules are indexed
+// under (煞 and 杀 are one word of the classics). This is a local minimal
+// table for rule ranking only; the search index has its own normalisation.
+func foldVariant(r rune) rune {
+	switch r {
+	case '煞':
+		return '杀'
+	}
+	return r
+}
+
+// phraseTokens splits s into lower-cased stemmed words (small words such
+// as "the" left out) and single Han characters, in order.
+func phraseTokens(s string) []string {
+	var out []string
+	var word []rune
+	flush := func() {
+		if w := string(word); w != "" && !stopWords[w] && w != "a" {
+			out = append(out, skills.Stem(w))
+		}
+		word = word[:0]
+	}
+	for _, r := range strings.ToLower(s) {
+		r = foldVariant(r)
+		switch {
+		case unicode.Is(unicode.Han, r):
+			flush()
+			out = append(out, string(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word = append(word, r)
+		case r == '\'' || r == '’':
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// containsPhrase reports whether the phrase's tokens occur in tokens
+// contiguously, in order, small words aside: "white tea" is in "how to brew
+// white tea" but not in "white frost on my tea"; "officer meets officer" is
+// in "the officer meets the officer".
+func containsPhrase(tokens []string, phrase string) bool {
+	p := phraseTokens(phrase)
+	if len(p) == 0 || len(p) > len(tokens) {
+		return false
+	}
+	for i := 0; i+len(p) <= len(tokens); i++ {
+		ok := true
+		for j := range p {
+			if tokens[i+j] != p[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

@@ -531,9 +531,17 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	// usage is the done event's: the tokens of the turn's model calls
 	// (zeros in retrieval-only mode, which calls none).
 	var usage Usage
+	// citations are the answer's sources, from its citations event: a
+	// "citations" field of the message (non-streaming) or of the last
+	// delta before the finish (streaming), which OpenAI clients keep among
+	// the fields they do not know.
+	citations := []Citation{}
 	noteUsage := func(ev Event) {
 		if ev.Type == EventDone && ev.Usage != nil {
 			usage = *ev.Usage
+		}
+		if ev.Type == EventCitations {
+			citations = ev.Citations
 		}
 	}
 	if !req.Stream {
@@ -549,7 +557,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, 200, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": sb.String()}, "finish_reason": "stop"}},
+			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": sb.String(), "citations": citations}, "finish_reason": "stop"}},
 			"usage":   usage,
 		})
 		return
@@ -587,6 +595,11 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		b := marshal(e)
 		_ = out.send("", b)
 		return
+	}
+	if len(citations) > 0 {
+		if err := chunk(map[string]any{"citations": citations}, nil); err != nil {
+			return
+		}
 	}
 	_ = chunk(map[string]any{}, "stop")
 	if withUsage {

@@ -24,6 +24,7 @@ rm -f "$DIR/books/README.md"
 # (plugins/brew-calc) is resolved against the workspace.
 cp "$REPO/examples/demo/theme/curate.yaml" "$DIR/knowledge/demo/curate.yaml"
 cp "$REPO/examples/demo/theme/tools.yaml" "$DIR/knowledge/demo/tools.yaml"
+cp "$REPO/examples/demo/theme/glossary.yaml" "$DIR/knowledge/demo/glossary.yaml"
 echo "==> building the demo's compute plugin into $DIR/plugins/brew-calc"
 (cd "$REPO" && "$GO" build -o "$DIR/plugins/brew-calc" ./examples/demo/plugins/brew)
 

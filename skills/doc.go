@@ -34,3 +34,19 @@ package skills
 // hyphens, at most 32 characters; system and admin are reserved and core is
 // the core skill's. A skill that breaks the rule is skipped with an error
 // naming its directory.
+
+// knowledge/glossary.yaml, when a skill has one, is its theme's term table:
+// each term as the sources write it with the other ways users write it
+// (synonyms, variants, its name in another language):
+//
+//	terms:
+//	  - term: 伤官见官
+//	    aliases: [hurting officer meets officer]
+//	  - term: green tea
+//	    aliases: [绿茶]
+//
+// `vibe integrate` copies knowledge/<theme>/glossary.yaml of the workspace
+// there. The router ([Set.Route]) counts its terms among the skill's
+// vocabulary, so a question in the user's words or in the other language
+// reaches the skill, and get_rules widens a question with the entries it
+// names, so an English question finds the rules written in Chinese.

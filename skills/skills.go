@@ -276,6 +276,7 @@ type Set struct {
 
 	mu      sync.RWMutex
 	skills  map[string]*Skill
+	router  *router
 	stamp   string
 	checked time.Time
 	// OnError, when set, receives a skill that failed to load; the other
@@ -354,8 +355,13 @@ func (s *Set) reload() error {
 		}
 		m[sk.Name] = sk
 	}
+	r := newRouter(m, func(name string, err error) {
+		if s.onError != nil {
+			s.onError(filepath.Join(s.root, name), fmt.Errorf("routing vocabulary: %w", err))
+		}
+	})
 	s.mu.Lock()
-	s.skills, s.stamp, s.checked = m, stamp, s.now()
+	s.skills, s.router, s.stamp, s.checked = m, r, stamp, s.now()
 	s.mu.Unlock()
 	return nil
 }
@@ -424,23 +430,4 @@ func (s *Set) Headers() []Header {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// Match returns the skill whose triggers best match text (MatchTrigger):
-// the most triggers matched, then the most specific ones; "" when none.
-func (s *Set) Match(text string) string {
-	best, bestN, bestSpec := "", 0, 0
-	for _, h := range s.Headers() {
-		n, spec := 0, 0
-		for _, t := range h.Triggers {
-			if MatchTrigger(text, t) {
-				n++
-				spec += triggerSpecificity(t)
-			}
-		}
-		if n > bestN || (n > 0 && n == bestN && spec > bestSpec) {
-			best, bestN, bestSpec = h.Name, n, spec
-		}
-	}
-	return best
 }

@@ -106,6 +106,10 @@ func triggerParts(s string) (runs, words []string) {
 	return runs, words
 }
 
+// Stem is stem for other packages: it strips the English endings a
+// user's phrasing may add or leave out (teas -> tea, brewing -> brew).
+func Stem(w string) string { return stem(w) }
+
 // stem strips the English endings a user's phrasing may add or leave out:
 // teas -> tea, brewing -> brew, steeped -> steep, leaves -> leave.
 func stem(w string) string {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/integrate"
+	"github.com/vibelife/vibe/skills"
 )
 
 func newIntegrateCmd(a *app) *cobra.Command {
@@ -125,6 +128,9 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if len(res.Kept) > 0 {
 		fmt.Fprintf(a.io.ErrOut, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
 	}
+	if err := copyGlossary(ws.KnowledgeDir(theme), ws.SkillDir(theme)); err != nil {
+		return withHint(fmt.Errorf("integrate %s: %w", theme, err), "fix the glossary: `terms:` with a list of {term, aliases}")
+	}
 	rep, err := a.check(ctx, theme, false)
 	if err != nil {
 		return withExit(exitError, err)
@@ -142,4 +148,30 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		return withHint(fmt.Errorf("integrate %s: check found %d errors", theme, rep.Summary.Errors), "run `vibe check "+theme+"` for the full report")
 	}
 	return nil
+}
+
+// copyGlossary copies the theme's hand-kept term table
+// (knowledge/<theme>/glossary.yaml: the sources' terms with their synonyms
+// and English names) into the skill, where the router reads it
+// (skills.GlossaryPath); a skill whose theme has none keeps none.
+func copyGlossary(knowledgeDir, skillDir string) error {
+	src := filepath.Join(knowledgeDir, "glossary.yaml")
+	dst := filepath.Join(skillDir, filepath.FromSlash(skills.GlossaryPath))
+	b, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := skills.ParseGlossary(b, src); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }

@@ -438,8 +438,14 @@ func TestServeDemoOffline(t *testing.T) {
 	resp := post(t, ts.URL+"/api/chat", "ka", `{"message":"How hot should the water be for green tea?"}`)
 	evs := sseEvents(t, resp.Body)
 	resp.Body.Close()
-	if len(evs) != 2 || evs[0].Type != runtime.EventContent || evs[1].Reason != "offline" || evs[1].Skill != "demo" {
+	if len(evs) != 3 || evs[0].Type != runtime.EventContent || evs[1].Type != runtime.EventCitations || evs[2].Reason != "offline" || evs[2].Skill != "demo" {
 		t.Fatalf("events = %+v", evs)
+	}
+	// The rules and passages listed are the answer's structured citations.
+	for _, c := range evs[1].Citations {
+		if !strings.HasPrefix(c.ChunkID, "c_") || c.Source == "" || len(c.HeadingPath) == 0 || c.Quote == "" || !c.Cited {
+			t.Errorf("citation %+v lacks its chunk, file, heading, quote or cited mark", c)
+		}
 	}
 	text := evs[0].Content
 	for _, want := range []string{runtime.OfflineLabel, "技能 / skill: demo", "rules:", "passages:", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {

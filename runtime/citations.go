@@ -1,0 +1,159 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+)
+
+// EventCitations carries, once per answer before its done event, the
+// sources the answer rests on, so a client can show a source panel.
+const EventCitations = "citations"
+
+// Citation is one source an answer rests on: a rule (with the passage of
+// its evidence) or a retrieved passage.
+type Citation struct {
+	// Kind is "rule" or "passage".
+	Kind string `json:"kind"`
+	// RuleID names the rule of a rule citation (R024).
+	RuleID string `json:"rule_id,omitempty"`
+	// ChunkID is the cited passage's chunk.
+	ChunkID string `json:"chunk_id,omitempty"`
+	// Source is the source file the passage comes from; Doc its converted
+	// Markdown.
+	Source string `json:"source,omitempty"`
+	Doc    string `json:"doc,omitempty"`
+	// HeadingPath locates the passage in its book (for a rule whose chunk
+	// the store cannot give, the rule's own source path).
+	HeadingPath []string `json:"heading_path,omitempty"`
+	// Start and End are the passage's byte offsets in Doc.
+	Start int `json:"start,omitempty"`
+	End   int `json:"end,omitempty"`
+	// Quote is the rule's evidence quote, or the start of the passage.
+	Quote string `json:"quote"`
+	// Cited is true when the answer names the rule or the chunk.
+	Cited bool `json:"cited,omitempty"`
+}
+
+// chunkGetter is the optional capability of a Searcher to return one chunk
+// by id (knowledge.Store has it); with it a rule's citation gets its
+// passage's file, heading path and offsets.
+type chunkGetter interface {
+	Chunk(ctx context.Context, id string) (chunk.Chunk, error)
+}
+
+// maxQuote is the longest passage quote a citation carries, in runes.
+const maxQuote = 300
+
+func quoteOf(text string) string {
+	r := []rune(strings.Join(strings.Fields(text), " "))
+	if len(r) > maxQuote {
+		return string(r[:maxQuote]) + "…"
+	}
+	return string(r)
+}
+
+// ruleCitations returns the citations of rules: one per evidence quote.
+func (a *Agent) ruleCitations(ctx context.Context, rules []knowledge.TieredRule) []Citation {
+	var out []Citation
+	for _, r := range rules {
+		c := Citation{Kind: "rule", RuleID: r.ID, HeadingPath: splitSource(r.Source)}
+		if len(r.Evidence) == 0 {
+			c.Quote = r.Condition
+			out = append(out, c)
+			continue
+		}
+		for _, e := range r.Evidence {
+			c := c
+			c.ChunkID, c.Quote = e.Chunk, e.Quote
+			if g, ok := a.cfg.Searcher.(chunkGetter); ok && e.Chunk != "" {
+				if ch, err := g.Chunk(ctx, e.Chunk); err == nil {
+					c.Source, c.Doc, c.Start, c.End = ch.Source, ch.Doc, ch.Start, ch.End
+					if len(ch.HeadingPath) > 0 {
+						c.HeadingPath = ch.HeadingPath
+					}
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// splitSource splits a rule's source ("子平真诠 > 四、论十干配合性情") into
+// its path.
+func splitSource(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ">") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func passageCitations(ps []Passage) []Citation {
+	out := make([]Citation, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Citation{Kind: "passage", ChunkID: p.ChunkID, Source: p.Source, Doc: p.Doc,
+			HeadingPath: p.HeadingPath, Start: p.Start, End: p.End, Quote: quoteOf(p.Text)})
+	}
+	return out
+}
+
+// toolCitations reads the citations of a tool's result: the rules of
+// get_rules and the passages of search_knowledge; none for other tools.
+func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMessage) []Citation {
+	switch tool {
+	case "get_rules":
+		var out struct {
+			Rules []knowledge.TieredRule `json:"rules"`
+		}
+		if json.Unmarshal(res, &out) == nil {
+			return a.ruleCitations(ctx, out.Rules)
+		}
+	case "search_knowledge":
+		var out struct {
+			Passages []Passage `json:"passages"`
+		}
+		if json.Unmarshal(res, &out) == nil {
+			return passageCitations(out.Passages)
+		}
+	}
+	return nil
+}
+
+// addCitations records citations for the turn's answer, each source once.
+func (t *turn) addCitations(cs []Citation) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.citeSeen == nil {
+		t.citeSeen = map[string]bool{}
+	}
+	for _, c := range cs {
+		k := c.Kind + "|" + c.RuleID + "|" + c.ChunkID + "|" + c.Quote
+		if !t.citeSeen[k] {
+			t.citeSeen[k] = true
+			t.citations = append(t.citations, c)
+		}
+	}
+}
+
+// sendCitations marks the citations the answer names and sends them as
+// one event (nothing when the answer rests on no source).
+func (t *turn) sendCitations(answer string) error {
+	t.mu.Lock()
+	cs := append([]Citation(nil), t.citations...)
+	t.mu.Unlock()
+	if len(cs) == 0 {
+		return nil
+	}
+	for i := range cs {
+		cs[i].Cited = (cs[i].RuleID != "" && strings.Contains(answer, cs[i].RuleID)) ||
+			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID))
+	}
+	return t.send(Event{Type: EventCitations, Citations: cs})
+}

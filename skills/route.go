@@ -1,0 +1,443 @@
+package skills
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// GlossaryPath is the skill file holding the theme's term table: each term
+// of the sources with the other ways users write it (synonyms, English
+// names), so that a question in the user's own words reaches the skill.
+// `vibe integrate` copies knowledge/<theme>/glossary.yaml there.
+const GlossaryPath = "knowledge/glossary.yaml"
+
+// GlossaryTerm is one entry of a glossary: a term as the sources write it
+// and its aliases (other spellings, other languages).
+type GlossaryTerm struct {
+	Term    string   `yaml:"term" json:"term"`
+	Aliases []string `yaml:"aliases,omitempty" json:"aliases,omitempty"`
+}
+
+// Glossary is the content of knowledge/glossary.yaml.
+type Glossary struct {
+	Terms []GlossaryTerm `yaml:"terms" json:"terms"`
+}
+
+// ParseGlossary decodes and checks a glossary; where names the file in
+// errors.
+func ParseGlossary(b []byte, where string) (Glossary, error) {
+	var g Glossary
+	if err := yaml.Unmarshal(b, &g); err != nil {
+		return g, fmt.Errorf("%s: %w (expected `terms:` with a list of {term, aliases})", where, err)
+	}
+	for i, t := range g.Terms {
+		if strings.TrimSpace(t.Term) == "" {
+			return g, fmt.Errorf("%s: terms[%d]: term is empty; give the term as the sources write it", where, i)
+		}
+	}
+	return g, nil
+}
+
+// Weights of the two kinds of vocabulary a skill is routed by: whole terms
+// (triggers, glossary terms and aliases, pattern and protocol names) tell
+// more than words of its prose (description, body, rules).
+const (
+	termWeight = 2.0
+	textWeight = 1.0
+	// matchedTermBonus is added, times the term's rarity among the skills,
+	// for each term the question contains whole.
+	matchedTermBonus = 1.0
+)
+
+// Routing thresholds: the best skill must reach minRouteScore (a term of
+// its own, or two words of its prose) and cover
+// minRouteCoverage of the question's content (minTermCoverage when the
+// question holds one of its terms whole), else no skill fits.
+const (
+	minRouteScore    = 1.5
+	minRouteCoverage = 0.2
+	minTermCoverage  = 0.08
+)
+
+// vocabulary is what one skill is routed by.
+type vocabulary struct {
+	terms []term             // matched whole (as MatchTrigger does)
+	seen  map[string]bool    // lower-cased terms already in terms
+	feats map[string]float64 // feature -> weight
+}
+
+// term is a whole term, parsed once for matching.
+type term struct {
+	text  string
+	runs  []string // CJK runs, lower-cased
+	words []string // other words, stemmed
+	feats []string // its routing features
+}
+
+// matches reports whether the message, given lower-cased with its set of
+// words, holds the term (MatchTrigger's rule).
+func (t term) matches(low string, words map[string]bool) bool {
+	for _, r := range t.runs {
+		if !strings.Contains(low, r) {
+			return false
+		}
+	}
+	for _, w := range t.words {
+		if !words[w] {
+			return false
+		}
+	}
+	return len(t.runs)+len(t.words) > 0
+}
+
+// addTerm adds a whole term. A term of several English words ("marriage
+// luck") lends its words only the weight of prose: they tell of the skill
+// when they come together, which the whole-term bonus rewards.
+func (v *vocabulary) addTerm(t string) {
+	t = strings.TrimSpace(t)
+	if t == "" {
+		return
+	}
+	runs, words := triggerParts(t)
+	w := termWeight
+	if len(runs) == 0 && len(words) > 1 {
+		w = textWeight
+	}
+	v.addText(t, w)
+	lt := strings.ToLower(t)
+	if v.seen[lt] || triggerSpecificity(t) < 2 {
+		return // a single word or character is matched as a feature only
+	}
+	v.seen[lt] = true
+	pt := term{text: t, runs: runs, words: words}
+	for f := range features(t) {
+		pt.feats = append(pt.feats, f)
+	}
+	v.terms = append(v.terms, pt)
+}
+
+func (v *vocabulary) addText(s string, w float64) {
+	for f := range features(s) {
+		if v.feats[f] < w {
+			v.feats[f] = w
+		}
+	}
+}
+
+// skillVocabulary gathers a skill's routing vocabulary from its files: the
+// front matter, the body, the protocols, the glossary, and the text of its
+// knowledge files (rules' conditions and conclusions, pattern names and
+// signatures, the sources' heading paths), never their evidence quotes.
+func skillVocabulary(sk *Skill) (*vocabulary, error) {
+	v := &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
+	v.addTerm(sk.Name)
+	if sk.Theme != sk.Name {
+		v.addTerm(sk.Theme)
+	}
+	for _, t := range sk.Triggers {
+		v.addTerm(t)
+	}
+	v.addText(sk.Description, textWeight)
+	v.addText(htmlComment.ReplaceAllString(sk.Body, ""), textWeight)
+	for _, p := range sk.Protocols {
+		v.addTerm(p.Name)
+		for _, t := range p.Triggers {
+			v.addTerm(t)
+		}
+	}
+	if b, err := fs.ReadFile(sk.fsys, GlossaryPath); err == nil {
+		g, err := ParseGlossary(b, GlossaryPath)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range g.Terms {
+			v.addTerm(t.Term)
+			for _, a := range t.Aliases {
+				v.addTerm(a)
+			}
+		}
+	}
+	for _, f := range []string{"knowledge/rules.yaml", "knowledge/patterns.yaml", "knowledge/sop.yaml"} {
+		b, err := fs.ReadFile(sk.fsys, f)
+		if err != nil {
+			continue
+		}
+		var doc any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		walkKnowledge(doc, "", v)
+	}
+	return v, nil
+}
+
+// walkKnowledge adds the strings of a decoded knowledge file: names as
+// terms, other prose as text; ids, evidence and quotes are left out (a
+// quote is the source's wording, not the skill's topic).
+func walkKnowledge(x any, key string, v *vocabulary) {
+	switch t := x.(type) {
+	case map[string]any:
+		for k, c := range t {
+			switch k {
+			case "evidence", "quote", "chunk", "id", "priority", "confidence", "tool", "next", "requires":
+				continue
+			}
+			walkKnowledge(c, k, v)
+		}
+	case []any:
+		for _, c := range t {
+			walkKnowledge(c, key, v)
+		}
+	case string:
+		if key == "name" {
+			v.addTerm(t)
+		} else {
+			v.addText(t, textWeight)
+		}
+	}
+}
+
+// router scores a message against every loaded skill.
+type router struct {
+	names []string
+	vocab map[string]*vocabulary
+	df    map[string]int
+}
+
+func newRouter(m map[string]*Skill, onError func(name string, err error)) *router {
+	r := &router{vocab: map[string]*vocabulary{}, df: map[string]int{}}
+	for name, sk := range m {
+		if name == CoreName {
+			continue
+		}
+		v, err := skillVocabulary(sk)
+		if err != nil {
+			if onError != nil {
+				onError(name, err)
+			}
+			// The skill still routes by its front matter.
+			v = &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
+			v.addTerm(sk.Name)
+			for _, t := range sk.Triggers {
+				v.addTerm(t)
+			}
+			v.addText(sk.Description, textWeight)
+		}
+		r.names = append(r.names, name)
+		r.vocab[name] = v
+		for f := range v.feats {
+			r.df[f]++
+		}
+	}
+	sort.Strings(r.names)
+	return r
+}
+
+// idf is how well a feature tells the skills apart.
+func (r *router) idf(f string) float64 {
+	return math.Log(1 + float64(len(r.names))/float64(max(r.df[f], 1)))
+}
+
+// Candidate is a skill scored against a message by [Set.Route].
+type Candidate struct {
+	Name string `json:"name"`
+	// Score is the summed weight of the message's terms the skill knows,
+	// each weighted by how rare it is among the installed skills, in units
+	// of a word of prose no other skill has (a whole term's word counts 2).
+	Score float64 `json:"score"`
+	// Coverage is the share of the message's content the skill knows.
+	Coverage float64 `json:"coverage"`
+	// Matched lists the skill's whole terms found in the message.
+	Matched []string `json:"matched,omitempty"`
+}
+
+func (r *router) route(text string) []Candidate {
+	q := features(text)
+	if len(q) == 0 || len(r.names) == 0 {
+		return nil
+	}
+	maxIDF := math.Log(1 + float64(len(r.names)))
+	mass := 0.0
+	for range q {
+		mass += termWeight * maxIDF
+	}
+	low := strings.ToLower(text)
+	_, ws := triggerParts(low)
+	words := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		words[w] = true
+	}
+	var out []Candidate
+	for _, name := range r.names {
+		v := r.vocab[name]
+		c := Candidate{Name: name}
+		for f := range q {
+			if w := v.feats[f]; w > 0 {
+				s := w * r.idf(f)
+				c.Score += s
+				c.Coverage += s
+			}
+		}
+		if c.Score == 0 {
+			continue
+		}
+		for _, t := range v.terms {
+			// A term the message holds has its features among the
+			// message's: one lookup rules most terms out.
+			if len(t.feats) > 0 && !q[t.feats[0]] || !t.matches(low, words) {
+				continue
+			}
+			c.Matched = append(c.Matched, t.text)
+			rare := 0.0
+			for _, f := range t.feats {
+				rare = math.Max(rare, r.idf(f))
+			}
+			c.Score += matchedTermBonus * rare
+		}
+		c.Coverage /= mass
+		// In units of a term only this skill knows, whatever the number
+		// of skills installed.
+		c.Score /= maxIDF
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// Route scores text against every skill except core, best first, leaving
+// out the skills that share nothing with it. A skill is routed by its
+// triggers, description and body, its glossary (knowledge/glossary.yaml:
+// terms with their synonyms and English names), and the names and wording
+// of its rules and patterns; each term counts by how rare it is among the
+// installed skills. Only the first candidate, and only when
+// [Candidate.Fits], should be taken as the skill the text is about.
+func (s *Set) Route(text string) []Candidate {
+	s.mu.RLock()
+	r := s.router
+	s.mu.RUnlock()
+	if r == nil {
+		return nil
+	}
+	return r.route(text)
+}
+
+// Fits reports whether the candidate is strong enough to be chosen: some
+// specific terms of the message are the skill's, not only common words. A
+// long question holding one of the skill's terms whole (绿茶 in
+// 绿茶用多少度的水泡) needs less of the rest of it.
+func (c Candidate) Fits() bool {
+	if c.Score < minRouteScore {
+		return false
+	}
+	return c.Coverage >= minRouteCoverage || (len(c.Matched) > 0 && c.Coverage >= minTermCoverage)
+}
+
+// tieMargin is how much the best candidate must lead the second by, when
+// neither holds one of its terms whole, for the text to be about it rather
+// than ambiguous ("what is the best water" to a tea skill and a bazi skill
+// whose glossary speaks of water).
+const tieMargin = 1.1
+
+// Match returns the skill the text is about (the best [Set.Route]
+// candidate when it fits and clearly leads); "" when no skill fits.
+func (s *Set) Match(text string) string {
+	cs := s.Route(text)
+	if len(cs) == 0 || !cs[0].Fits() {
+		return ""
+	}
+	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched) <= len(cs[1].Matched) {
+		return ""
+	}
+	return cs[0].Name
+}
+
+// routeStopWords are English words of questions that tell nothing of their
+// topic.
+var routeStopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "and": true, "or": true, "to": true, "in": true,
+	"on": true, "for": true, "with": true, "by": true, "at": true, "from": true, "as": true, "into": true,
+	"about": true, "how": true, "what": true, "whats": true, "is": true, "are": true, "was": true, "were": true,
+	"be": true, "been": true, "my": true, "your": true, "me": true, "i": true, "you": true, "it": true,
+	"its": true, "this": true, "that": true, "these": true, "those": true, "do": true, "doe": true,
+	"does": true, "did": true, "can": true, "could": true, "should": true, "would": true, "will": true,
+	"shall": true, "may": true, "might": true, "must": true, "please": true, "tell": true, "explain": true,
+	"mean": true, "meaning": true, "which": true, "when": true, "where": true, "why": true, "who": true,
+	"if": true, "then": true, "there": true, "their": true, "they": true, "them": true, "we": true,
+	"our": true, "us": true, "not": true, "no": true, "yes": true, "so": true, "some": true, "any": true,
+	"get": true, "got": true, "have": true, "has": true, "had": true, "make": true, "like": true,
+	"look": true, "help": true, "want": true, "need": true, "know": true, "give": true, "use": true,
+	"good": true, "bad": true, "best": true, "more": true, "most": true, "much": true, "many": true,
+	"one": true, "two": true, "s": true, "t": true, "don": true, "happen": true, "happens": true,
+	"write": true, "today": true, "now": true, "way": true, "thing": true, "also": true, "than": true,
+	"too": true, "very": true, "just": true, "all": true, "out": true, "up": true, "down": true,
+}
+
+// functionHan are Chinese characters of the question's frame (question
+// words, pronouns, particles, "help me look"): a bigram holding one says
+// nothing of the topic (什么, 帮我, 看看, 会怎).
+var functionHan = map[rune]bool{}
+
+func init() {
+	for _, r := range "的了吗呢么什怎样我你他她它们是这那个请吧啊呀帮看下能会要该哪谁嘛么呗哦吧给说讲问想知道里些就都也还很太更最和与及或着过把被让" {
+		functionHan[r] = true
+	}
+}
+
+// features returns the routing features of s: lower-cased, stemmed English
+// words (question words left out) and Han character bigrams (a lone Han
+// character stands for itself), bigrams holding a function character left
+// out.
+func features(s string) map[string]bool {
+	out := map[string]bool{}
+	var word []rune
+	var run []rune
+	flushWord := func() {
+		if len(word) > 0 {
+			w := stem(string(word))
+			if !routeStopWords[w] && !routeStopWords[string(word)] && len(w) > 1 {
+				out[w] = true
+			}
+		}
+		word = word[:0]
+	}
+	flushRun := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			if !functionHan[run[0]] {
+				out[string(run)] = true
+			}
+		default:
+			for i := 1; i < len(run); i++ {
+				if !functionHan[run[i-1]] && !functionHan[run[i]] {
+					out[string(run[i-1:i+1])] = true
+				}
+			}
+		}
+		run = run[:0]
+	}
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			flushWord()
+			run = append(run, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushRun()
+			word = append(word, r)
+		case r == '\'' || r == '’':
+			// "what's", "pu'er": keep the word whole.
+		default:
+			flushWord()
+			flushRun()
+		}
+	}
+	flushWord()
+	flushRun()
+	return out
+}

@@ -1,0 +1,120 @@
+package skills
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeSkillFiles writes files (relative path -> content) under root/name.
+func writeSkillFiles(t testing.TB, root, name string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, name, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A skill is routed by its rules' wording and its glossary, not only by its
+// triggers: questions that name none of the triggers still reach it, in
+// either language, and a question about something else reaches none.
+func TestRouteByRulesAndGlossary(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "bazi", map[string]string{
+		"SKILL.md": "---\nname: bazi\ndescription: 依据典籍的规则解答问题\ntriggers: [bazi, 三命通会]\n---\n# bazi\n",
+		"knowledge/rules.yaml": `rules:
+  tier1_must_know:
+    - id: R001
+      condition: 伤官格见官星
+      conclusion: 为祸百端
+      source: 渊海子平 > 论伤官
+      evidence: [{chunk: c_1, quote: 不相干的引文甜点}]
+`,
+		"knowledge/patterns.yaml": "patterns:\n  quick_patterns:\n    - id: PAT001\n      name: 去煞留官\n      signature: 官重煞轻\n",
+		GlossaryPath:              "terms:\n  - term: 日主\n    aliases: [day master]\n  - term: 八字\n    aliases: [four pillars]\n",
+	})
+	writeSkillFiles(t, root, "tea", map[string]string{
+		"SKILL.md":             "---\nname: tea\ndescription: Brewing green, black and oolong tea.\ntriggers: [green tea]\n---\n# tea\n",
+		"knowledge/rules.yaml": "rules:\n  tier1_must_know:\n    - id: R001\n      condition: the leaves are small and tender\n      conclusion: use water at 75 to 80 °C\n",
+		GlossaryPath:           "terms:\n  - term: green tea\n    aliases: [绿茶]\n",
+	})
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"伤官见官星会怎样", "bazi"},  // the rule's wording
+		{"去煞留官是什么意思", "bazi"}, // a pattern's name
+		{"帮我看看八字", "bazi"},    // a glossary term
+		{"My day master is weak", "bazi"},
+		{"绿茶用多少度的水", "tea"},
+		{"how tender should the leaves be", "tea"},
+		{"what's the weather like tomorrow?", ""},
+		{"帮我写一首关于猫的诗", ""},
+		{"甜点", ""}, // only in an evidence quote, which is not the skill's topic
+	} {
+		if got := s.Match(tt.text); got != tt.want {
+			t.Errorf("Match(%q) = %q, want %q (candidates %+v)", tt.text, got, tt.want, s.Route(tt.text))
+		}
+	}
+	cs := s.Route("伤官见官")
+	if len(cs) == 0 || cs[0].Name != "bazi" || !cs[0].Fits() || cs[0].Score <= 0 {
+		t.Fatalf("Route(伤官见官) = %+v, want bazi first and fitting", cs)
+	}
+}
+
+// A malformed glossary is reported naming the file and the entry; the skill
+// still routes by its front matter.
+func TestRouteReportsABadGlossary(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "tea", map[string]string{
+		"SKILL.md":   "---\nname: tea\ndescription: Brewing tea.\ntriggers: [green tea]\n---\n# tea\n",
+		GlossaryPath: "terms:\n  - aliases: [绿茶]\n",
+	})
+	var reported []string
+	s, err := Open(root, Options{OnError: func(dir string, err error) { reported = append(reported, err.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reported) != 1 || !strings.Contains(reported[0], "knowledge/glossary.yaml: terms[0]: term is empty") {
+		t.Fatalf("reported %q, want the glossary's empty term named", reported)
+	}
+	if got := s.Match("how hot for green tea"); got != "tea" {
+		t.Fatalf("Match = %q, want tea from its triggers", got)
+	}
+}
+
+// BenchmarkRoute routes a long question among skills with a few hundred
+// terms each (the prompt routes every message before a skill is active).
+func BenchmarkRoute(b *testing.B) {
+	root := b.TempDir()
+	for _, name := range []string{"one", "two", "three"} {
+		var g, r strings.Builder
+		g.WriteString("terms:\n")
+		r.WriteString("rules:\n  tier2_core:\n")
+		for i := 0; i < 300; i++ {
+			fmt.Fprintf(&g, "  - term: %s术语%d\n    aliases: [%s term %d, 别名%d]\n", name, i, name, i, i)
+			fmt.Fprintf(&r, "    - id: R%03d\n      condition: %s的条件%d见官星\n      conclusion: 结论%d\n", i, name, i, i)
+		}
+		writeSkillFiles(b, root, name, map[string]string{
+			"SKILL.md":             "---\nname: " + name + "\ndescription: " + name + " skill\n---\n# " + name + "\n",
+			GlossaryPath:           g.String(),
+			"knowledge/rules.yaml": r.String(),
+		})
+	}
+	s, err := Open(root, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Route("甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 what is the useful god of two term 7")
+	}
+}
