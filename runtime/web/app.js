@@ -50,6 +50,7 @@
     }
     return "";
   }
+  const CITE_ID = /^(?:c_[0-9a-f]{6,}|R\d{2,4}|[A-Za-z0-9_.:\/\-]+#\d+)$/;
   function inline(s) {
     // s is already escaped.
     const codes = [];
@@ -61,8 +62,13 @@
       return href ? '<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + text + "</a>" : text;
     });
     // [chunk-id] citations become buttons opening the source panel.
-    s = s.replace(/\[([A-Za-z0-9_.:\/#\-\u4e00-\u9fff]+#\d+|R\d{2,4})\]/g, (m, id) =>
-      '<button type="button" class="cite" data-cite="' + id + '">' + id + "</button>");
+    // A bracket holding only citation ids: chunk ids (c_…, path#n) or rule
+    // ids (R012), comma-separated.
+    s = s.replace(/\[([^\[\]]+)\]/g, (m, inner) => {
+      const ids = inner.split(/\s*[,，;；]\s*/);
+      if (!ids.every((id) => CITE_ID.test(id))) return m;
+      return ids.map((id) => '<button type="button" class="cite" data-cite="' + id + '">' + id + "</button>").join(" ");
+    });
     s = s.replace(/\u0000(\d+)\u0000/g, (_, i) => "<code>" + codes[+i] + "</code>");
     return s;
   }
@@ -183,7 +189,9 @@
     const box = el("div", { class: "card form-card", "data-card-type": "form" });
     if (form.reason) box.append(el("p", { text: form.reason }));
     const f = el("form");
+    const labels = {};
     for (const fd of form.fields || []) {
+      labels[fd.name] = fd.label || fd.name;
       const id = "f-" + Math.random().toString(36).slice(2);
       const label = el("label", { for: id, text: (fd.label || fd.name) + (fd.required ? " *" : "") });
       let input;
@@ -215,7 +223,7 @@
       }
       submit.disabled = true;
       box.classList.add("submitted");
-      addUser("📝 " + Object.entries(values).map(([k, v]) => k + ": " + valueText(v)).join(", "));
+      addUser("Form: " + Object.entries(values).map(([k, v]) => (labels[k] || k) + ": " + valueText(v)).join(", "));
       await send({ form_response: { values } });
     });
     box.append(f);
@@ -400,7 +408,7 @@
     state.conv = id;
     $("messages").replaceChildren();
     for (const m of data.messages || []) {
-      if (m.role === "user") addUser(m.content.startsWith("[form_response] ") ? "📝 " + m.content.slice(16) : m.content);
+      if (m.role === "user") addUser(m.content.startsWith("[form_response] ") ? "Form: " + m.content.slice(16) : m.content);
       else if (m.role === "assistant") { const a = newAssistant(); a.text = m.content; renderBody(a); }
     }
     loadConversations();
@@ -458,6 +466,7 @@
     state.passages = {};
     $("messages").replaceChildren();
     $("conversations").replaceChildren();
+    $("api-key").value = "";
     $("app").hidden = true;
     $("signin").hidden = false;
     $("signin-error").textContent = msg || "";
