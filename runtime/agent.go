@@ -117,6 +117,8 @@ type Agent struct {
 	rules ruleCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
+	// profileMu serialises this process's profile read-modify-writes.
+	profileMu sync.Mutex
 }
 
 // New returns an Agent; cfg.Skills and cfg.Memory are required.
@@ -175,6 +177,10 @@ type TurnRequest struct {
 	Message        string
 	// Skill, when set, is activated before the turn.
 	Skill string
+	// Form, when set, is a submitted collect_info form: the turn's message
+	// is made from it (Message is then ignored) and its dotted fields are
+	// saved to the profile.
+	Form *FormResponse
 	// Transcript, when not nil, is the conversation so far as the client
 	// holds it (the OpenAI-compatible endpoint resends it on every request,
 	// and front-ends edit and regenerate it): the prompt's history window is
@@ -286,7 +292,14 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if req.UserID == "" {
 		return "", errors.New("runtime: a user id is required")
 	}
-	msg, err := CheckInput(req.Message, a.cfg.MaxInputChars)
+	text := req.Message
+	if req.Form != nil {
+		var err error
+		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
+			return "", err
+		}
+	}
+	msg, err := CheckInput(text, a.cfg.MaxInputChars)
 	if err != nil {
 		return "", err
 	}

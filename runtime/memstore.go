@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -143,4 +144,27 @@ func (m *MemStore) SaveSummary(ctx context.Context, userID string, s knowledge.S
 	}
 	m.summaries[s.ConversationID] = s
 	return nil
+}
+
+// Conversations lists the user's conversations that hold messages, most
+// recently updated first; limit <= 0 means all.
+func (m *MemStore) Conversations(ctx context.Context, userID string, limit int) ([]knowledge.Conversation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []knowledge.Conversation
+	for id, c := range m.convs {
+		if c.UserID == userID && len(m.messages[id]) > 0 {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }

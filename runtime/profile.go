@@ -83,6 +83,8 @@ func deepMerge(dst, src map[string]any) {
 }
 
 func (a *Agent) saveSkillData(ctx context.Context, userID, skill string, data map[string]any, replace bool) (json.RawMessage, error) {
+	a.profileMu.Lock()
+	defer a.profileMu.Unlock()
 	m, err := a.loadProfile(ctx, userID)
 	if err != nil {
 		return nil, err

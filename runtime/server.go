@@ -78,6 +78,7 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 	s.mux.HandleFunc("POST /api/tools/execute", s.auth(s.executeTool))
 	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.completions))
+	s.registerWeb()
 	return s, nil
 }
 
@@ -304,6 +305,9 @@ type ChatRequest struct {
 	Message        string `json:"message"`
 	ConversationID string `json:"conversation_id,omitempty"`
 	Skill          string `json:"skill,omitempty"`
+	// FormResponse answers the form a collect_info call showed: the
+	// message is then made from it.
+	FormResponse *FormResponse `json:"form_response,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -344,7 +348,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
-	if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
+	if req.FormResponse != nil {
+		if len(req.FormResponse.Values) == 0 {
+			writeErr(w, http.StatusBadRequest, "invalid_request_error", "form_response.values: give the form's fields and their values")
+			return
+		}
+		if req.ConversationID == "" {
+			writeErr(w, http.StatusBadRequest, "invalid_request_error", "form_response needs the conversation_id of the conversation that showed the form")
+			return
+		}
+	} else if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())
 		return
 	}
@@ -362,7 +375,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill}, func(ev Event) error {
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})

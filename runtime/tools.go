@@ -35,6 +35,8 @@ var coreTools = []llm.Tool{
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"default: the active skill"},"path":{"type":"string"}},"required":["path"]}`)},
 	{Name: "get_user_profile", Description: "读取用户资料字段，如 identity.birth_info、skills.bazi.chart；报告找到与缺失的字段 / Read profile fields by path.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"array","items":{"type":"string"}}},"required":["fields"]}`)},
+	{Name: "upsert_user_profile", Description: "写入用户资料字段（点号路径，如 identity.birth_info.date；值为 null 则删除），合并保存并递增版本 / Set the user's profile fields by dotted path.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"object","description":"dotted path -> value, e.g. {\"identity.birth_info.date\": \"1990-05-01\"}"}},"required":["fields"]}`)},
 	{Name: "save_skill_data", Description: "把数据深度合并保存到 skill_data.<skill>（replace=true 时整体替换）/ Save data under skill_data.<skill>.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string"},"data":{"type":"object"},"replace":{"type":"boolean"}},"required":["data"]}`)},
 	{Name: "collect_info", Description: "向用户展示表单收集缺失信息，并结束本轮等待用户填写 / Show a form to the user and wait.",
@@ -259,6 +261,18 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		return jsonOf(map[string]any{"skill": sk.Name, "path": str(args, "path"), "content": strings.ToValidUTF8(string(b), ""), "truncated": trunc})
 	case "get_user_profile":
 		return a.profileTool(ctx, t.userID, args)
+	case "upsert_user_profile":
+		fields, ok := args["fields"].(map[string]any)
+		if !ok {
+			return nil, errors.New("upsert_user_profile: fields must be a JSON object of dotted path -> value")
+		}
+		res, err := a.UpsertProfile(ctx, t.userID, fields)
+		if err == nil {
+			t.mu.Lock()
+			t.userOK = false // the next prompt reads the new profile
+			t.mu.Unlock()
+		}
+		return res, err
 	case "save_skill_data":
 		sn := str(args, "skill")
 		if sn == "" {

@@ -2,6 +2,7 @@
 # Installs and starts what the test suite needs, when it can:
 #   - poppler-utils (pdftotext) and pandoc: reference converters for the
 #     fidelity tests;
+#   - Chromium (Debian's package): the chat page is tested in it headless;
 #   - PostgreSQL 15 with the pgvector extension (see scripts/postgres.sh).
 # Under CI=true a missing piece fails the run; elsewhere it warns and the
 # tests that need it skip loudly.
@@ -20,6 +21,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 need_pkgs=()
 command -v pdftotext >/dev/null 2>&1 || need_pkgs+=(poppler-utils)
 command -v pandoc >/dev/null 2>&1 || need_pkgs+=(pandoc)
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	echo "test-deps: installing ${need_pkgs[*]}" >&2
 	if command -v apt-get >/dev/null 2>&1; then

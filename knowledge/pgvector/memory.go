@@ -208,3 +208,28 @@ func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Su
 	}
 	return nil
 }
+
+// Conversations lists the user's conversations, most recently updated
+// first; limit <= 0 means all.
+func (s *Store) Conversations(ctx context.Context, userID string, limit int) ([]knowledge.Conversation, error) {
+	q := `SELECT id, user_id, skill, created_at, updated_at FROM mem_conversation WHERE user_id = $1 ORDER BY updated_at DESC, id`
+	args := []any{userID}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pgvector: conversations of %s: %w", userID, err)
+	}
+	defer rows.Close()
+	var out []knowledge.Conversation
+	for rows.Next() {
+		var c knowledge.Conversation
+		if err := rows.Scan(&c.ID, &c.UserID, &c.Skill, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("pgvector: conversations of %s: %w", userID, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

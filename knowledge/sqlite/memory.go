@@ -204,3 +204,27 @@ func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Su
 	}
 	return nil
 }
+
+// Conversations lists the user's conversations, most recently updated
+// first; limit <= 0 means all.
+func (s *Store) Conversations(ctx context.Context, userID string, limit int) ([]knowledge.Conversation, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE user_id = ? ORDER BY updated_at DESC, id LIMIT ?`, userID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: conversations of %s: %w", userID, err)
+	}
+	defer rows.Close()
+	var out []knowledge.Conversation
+	for rows.Next() {
+		var c knowledge.Conversation
+		var created, updated string
+		if err := rows.Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite: conversations of %s: %w", userID, err)
+		}
+		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

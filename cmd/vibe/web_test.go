@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/llm/llmtest"
+	"github.com/vibelife/vibe/runtime"
+)
+
+// chromium finds Debian's Chromium (scripts/test-deps.sh installs it). On a
+// developer's machine without it the page test is skipped, loudly; in CI
+// (CI=true) its absence fails the run.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium on this machine: the chat page is not tested in a browser; run `make test-deps` (apt-get install chromium)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip("SKIPPED: " + msg)
+	return ""
+}
+
+// webModel is the scripted model behind the page: the brew flow (rules and
+// passages, the plugin, a card, an answer citing the passage by chunk id), a
+// form asking for the birth date, the structured form answer, and an
+// answer carrying script and javascript: links.
+func webModel(t *testing.T) func(llmtest.Request) llmtest.Reply {
+	return func(req llmtest.Request) llmtest.Reply {
+		q := req.LastUserMessage()
+		tools := toolMessages(req)
+		calls := func(cs ...llm.ToolCall) llmtest.Reply { return llmtest.Reply{ToolCalls: cs} }
+		switch {
+		case strings.HasPrefix(q, runtime.FormMarker):
+			var f struct {
+				Values map[string]any `json:"form_response"`
+				Saved  []string       `json:"saved_to_profile"`
+			}
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(q, runtime.FormMarker)), &f); err != nil {
+				return llmtest.Text("the form answer is not JSON: " + err.Error())
+			}
+			return llmtest.Text(fmt.Sprintf("Thank you: I saved your birth date %v (%s).", f.Values["identity.birth_info.date"], strings.Join(f.Saved, ", ")))
+		case strings.Contains(q, "birth"):
+			return calls(llm.ToolCall{ID: "f1", Name: "collect_info", Arguments: `{"reason":"I need your birth date.","fields":[{"name":"identity.birth_info.date","label":"Birth date","type":"date","required":true},{"name":"identity.name","label":"Name","type":"string"}]}`})
+		case strings.HasPrefix(q, "Hello"):
+			return llmtest.Text("Hello! Ask me about brewing tea.")
+		case strings.Contains(q, "xss"):
+			return llmtest.Text("Look: <script>window.__xss=1</script> <img src=x onerror=\"window.__xss=3\"> [click me](javascript:window.__xss=2) and [docs](https://example.org/tea).")
+		case tools["search_knowledge"] == "":
+			return calls(
+				llm.ToolCall{ID: "c2", Name: "get_rules", Arguments: `{"question":"water temperature for green tea"}`},
+				llm.ToolCall{ID: "c3", Name: "search_knowledge", Arguments: `{"query":"green tea water temperature °C","k":5}`},
+			)
+		case tools["calc_brew"] == "":
+			return calls(llm.ToolCall{ID: "c4", Name: "calc_brew", Arguments: `{"tea":"green","vessel_ml":300}`})
+		case tools["show_brew_card"] == "":
+			var calc struct {
+				Result struct {
+					Grams      float64 `json:"grams"`
+					WaterTempC int     `json:"water_temp_c"`
+					SteepsS    []int   `json:"steeps_s"`
+					Method     string  `json:"method"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(tools["calc_brew"]), &calc); err != nil {
+				return llmtest.Text("calc_brew result unreadable: " + err.Error())
+			}
+			props, _ := json.Marshal(map[string]any{"tea": "green", "vessel_ml": 300, "grams": calc.Result.Grams,
+				"water_temp_c": calc.Result.WaterTempC, "steeps_s": calc.Result.SteepsS, "method": calc.Result.Method,
+				"citations": []string{temperaturePassage(t, tools["search_knowledge"]).ChunkID}})
+			return calls(llm.ToolCall{ID: "c5", Name: "show_brew_card", Arguments: string(props)})
+		default:
+			p := temperaturePassage(t, tools["search_knowledge"])
+			return llmtest.Text(fmt.Sprintf("For **300 ml** of green tea use about 6 g of leaves and water at 80 °C, never at a rolling boil; spring buds want 75 to 80 °C [%s].", p.ChunkID))
+		}
+	}
+}
+
+// screenshotDir is where the page test writes its screenshots (git ignores
+// .vibe/); VIBE_SCREENSHOTS overrides it.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("VIBE_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(demoRepo, ".vibe", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestChatPageInChromium drives the page served by vibe serve in headless
+// Chromium: sign in, pick the demo skill, ask, see the streamed answer and
+// the card, open a citation, fill and submit a form that lands in the
+// profile, see the profile, check another user does not see the
+// conversations, and that model output cannot run script.
+func TestChatPageInChromium(t *testing.T) {
+	exe := chromium(t)
+	fake := llmtest.New(t)
+	fake.SetFallback(webModel(t))
+	ts := demoServer(t, map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "test"})
+	shots := screenshotDir(t)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-gpu", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The first action starts the browser: its context must not carry the
+	// timeout (that would stop the browser); the later ones do.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelT()
+
+	type C = chromedp.CSS
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			buf, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
+		})
+	}
+	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+	js := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool]("("+expr+", true)")(ctx, tg)
+			return err
+		})
+	}
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			_ = chromedp.Do(ctx, shot("failed"))
+			t.Fatalf("%s: %v (the page as it was: %s)", what, err, filepath.Join(shots, "failed.png"))
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(C(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+
+	// Sign in: a wrong key is refused, the right one opens the chat.
+	step("open the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(C("#signin-form")))
+	step("a wrong key", chromedp.SendKeys(C("#api-key"), "nope"), chromedp.Click(C("#signin-button")),
+		poll(`document.getElementById("signin-error").textContent.includes("refused")`))
+	step("sign in", js(`document.getElementById("api-key").value = ""`), chromedp.SendKeys(C("#api-key"), "ka"), chromedp.Click(C("#signin-button")),
+		chromedp.WaitVisible(C("#app")), poll(`document.querySelectorAll("#skill option").length > 1`), shot("1-signed-in"))
+
+	// Pick the demo skill, ask, and watch the answer stream in with its card.
+	step("ask", chromedp.SetValue(C("#skill"), "demo"), chromedp.SendKeys(C("#input"), "How hot should the water be for green tea in a 300 ml glass?"),
+		chromedp.Click(C("#send")),
+		chromedp.WaitVisible(C(`.card[data-card-type="brew_card"]`)),
+		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("never at a rolling boil"))`),
+		shot("2-answer-and-card"))
+	if card := text(`.card[data-card-type="brew_card"]`); !strings.Contains(card, "°C") || !strings.Contains(card, " g") {
+		t.Errorf("the brew card shows %q", card)
+	}
+	if b := text(".msg.assistant .body strong"); b != "300 ml" {
+		t.Errorf("bold text: %q", b)
+	}
+
+	// Open the citation: the source panel shows the passage's heading path
+	// with the passage highlighted.
+	step("open a citation", chromedp.Click(C(".msg.assistant .body .cite")), chromedp.WaitVisible(C("#panel")),
+		chromedp.WaitVisible(C("#panel-body mark")), shot("3-citation"))
+	if p := text("#panel-body"); !strings.Contains(p, "75 to 80 °C") {
+		t.Errorf("the source panel shows %q", p)
+	}
+
+	// A form: filled and submitted as a structured answer that lands in the profile.
+	step("ask for a form", chromedp.Click(C("#panel-close")), chromedp.SendKeys(C("#input"), "Please remember my birth date"), chromedp.Click(C("#send")),
+		chromedp.WaitVisible(C(`.form-card input[name="identity.birth_info.date"]`)), shot("4-form"))
+	step("fill the form", chromedp.SetValue(C(`.form-card input[name="identity.birth_info.date"]`), "1990-05-01"),
+		chromedp.SendKeys(C(`.form-card input[name="identity.name"]`), "Alice"),
+		chromedp.Click(C(`.form-card button[type="submit"]`)),
+		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("saved your birth date 1990-05-01"))`),
+		shot("5-form-submitted"))
+	var last llmtest.Request
+	for _, r := range fake.Requests() {
+		if strings.HasPrefix(r.LastUserMessage(), runtime.FormMarker) {
+			last = r
+		}
+	}
+	var formMsg map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(last.LastUserMessage(), runtime.FormMarker)), &formMsg); err != nil {
+		t.Fatalf("the model did not receive the form as structured data: %q", last.LastUserMessage())
+	}
+	prof := getJSON(t, ts.URL+"/api/profile", "ka")
+	if got := fmt.Sprint(dig(prof, "profile", "identity", "birth_info", "date")); got != "1990-05-01" {
+		t.Fatalf("profile after the form: %v", prof)
+	}
+	step("see the profile", chromedp.Click(C("#profile-button")), chromedp.WaitVisible(C("#profile-table")), shot("6-profile"))
+	if p := text("#profile-table"); !strings.Contains(p, "identity.birth_info.date") || !strings.Contains(p, "Alice") {
+		t.Errorf("the profile panel shows %q", p)
+	}
+
+	// Model output cannot run script nor carry javascript: links.
+	type xssProbe struct {
+		Flag    any  `json:"flag"`
+		Scripts int  `json:"scripts"`
+		JSLinks int  `json:"jsLinks"`
+		Safe    bool `json:"safe"`
+	}
+	step("script in model output", chromedp.Click(C("#panel-close")), chromedp.SendKeys(C("#input"), "xss test"), chromedp.Click(C("#send")),
+		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("click me"))`),
+		chromedp.Sleep(300*time.Millisecond))
+	xss, err := chromedp.Run(ctx, chromedp.Evaluate[xssProbe](`({flag: window.__xss === undefined ? null : window.__xss,
+			scripts: document.querySelectorAll("#messages script, #messages img").length,
+			jsLinks: [...document.querySelectorAll("#messages a")].filter(a => !/^https?:/.test(a.href)).length,
+			safe: [...document.querySelectorAll("#messages a")].some(a => a.href === "https://example.org/tea")})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xss.Flag != nil || xss.Scripts != 0 || xss.JSLinks != 0 || !xss.Safe {
+		t.Errorf("model output ran or kept unsafe markup: %+v", xss)
+	}
+
+	// The conversation list is per user: alice sees hers, bob none of them.
+	step("alice's conversations", poll(`document.querySelectorAll("#conversations li").length >= 1`))
+	listed := func() []string {
+		t.Helper()
+		ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#conversations button")].map(b => b.dataset.conversation)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	aliceConvs := listed()
+	step("sign in as bob", chromedp.Click(C("#signout")), chromedp.WaitVisible(C("#signin-form")), chromedp.SendKeys(C("#api-key"), "kb"),
+		chromedp.Click(C("#signin-button")), chromedp.WaitVisible(C("#app")),
+		chromedp.SendKeys(C("#input"), "Hello, this is Bob"), chromedp.Click(C("#send")),
+		poll(`document.querySelectorAll("#conversations li").length >= 1`), shot("7-other-user"))
+	bobConvs := listed()
+	for _, b := range bobConvs {
+		for _, a := range aliceConvs {
+			if a == b {
+				t.Errorf("bob's list shows alice's conversation %s", a)
+			}
+		}
+	}
+	if len(bobConvs) != 1 {
+		t.Errorf("bob has %d conversations listed, want his one: %v", len(bobConvs), bobConvs)
+	}
+	// And through the API: bob cannot read alice's history.
+	req, _ := http.NewRequest("GET", ts.URL+"/api/conversations/"+aliceConvs[0], nil)
+	req.Header.Set("Authorization", "Bearer kb")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("bob reading alice's conversation: %d", resp.StatusCode)
+	}
+	t.Logf("screenshots in %s", shots)
+}
+
+func getJSON(t *testing.T, url, key string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %s", url, b)
+	}
+	return m
+}
+
+func dig(m any, path ...string) any {
+	for _, p := range path {
+		mm, ok := m.(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = mm[p]
+	}
+	return m
+}
+
+// The page is served with a strict CSP and no inline script, and its
+// endpoints need the API key.
+func TestChatPageHeadersAndAuth(t *testing.T) {
+	ts := demoServer(t, map[string]string{})
+	resp, err := http.Get(ts.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	if resp.StatusCode != 200 || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("status %d, CSP %q", resp.StatusCode, csp)
+	}
+	if strings.Contains(string(body), "<script>") || !strings.Contains(string(body), `src="/ui/app.js"`) {
+		t.Errorf("the page carries inline script or lacks app.js")
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("CORS is on by default")
+	}
+	for _, p := range []string{"/ui/app.js", "/ui/app.css"} {
+		r, err := http.Get(ts.URL + p)
+		if err != nil || r.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", p, err, r.StatusCode)
+		}
+		r.Body.Close()
+	}
+	for _, p := range []string{"/api/profile", "/api/conversations"} {
+		r, _ := http.Get(ts.URL + p)
+		if r.StatusCode != 401 {
+			t.Errorf("%s without a key: %d", p, r.StatusCode)
+		}
+		r.Body.Close()
+	}
+	// Profile writes are validated and versioned; clearing empties it.
+	put := func(body string) (int, map[string]any) {
+		req, _ := http.NewRequest("PUT", ts.URL+"/api/profile", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer kb")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	if code, m := put(`{"fields":{"identity.city":"Hangzhou","preferences.tea":"oolong"}}`); code != 200 || m["version"] == nil {
+		t.Fatalf("put: %d %v", code, m)
+	}
+	for _, bad := range []string{`{"fields":{"skill_data.demo.x":1}}`, `{"fields":{"a..b":1}}`, `{"fields":{}}`, `{"fields":{"__proto__.x":1}}`} {
+		if code, m := put(bad); code != 400 {
+			t.Errorf("put %s: %d %v", bad, code, m)
+		}
+	}
+	if p := getJSON(t, ts.URL+"/api/profile", "kb"); dig(p, "profile", "identity", "city") != "Hangzhou" {
+		t.Fatalf("profile: %v", p)
+	}
+	req, _ := http.NewRequest("DELETE", ts.URL+"/api/profile", nil)
+	req.Header.Set("Authorization", "Bearer kb")
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		t.Fatalf("delete: %v", err)
+	}
+	if p := getJSON(t, ts.URL+"/api/profile", "kb"); len(p["profile"].(map[string]any)) != 0 {
+		t.Fatalf("after clearing: %v", p)
+	}
+}
