@@ -250,6 +250,8 @@
     if (p.rule) {
       body.push(el("p", { class: "path", text: "Rule " + id + (p.tier ? " (" + p.tier + ")" : "") }));
       body.push(el("p", { class: "passage", text: p.text }));
+      if (p.quote && p.quote !== p.text) body.push(el("p", {}, "Evidence: ", el("mark", { text: p.quote })));
+      if (p.chunk_id) body.push(el("p", {}, "Passage: ", citeButton(p.chunk_id), " ", (p.heading_path || []).join(" › ")));
     } else {
       body.push(el("p", { class: "path", text: (p.heading_path || []).join(" › ") }));
       body.push(el("p", { class: "path", text: p.source + (p.start !== undefined ? " · " + p.start + "–" + p.end : "") }));
@@ -277,7 +279,18 @@
       }
     }
     if (Array.isArray(result.citations)) {
-      for (const c of result.citations) if (c.chunk_id) state.passages[c.chunk_id] = Object.assign({}, state.passages[c.chunk_id] || {}, c);
+      for (const c of result.citations) {
+        if (c.kind === "rule" && c.rule_id) {
+          state.passages[c.rule_id] = Object.assign({ rule: true, text: c.quote }, state.passages[c.rule_id] || {}, { quote: c.quote, chunk_id: c.chunk_id, heading_path: c.heading_path, source: c.source });
+        }
+        if (c.chunk_id) {
+          const p = Object.assign({}, state.passages[c.chunk_id] || {});
+          for (const k of ["source", "doc", "heading_path", "start", "end"]) if (c[k] !== undefined && p[k] === undefined) p[k] = c[k];
+          if (!p.text) p.text = c.quote;
+          if (c.kind === "rule" && c.quote) p.quote = c.quote;
+          state.passages[c.chunk_id] = p;
+        }
+      }
     }
   }
 
@@ -302,7 +315,10 @@
   }
   function renderSources(a, citations) {
     const ids = [];
-    for (const c of citations || []) if (c.chunk_id && !ids.includes(c.chunk_id)) ids.push(c.chunk_id);
+    for (const c of citations || []) {
+      const id = c.kind === "rule" && c.rule_id ? c.rule_id : c.chunk_id;
+      if (id && !ids.includes(id)) ids.push(id);
+    }
     for (const b of a.body.querySelectorAll(".cite")) if (!ids.includes(b.dataset.cite)) ids.push(b.dataset.cite);
     if (!ids.length) return;
     const box = el("div", { class: "sources" }, "Sources:");
@@ -376,12 +392,15 @@
       case "form":
         a.extra.append(renderForm(ev.form || {}));
         break;
+      case "citations":
+        a.citations = ev.citations || [];
+        remember("", { citations: a.citations });
+        break;
       case "done":
         if (ev.conversation_id) state.conv = ev.conversation_id;
         if (ev.skill) a.tag.textContent = "skill: " + ev.skill;
-        if (Array.isArray(ev.citations)) for (const c of ev.citations) remember("", { citations: [c] });
         renderBody(a);
-        renderSources(a, ev.citations);
+        renderSources(a, (a.citations || []).filter((c) => c.cited));
         break;
       case "error":
         a.extra.append(el("p", { class: "error", text: "Error: " + (ev.error || "unknown") }));
@@ -489,10 +508,12 @@
     $("signout").addEventListener("click", () => signOut(""));
     $("profile-button").addEventListener("click", showProfile);
     $("panel-close").addEventListener("click", () => { $("panel").hidden = true; });
-    $("messages").addEventListener("click", (ev) => {
-      const b = ev.target.closest(".cite");
-      if (b) openCitation(b.dataset.cite, b.dataset.quote);
-    });
+    for (const host of [$("messages"), $("panel")]) {
+      host.addEventListener("click", (ev) => {
+        const b = ev.target.closest(".cite");
+        if (b) openCitation(b.dataset.cite, b.dataset.quote);
+      });
+    }
     if (state.key) signIn(state.key);
   });
 })();
