@@ -25,6 +25,7 @@ rm -f "$DIR/books/README.md"
 cp "$REPO/examples/demo/theme/curate.yaml" "$DIR/knowledge/demo/curate.yaml"
 cp "$REPO/examples/demo/theme/tools.yaml" "$DIR/knowledge/demo/tools.yaml"
 cp "$REPO/examples/demo/theme/glossary.yaml" "$DIR/knowledge/demo/glossary.yaml"
+cp "$REPO/examples/demo/theme/eval.yaml" "$DIR/knowledge/demo/eval.yaml"
 echo "==> building the demo's compute plugin into $DIR/plugins/brew-calc"
 (cd "$REPO" && "$GO" build -o "$DIR/plugins/brew-calc" ./examples/demo/plugins/brew)
 
@@ -67,3 +68,10 @@ echo "Serve it: $BIN --workspace $DIR serve --insecure-dev   (then POST /api/cha
 echo
 echo "==> check: vibe check demo"
 "$BIN" --workspace "$DIR" check demo --output /dev/null 2>&1
+
+# The demo's eval cases (examples/demo/theme/eval.yaml): routing, rules,
+# passages and tools measured through the runtime vibe serve uses; a failed
+# case fails make demo here.
+echo
+echo "==> eval: vibe eval demo"
+VIBE_LLM_PROVIDER=offline "$BIN" --workspace "$DIR" eval demo

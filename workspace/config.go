@@ -29,6 +29,7 @@ type Config struct {
 	Extract   ExtractConfig   `yaml:"extract"`
 	Check     CheckConfig     `yaml:"check"`
 	Serve     ServeConfig     `yaml:"serve"`
+	Eval      EvalConfig      `yaml:"eval"`
 }
 
 // StoreConfig selects the knowledge store.
@@ -137,6 +138,26 @@ type ServeConfig struct {
 	HistoryMessages int           `yaml:"history_messages"`
 }
 
+// EvalConfig configures vibe eval: the k of rule hit@k and passage
+// recall@k, and the least value of each measure a run must reach (a theme's
+// eval.yaml may override them).
+type EvalConfig struct {
+	RulesK     int            `yaml:"rules_k"`
+	PassagesK  int            `yaml:"passages_k"`
+	Thresholds EvalThresholds `yaml:"thresholds"`
+}
+
+// EvalThresholds are fractions between 0 and 1.
+type EvalThresholds struct {
+	Routing       float64 `yaml:"routing"`
+	RuleHit       float64 `yaml:"rule_hit"`
+	PassageRecall float64 `yaml:"passage_recall"`
+	Tools         float64 `yaml:"tools"`
+	Contains      float64 `yaml:"contains"`
+	Faithfulness  float64 `yaml:"faithfulness"`
+	FactCoverage  float64 `yaml:"fact_coverage"`
+}
+
 // DefaultConfig returns the configuration used when vibe.yaml says nothing.
 func DefaultConfig() Config {
 	return Config{
@@ -178,6 +199,10 @@ func DefaultConfig() Config {
 			ToolTimeout:     20 * time.Second,
 			HistoryMessages: 10,
 		},
+		// Deterministic measures gate at 100% (any failed case fails the
+		// run); judged ones leave room for judgement.
+		Eval: EvalConfig{RulesK: 3, PassagesK: 5, Thresholds: EvalThresholds{
+			Routing: 1, RuleHit: 1, PassageRecall: 1, Tools: 1, Contains: 1, Faithfulness: 0.8, FactCoverage: 0.8}},
 	}
 }
 

@@ -16,6 +16,7 @@ func commands(a *app) []*cobra.Command {
 		newSchemaCmd(a),
 		newIntegrateCmd(a),
 		newCheckCmd(a),
+		newEvalCmd(a),
 		newDiffCmd(a),
 		newIngestCmd(a),
 		newSearchCmd(a),

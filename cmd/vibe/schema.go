@@ -11,10 +11,10 @@ import (
 
 func newSchemaCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "schema <sop|patterns|rules|tools>",
-		Short: "Print the JSON Schema of a knowledge file or of tools.yaml",
+		Use:   "schema <sop|patterns|rules|tools|eval>",
+		Short: "Print the JSON Schema of a knowledge file, tools.yaml or eval.yaml",
 		Long: `Print the JSON Schema (draft 2020-12) that sop.yaml, patterns.yaml,
-rules.yaml or tools.yaml must satisfy, for editors and CI validating hand
+rules.yaml, tools.yaml or a theme's eval.yaml (vibe eval) must satisfy, for editors and CI validating hand
 edits. ` + "`vibe check`" + ` validates against the same schemas.`,
 		Example:   "  vibe schema rules > rules.schema.json",
 		Args:      cobra.ExactArgs(1),

@@ -65,6 +65,20 @@ OPENAI_BASE_URL) chat runs in a labelled retrieval-only mode.`,
 // offline), the knowledge store for search and the memory. The returned
 // closer releases the store.
 func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
+	return a.newAgentWith(ctx, agentOptions{})
+}
+
+// agentOptions adjust the runtime for other uses than serving.
+type agentOptions struct {
+	// ephemeral keeps conversations in memory, never in the store.
+	ephemeral bool
+	// wrapModel wraps the chat model (vibe eval's answer cache).
+	wrapModel func(runtime.Model) runtime.Model
+	// quiet drops the notes about the mode.
+	quiet bool
+}
+
+func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agent, func(), error) {
 	ws, err := a.workspace()
 	if err != nil {
 		return nil, nil, err
@@ -93,7 +107,7 @@ func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
 		if c, ok := st.(interface{ Close() error }); ok {
 			closer = func() { _ = c.Close() }
 		}
-		if mem, ok := st.(knowledge.MemoryStore); ok {
+		if mem, ok := st.(knowledge.MemoryStore); ok && !opt.ephemeral {
 			rc.Memory = mem
 		}
 		if emb, err := a.openEmbedder(ctx); err == nil {
@@ -114,7 +128,10 @@ func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
 			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries})
 		rc.ModelName = model
 	}
-	if _, ok := rc.Memory.(*runtime.MemStore); ok {
+	if rc.Model != nil && opt.wrapModel != nil {
+		rc.Model = opt.wrapModel(rc.Model)
+	}
+	if _, ok := rc.Memory.(*runtime.MemStore); ok && !opt.quiet {
 		fmt.Fprintln(a.io.ErrOut, "note: without a store, conversations and profiles are kept in memory for this process only")
 	}
 	ag, err := runtime.New(rc)
@@ -122,7 +139,7 @@ func (a *app) newAgent(ctx context.Context) (*runtime.Agent, func(), error) {
 		closer()
 		return nil, nil, err
 	}
-	if ag.Offline() {
+	if ag.Offline() && !opt.quiet {
 		fmt.Fprintln(a.io.ErrOut, "note: no model configured: chat runs in retrieval-only mode (set OPENAI_API_KEY / OPENAI_BASE_URL or llm.provider: openai)")
 	}
 	return ag, closer, nil

@@ -25,13 +25,14 @@ const (
 	Patterns = "patterns"
 	Rules    = "rules"
 	Tools    = "tools"
+	Eval     = "eval"
 )
 
 // ErrUnknownKind is returned for a kind that has no schema.
 var ErrUnknownKind = errors.New("unknown schema kind")
 
 // Kinds lists the kinds with a schema, in a stable order.
-func Kinds() []string { return []string{SOP, Patterns, Rules, Tools} }
+func Kinds() []string { return []string{SOP, Patterns, Rules, Tools, Eval} }
 
 // JSON returns the JSON Schema document for kind.
 func JSON(kind string) ([]byte, error) {
@@ -181,6 +182,8 @@ func topKey(kind string) string {
 		return "patterns"
 	case Rules:
 		return "rules"
+	case Eval:
+		return "cases"
 	}
 	return "tools"
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/eval/agenteval"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/runtime"
+	"github.com/vibelife/vibe/workspace"
+)
+
+type evalOptions struct {
+	theme    string
+	file     string
+	format   string
+	output   string
+	baseline string
+	generate bool
+	max      int
+	noCache  bool
+}
+
+func newEvalCmd(a *app) *cobra.Command {
+	opts := &evalOptions{}
+	cmd := &cobra.Command{
+		Use:   "eval <theme>",
+		Short: "Run a theme's eval cases against the built skill: routing, rules, passages, tools, answers",
+		Long: `Run the cases of knowledge/<theme>/eval.yaml (schema: ` + "`vibe schema eval`" + `) against the
+built skills in-process, through the same runtime ` + "`vibe serve`" + ` uses, and report:
+
+  routing          the skill active after each turn (skill: none for off-topic questions)
+  rule hit@k       an expected rule id among get_rules' top k (eval.rules_k, default 3); MRR@10
+  passage recall@k each expected passage among search_knowledge's top k (eval.passages_k); MRR@10
+  tools            with a model: the expected tools called with the expected arguments, not_tools
+                   not called, forms asked; offline: each expected tool offered and its arguments valid
+  contains         substrings the answer must contain
+  faithfulness     with a model: the share of the answer's claims the retrieved sources support
+  fact coverage    with a model: the expected facts the answer states (judged)
+
+Without a model (llm.provider: offline) the retrieval, routing and tool parts run and
+the report says which parts were skipped. With a model, every chat answer and every
+verdict is cached under .vibe/cache/eval and .vibe/cache/llm, so a rerun sends nothing
+and gives the same report (--no-cache asks again).
+
+Thresholds are eval.thresholds in vibe.yaml (deterministic measures default to 100%,
+so any failed case fails the run), overridden by thresholds: in the eval file.
+--baseline FILE (a previous --format json report) also fails on any regression.
+Exit status: 0 pass, 1 a measure below its threshold or a regression (the failed cases
+are named), 2 the eval could not run.
+
+--generate drafts cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml
+for review; it never writes eval.yaml.`,
+		Example: `  vibe eval demo
+  vibe eval bazi --format junit --output eval.xml
+  vibe eval bazi --format json --output eval.json && vibe eval bazi --baseline eval.json
+  vibe eval bazi --format markdown >> "$GITHUB_STEP_SUMMARY"
+  vibe eval bazi --generate`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			opts.theme = theme
+			known := false
+			for _, f := range agenteval.Formats {
+				known = known || f == opts.format
+			}
+			if !known {
+				return flagErrorf("--format %q: use one of %s", opts.format, strings.Join(agenteval.Formats, ", "))
+			}
+			if opts.generate {
+				return a.runEvalGenerate(opts)
+			}
+			return a.runEval(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.file, "file", "", "eval file (default knowledge/<theme>/eval.yaml)")
+	cmd.Flags().StringVar(&opts.format, "format", "text", "report format: "+strings.Join(agenteval.Formats, ", "))
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "write the report to this file instead of standard output")
+	cmd.Flags().StringVar(&opts.baseline, "baseline", "", "a previous `--format json` report: fail on any regression against it")
+	cmd.Flags().BoolVar(&opts.generate, "generate", false, "draft cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml")
+	cmd.Flags().IntVar(&opts.max, "max", 40, "with --generate: the most cases to draft")
+	cmd.Flags().BoolVar(&opts.noCache, "no-cache", false, "ask the model again instead of replaying cached answers and verdicts")
+	return cmd
+}
+
+func evalThresholds(c workspace.EvalThresholds) (agenteval.Thresholds, error) {
+	vals := []struct {
+		key string
+		v   float64
+	}{{"routing", c.Routing}, {"rule_hit", c.RuleHit}, {"passage_recall", c.PassageRecall}, {"tools", c.Tools},
+		{"contains", c.Contains}, {"faithfulness", c.Faithfulness}, {"fact_coverage", c.FactCoverage}}
+	for _, x := range vals {
+		if x.v < 0 || x.v > 1 {
+			return agenteval.Thresholds{}, fmt.Errorf("vibe.yaml: eval.thresholds.%s: %g is not a fraction between 0 and 1", x.key, x.v)
+		}
+	}
+	f := func(v float64) *float64 { return &v }
+	return agenteval.Thresholds{Routing: f(c.Routing), RuleHit: f(c.RuleHit), PassageRecall: f(c.PassageRecall), Tools: f(c.Tools),
+		Contains: f(c.Contains), Faithfulness: f(c.Faithfulness), FactCoverage: f(c.FactCoverage)}, nil
+}
+
+func (a *app) runEval(ctx context.Context, opts *evalOptions) error {
+	ws, err := a.workspace()
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	if _, err := os.Stat(ws.SkillDir(opts.theme)); err != nil {
+		return withExit(exitError, withHint(fmt.Errorf("eval %s: no built skill at %s", opts.theme, ws.Rel(ws.SkillDir(opts.theme))), "run `vibe build "+opts.theme+"` first"))
+	}
+	path := opts.file
+	if path == "" {
+		path = filepath.Join(ws.KnowledgeDir(opts.theme), agenteval.FileName)
+	}
+	f, err := agenteval.Load(path)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	th, err := evalThresholds(cfg.Eval.Thresholds)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	var baseline *agenteval.Report
+	if opts.baseline != "" {
+		if baseline, err = agenteval.LoadReport(opts.baseline); err != nil {
+			return withExit(exitError, fmt.Errorf("--baseline: %w", err))
+		}
+	}
+	cacheDir := ws.CacheDir("eval")
+	if opts.noCache {
+		// A fresh directory per run: nothing replayed, the new answers kept
+		// for the next run.
+		if err := os.RemoveAll(cacheDir); err != nil {
+			return withExit(exitError, err)
+		}
+	}
+	var cached *agenteval.CachedModel
+	ag, closer, err := a.newAgentWith(ctx, agentOptions{ephemeral: true, quiet: true, wrapModel: func(m runtime.Model) runtime.Model {
+		cached = &agenteval.CachedModel{Inner: m, Dir: cacheDir}
+		return cached
+	}})
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	defer closer()
+	var judge agenteval.Judge
+	if !ag.Offline() && cfg.LLMEnabled() {
+		client := newLLMClient(ws, cfg, cfg.LLM.JudgeModel, 0, false)
+		judge = agenteval.LLMJudge{Client: noCacheIf(client, opts.noCache), Model: cfg.LLM.JudgeModel}
+	}
+	rel := ws.Rel(path)
+	rep, err := agenteval.Run(ctx, ag, f, rel, agenteval.Options{Theme: opts.theme, RulesK: cfg.Eval.RulesK, PassagesK: cfg.Eval.PassagesK,
+		Thresholds: th, Judge: judge})
+	ag.Wait()
+	if err != nil {
+		var hint string
+		if strings.Contains(err.Error(), "no knowledge store") {
+			hint = "run `vibe ingest " + opts.theme + "` (or `vibe build " + opts.theme + "`) first"
+		}
+		err = fmt.Errorf("eval %s: %w", opts.theme, err)
+		if hint != "" {
+			err = withHint(err, hint)
+		}
+		return withExit(exitError, err)
+	}
+	if baseline != nil {
+		agenteval.CompareBaseline(rep, baseline)
+	}
+	var w io.Writer = a.io.Out
+	if opts.output != "" {
+		out, err := os.Create(opts.output)
+		if err != nil {
+			return withExit(exitError, fmt.Errorf("--output: %w", err))
+		}
+		defer out.Close()
+		w = out
+	}
+	if err := agenteval.Write(w, rep, opts.format); err != nil {
+		return withExit(exitError, err)
+	}
+	if opts.output != "" || opts.format != "text" {
+		fmt.Fprintln(a.io.ErrOut, agenteval.Summary(rep))
+	}
+	if cached != nil && !a.quiet {
+		fmt.Fprintf(a.io.ErrOut, "eval %s: %d chat requests sent to the model (the rest replayed from %s)\n", opts.theme, cached.Calls.Load(), ws.Rel(cacheDir))
+	}
+	if !rep.Pass {
+		return withExit(exitFailure, nil)
+	}
+	return nil
+}
+
+// noCacheIf makes every judge request bypass the response cache when off
+// is set (the fresh verdicts are still not written: llm.Request.NoCache).
+func noCacheIf(c agenteval.Chatter, off bool) agenteval.Chatter {
+	if !off {
+		return c
+	}
+	return noCacheChatter{c}
+}
+
+type noCacheChatter struct{ agenteval.Chatter }
+
+func (n noCacheChatter) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	req.NoCache = true
+	return n.Chatter.Chat(ctx, req)
+}
+
+func (a *app) runEvalGenerate(opts *evalOptions) error {
+	ws, err := a.workspace()
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	dir := filepath.Join(ws.SkillDir(opts.theme), "knowledge")
+	files, found, err := knowledge.ReadFiles(dir)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	if !found {
+		return withExit(exitError, withHint(fmt.Errorf("eval --generate %s: no rules or SOP at %s", opts.theme, ws.Rel(dir)), "run `vibe build "+opts.theme+"` first"))
+	}
+	if opts.max <= 0 {
+		return flagErrorf("--max %d: give a positive number of cases", opts.max)
+	}
+	d := agenteval.Draft(opts.theme, files, opts.max)
+	if len(d.Cases) == 0 {
+		return withExit(exitFailure, errors.New("eval --generate: the skill has no rule with a condition and no SOP step calling a tool to draft from"))
+	}
+	b, err := agenteval.EncodeDraft(opts.theme, d)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	out := filepath.Join(ws.KnowledgeDir(opts.theme), agenteval.DraftFileName)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return withExit(exitError, err)
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		return withExit(exitError, err)
+	}
+	fmt.Fprintf(a.io.ErrOut, "eval %s: drafted %d cases into %s: review them, rewrite each question as a user would ask it, and move the ones you keep into %s\n",
+		opts.theme, len(d.Cases), ws.Rel(out), ws.Rel(filepath.Join(ws.KnowledgeDir(opts.theme), agenteval.FileName)))
+	return nil
+}
