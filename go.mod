@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
-	github.com/chromedp/chromedp v0.23.0
+	github.com/chromedp/chromedp v0.22.1
 	github.com/go-shiori/go-readability v0.0.0-20251205110129-5db1dc9836f0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/joshdk/go-junit v1.0.0

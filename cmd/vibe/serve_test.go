@@ -84,7 +84,7 @@ func buildDemo(ws string) error {
 			return err
 		}
 	}
-	for _, f := range []string{"curate.yaml", "tools.yaml", "eval.yaml"} {
+	for _, f := range []string{"curate.yaml", "tools.yaml", "glossary.yaml", "eval.yaml"} {
 		if err := copyFile(filepath.Join(src, "theme", f), filepath.Join(kdir, f)); err != nil {
 			return err
 		}
