@@ -102,12 +102,24 @@ func TestEvalCatchesABrokenSkill(t *testing.T) {
 		name, file, from, to, failedCase string
 	}{
 		{"rule deleted", "skills/demo/knowledge/rules.yaml", "    - id: R015\n", "    - id: R915\n", "green-bud-temperature"},
-		{"trigger removed", "skills/demo/SKILL.md", "    - 普洱\n", "", "puer-vessel"},
+		{"trigger removed", "skills/demo/SKILL.md", "    - genmaicha\n", "", "genmaicha"},
 		{"tool renamed", "skills/demo/tools/tools.yaml", "    - name: calc_brew\n", "    - name: brew_calculator\n", "brew-calc-green"},
 	}
 	for _, b := range breaks {
 		t.Run(b.name, func(t *testing.T) {
 			ws := evalWorkspace(t)
+			// A trigger a knowledge engineer added by hand, for a word the
+			// sources never use, and the case that covers it: the router
+			// knows the word only from the trigger.
+			skillMD := filepath.Join(ws, "skills/demo/SKILL.md")
+			md, _ := os.ReadFile(skillMD)
+			os.WriteFile(skillMD, []byte(strings.Replace(string(md), "triggers:\n", "triggers:\n    - genmaicha\n", 1)), 0o644)
+			evalFile := filepath.Join(ws, "knowledge/demo/eval.yaml")
+			ev, _ := os.ReadFile(evalFile)
+			os.WriteFile(evalFile, append(ev, []byte("  - id: genmaicha\n    question: Do you know genmaicha?\n    skill: demo\n")...), 0o644)
+			if code, out, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo"); code != 0 {
+				t.Fatalf("before the break: exit %d\n%s\n%s", code, out, errOut)
+			}
 			p := filepath.Join(ws, b.file)
 			data, err := os.ReadFile(p)
 			if err != nil {
