@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/vibelife/vibe/internal/testcorpus"
 )
 
 // The issue's done-when, as a test: `vibe check bazi --format sarif` on a
@@ -16,15 +14,8 @@ import (
 // rule's conclusion is edited into something its source does not say, it
 // exits 1 naming that rule and its line.
 func TestCheckBaziSARIFCatchesADriftedConclusion(t *testing.T) {
-	corpus := testcorpus.Dir(t, "bazi")
-	dir := t.TempDir()
+	dir := copyWorkspace(t, baziWorkspace(t))
 	env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
-	if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "curate", "bazi", "--from", corpus); code != 0 {
-		t.Fatalf("curate exit %d:\n%s", code, errOut)
-	}
-	if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "build", "bazi"); code != 0 {
-		t.Fatalf("build exit %d:\n%s", code, errOut)
-	}
 	sarif := func() (int, []map[string]any) {
 		t.Helper()
 		code, out, errOut := runVibe(t, env, "-w", dir, "check", "bazi", "--format", "sarif")

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,31 +18,7 @@ import (
 // test may break its skill or fill its caches.
 func evalWorkspace(t *testing.T) string {
 	t.Helper()
-	src := demoWorkspace(t)
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return copyWorkspace(t, demoWorkspace(t))
 }
 
 var offlineEnv = map[string]string{"VIBE_LLM_PROVIDER": "offline"}
@@ -353,5 +328,45 @@ cases:
 	}
 	if !strings.Contains(errOut, "0 chat requests sent to the model") {
 		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+// The bazi eval (examples/bazi/eval.yaml: 40 cases written from the five
+// classics, Chinese and English, off-topic ones and three dialogues) runs on
+// the theme built offline and meets the thresholds it records; the README
+// gives its figures.
+func TestEvalBazi(t *testing.T) {
+	ws := baziWorkspace(t)
+	out := filepath.Join(t.TempDir(), "bazi-eval.json")
+	code, text, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "bazi", "--format", "json", "--output", out)
+	b, _ := os.ReadFile(out)
+	if code != 0 {
+		t.Fatalf("vibe eval bazi: exit %d\n%s\n%s\n%s", code, text, errOut, b)
+	}
+	var rep struct {
+		Cases []struct {
+			ID    string `json:"id"`
+			Turns []any  `json:"turns"`
+		} `json:"cases"`
+		Measures []struct {
+			Name  string  `json:"name"`
+			Value float64 `json:"value"`
+			N     int     `json:"n"`
+		} `json:"measures"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	dialogues := 0
+	for _, c := range rep.Cases {
+		if len(c.Turns) > 1 {
+			dialogues++
+		}
+	}
+	if len(rep.Cases) < 40 || dialogues < 3 {
+		t.Fatalf("%d cases, %d dialogues", len(rep.Cases), dialogues)
+	}
+	for _, m := range rep.Measures {
+		t.Logf("bazi eval: %s = %.4f over %d", m.Name, m.Value, m.N)
 	}
 }

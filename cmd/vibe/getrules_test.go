@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/skills"
@@ -55,17 +54,7 @@ var getRulesQuestions = []struct{ q, cond string }{
 // rule that answers a question is in the top 3 for at least 85% of them
 // (17 of 20).
 func TestGetRulesOnTheBaziBooks(t *testing.T) {
-	corpus := testcorpus.Dir(t, "bazi")
-	dir := t.TempDir()
-	env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
-	for _, args := range [][]string{{"curate", "bazi", "--from", corpus}, {"build", "bazi"}} {
-		if args[0] == "build" {
-			copyFile(t, filepath.Join("..", "..", "examples", "bazi", "glossary.yaml"), filepath.Join(dir, "knowledge", "bazi", "glossary.yaml"))
-		}
-		if code, _, errOut := runVibe(t, env, append([]string{"-w", dir, "--quiet"}, args...)...); code != 0 {
-			t.Fatalf("vibe %s: exit %d:\n%s", args[0], code, errOut)
-		}
-	}
+	dir := baziWorkspace(t)
 	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/skills"
 )
 
@@ -31,8 +30,7 @@ func copyFile(t *testing.T, src, dst string) {
 // sourdough from examples/sourdough, each with its theme's glossary.
 func buildThreeSkills(t *testing.T) string {
 	t.Helper()
-	corpus := testcorpus.Dir(t, "bazi")
-	dir := t.TempDir()
+	dir := copyWorkspace(t, baziWorkspace(t))
 	env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
 	vibe := func(args ...string) {
 		t.Helper()
@@ -41,10 +39,6 @@ func buildThreeSkills(t *testing.T) string {
 		}
 	}
 	repo := filepath.Join("..", "..")
-
-	vibe("curate", "bazi", "--from", corpus)
-	copyFile(t, filepath.Join(repo, "examples", "bazi", "glossary.yaml"), filepath.Join(dir, "knowledge", "bazi", "glossary.yaml"))
-	vibe("build", "bazi")
 
 	demo := filepath.Join(repo, "examples", "demo")
 	entries, err := os.ReadDir(demo)
