@@ -72,18 +72,20 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 			err = fmt.Errorf("%w: the %s parser failed (%v); the file is probably damaged", ErrDamaged, format, r)
 		}
 	}()
-	switch format {
-	case FormatPDF:
-		doc, err = convertPDF(ctx, data, opts)
-	case FormatEPUB:
-		doc, err = convertEPUB(data, opts)
-	case FormatDOCX:
-		doc, err = convertDOCX(data, opts)
-	case FormatHTML:
-		doc, err = convertHTML(data)
-	default:
-		doc, err = convertText(data, format)
-	}
+	doc, err = bounded(ctx, opts, format, func(ctx context.Context) (Document, error) {
+		switch format {
+		case FormatPDF:
+			return convertPDF(ctx, data, opts)
+		case FormatEPUB:
+			return convertEPUB(data, opts)
+		case FormatDOCX:
+			return convertDOCX(data, opts)
+		case FormatHTML:
+			return convertHTML(data)
+		default:
+			return convertText(data, format)
+		}
+	})
 	if err != nil {
 		return doc, err
 	}

@@ -61,8 +61,12 @@ converted, an existing good converted file is never overwritten, and the exit
 status is 1. PDFs whose pages lack a text layer (need OCR) and garbled text
 are named in the summary.
 
+Each file is bounded in time and memory (convert.timeout, default 2m;
+convert.max_memory_bytes, default 2 GiB): a file past either fails with an
+error naming it, the others are converted.
+
 Settings come from the convert section of vibe.yaml (max_file_bytes,
-pdf_engine, workers) and VIBE_CONVERT_* variables; flags override them.`,
+pdf_engine, workers, timeout, max_memory_bytes) and VIBE_CONVERT_* variables; flags override them.`,
 		Example: `  vibe convert bazi
   vibe convert bazi --force --json
   vibe convert ~/books/manual.pdf ~/books/epubs/ -o /tmp/md
@@ -135,9 +139,11 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	}
 	ropts := convert.RunOptions{
 		Convert: convert.Options{
-			MaxFileBytes: cfg.Convert.MaxFileBytes,
-			PDFEngine:    cfg.Convert.PDFEngine,
-			PDFium:       a.pdfium,
+			MaxFileBytes:   cfg.Convert.MaxFileBytes,
+			PDFEngine:      cfg.Convert.PDFEngine,
+			Timeout:        cfg.Convert.Timeout,
+			MaxMemoryBytes: cfg.Convert.MaxMemoryBytes,
+			PDFium:         a.pdfium,
 		},
 		Workers: cfg.Convert.Workers,
 		Force:   opts.Force,
@@ -259,6 +265,10 @@ func convertHint(err error) string {
 		return "supply a decrypted copy (e.g. qpdf --decrypt in.pdf out.pdf)"
 	case errors.Is(err, convert.ErrNoText):
 		return "run OCR first (e.g. ocrmypdf in.pdf out.pdf)"
+	case errors.Is(err, convert.ErrTimeout):
+		return "the file keeps the converter busy (a damaged or hostile file?); if it is genuine, raise convert.timeout in vibe.yaml"
+	case errors.Is(err, convert.ErrTooMuchMemory):
+		return "if the file is genuine, raise convert.max_memory_bytes in vibe.yaml"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}
@@ -275,6 +285,10 @@ func hintAlreadyGiven(msg string, err error) bool {
 		return strings.Contains(msg, "convert it to")
 	case errors.Is(err, convert.ErrNoText):
 		return strings.Contains(msg, "OCR")
+	case errors.Is(err, convert.ErrTimeout):
+		return strings.Contains(msg, "convert.timeout")
+	case errors.Is(err, convert.ErrTooMuchMemory):
+		return strings.Contains(msg, "convert.max_memory_bytes")
 	}
 	return false
 }
