@@ -232,6 +232,13 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	if rep.Failed > 0 {
 		return withExit(exitFailure, fmt.Errorf("convert: %d of %d files failed (see the errors above); the others were converted", rep.Failed, rep.Failed+rep.Converted+rep.Unchanged))
 	}
+	if g := rep.Garbled(); len(g) > 0 {
+		// Mojibake must never pass as a good build: the converted files
+		// are written (flagged garbled, so ingest skips them) but the run
+		// fails.
+		return withExit(exitFailure, withHint(fmt.Errorf("convert: %d files converted to garbled text: %s", len(g), quoteList(g)),
+			"re-export the file with a proper text layer or encoding (UTF-8 for text), run OCR on a PDF whose fonts lack a Unicode map, or remove it from the sources"))
+	}
 	return nil
 }
 
@@ -291,4 +298,14 @@ func hintAlreadyGiven(msg string, err error) bool {
 		return strings.Contains(msg, "convert.max_memory_bytes")
 	}
 	return false
+}
+
+// quoteList quotes each name (%q), so a newline or control character in a
+// file name cannot forge a log line.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }
