@@ -1,5 +1,7 @@
 package convert
 
+import "time"
+
 // Options control conversion. The zero value is usable: [Options.withDefaults]
 // fills what is unset.
 type Options struct {
@@ -15,6 +17,12 @@ type Options struct {
 	// pays its start-up; [ConvertTheme] and [ConvertFiles] create one for
 	// the run.
 	PDFium *PDFium
+	// Timeout bounds the conversion of one file (default [DefaultTimeout]);
+	// config convert.timeout.
+	Timeout time.Duration
+	// MaxMemoryBytes bounds how much one conversion may grow the heap
+	// (default [DefaultMaxMemoryBytes]); config convert.max_memory_bytes.
+	MaxMemoryBytes int64
 	// SourceName is the path recorded as Document.Source.
 	SourceName string
 }
@@ -25,6 +33,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxUnpackedBytes <= 0 {
 		o.MaxUnpackedBytes = 1 << 30
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxMemoryBytes <= 0 {
+		o.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
 	if o.PDFEngine == "" {
 		o.PDFEngine = "auto"

@@ -72,18 +72,20 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 			err = fmt.Errorf("%w: the %s parser failed (%v); the file is probably damaged", ErrDamaged, format, r)
 		}
 	}()
-	switch format {
-	case FormatPDF:
-		doc, err = convertPDF(ctx, data, opts)
-	case FormatEPUB:
-		doc, err = convertEPUB(data, opts)
-	case FormatDOCX:
-		doc, err = convertDOCX(data, opts)
-	case FormatHTML:
-		doc, err = convertHTML(data)
-	default:
-		doc, err = convertText(data, format)
-	}
+	doc, err = bounded(ctx, opts, format, func(ctx context.Context) (Document, error) {
+		switch format {
+		case FormatPDF:
+			return convertPDF(ctx, data, opts)
+		case FormatEPUB:
+			return convertEPUB(data, opts)
+		case FormatDOCX:
+			return convertDOCX(data, opts)
+		case FormatHTML:
+			return convertHTML(data)
+		default:
+			return convertText(data, format)
+		}
+	})
 	if err != nil {
 		return doc, err
 	}
@@ -191,9 +193,14 @@ func looksBinary(head []byte) bool {
 // structured, Markdown keeps its headings (and gets chapter detection when it
 // has none).
 func convertText(data []byte, format string) (Document, error) {
-	text, enc := decodeText(data)
+	dec := decodeText(data)
+	text := dec.text
 	doc := Document{Format: format}
-	doc.Quality.Encoding = enc
+	doc.Quality.Encoding = dec.encoding
+	doc.Quality.Warnings = append(doc.Quality.Warnings, dec.warnings...)
+	if err := checkDecoded(data, dec, format); err != nil {
+		return doc, err
+	}
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
@@ -209,6 +216,42 @@ func convertText(data []byte, format string) (Document, error) {
 	doc.Markdown = structureText([]string{numberTOCSections(separateTitleAndAuthor(unprefixChapterLines(text)))})
 	return doc, nil
 }
+
+// Past these, decoded text is mojibake and its conversion fails: the share
+// of characters a legacy decoder could not decode (clean GB18030 or Big5
+// text has none), and the share of a Markdown file's heading lines lost in
+// decoding.
+const (
+	maxLegacyReplacement = 0.005
+	maxHeadingsLost      = 0.5
+)
+
+// checkDecoded refuses text whose decoding looks garbled, with ErrGarbled
+// saying what was seen and what to do: conversion must never pass mojibake
+// on as text.
+func checkDecoded(data []byte, dec decoded, format string) error {
+	runes := max(1, utf8.RuneCountInString(dec.text))
+	share := float64(dec.replaced) / float64(runes)
+	if dec.encoding == "gb18030" || dec.encoding == "big5" {
+		if share > maxLegacyReplacement {
+			return fmt.Errorf("%w: the bytes are not UTF-8, and read as %s %.1f%% of the characters cannot be decoded (mojibake): re-save the file as UTF-8 (e.g. iconv -f GB18030 -t UTF-8), or replace it with an undamaged copy",
+				ErrGarbled, strings.ToUpper(dec.encoding), 100*share)
+		}
+	}
+	if format == FormatMD {
+		raw := len(reATXHeading.FindAll(data, -1))
+		got := len(reATXHeading.FindAllString(dec.text, -1))
+		if raw >= 3 && float64(raw-got) > maxHeadingsLost*float64(raw) {
+			return fmt.Errorf("%w: %d of the file's %d Markdown headings are lost when it is read as %s (mojibake): re-save the file as UTF-8, or replace it with an undamaged copy",
+				ErrGarbled, raw-got, raw, dec.encoding)
+		}
+	}
+	return nil
+}
+
+// reATXHeading matches a Markdown heading line whose text starts with a
+// letter or ideograph (not a "# 1" that mojibake can leave standing).
+var reATXHeading = regexp.MustCompile(`(?m)^#{1,6}[ \t]+[\p{L}\p{N}]`)
 
 func hasMarkdownHeadings(s string) bool {
 	for _, l := range strings.Split(s, "\n") {

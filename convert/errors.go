@@ -11,6 +11,9 @@ var (
 	ErrDamaged           = errors.New("damaged file")
 	ErrEncrypted         = errors.New("encrypted document")
 	ErrNoText            = errors.New("no text layer")
+	ErrTimeout           = errors.New("conversion took too long")
+	ErrTooMuchMemory     = errors.New("conversion needs too much memory")
+	ErrGarbled           = errors.New("garbled text")
 
 	errMissingEntry = errors.New("missing from the container")
 )

@@ -47,28 +47,36 @@ func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, e
 	if r.Trailer().Key("Encrypt").Kind() != pdf.Null {
 		return doc, fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf)", ErrEncrypted)
 	}
-	n := r.NumPage()
+	list, skipped := pdfPages(ctx, r)
+	if err := ctx.Err(); err != nil {
+		return doc, err
+	}
+	n := len(list)
 	doc.Quality.Pages = n
+	if skipped > 0 {
+		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf(
+			"damaged page tree: %d nodes that loop back or nest too deep were skipped", skipped))
+	}
 	if info := r.Trailer().Key("Info"); info.Kind() == pdf.Dict {
 		doc.Title = strings.TrimSpace(info.Key("Title").Text())
 	}
 	var pages []string
 	var failed []int
-	for i := 1; i <= n; i++ {
+	for i, p := range list {
 		if err := ctx.Err(); err != nil {
 			return doc, err
 		}
-		text, perr := pageText(r.Page(i))
+		text, perr := pageText(p)
 		if perr != nil {
-			failed = append(failed, i)
+			failed = append(failed, i+1)
 		}
 		if strings.TrimSpace(text) == "" {
-			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i)
+			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i+1)
 		}
 		pages = append(pages, text)
 	}
 	outline := map[string]int{}
-	collectOutline(r.Outline(), 0, outline)
+	pdfOutline(ctx, r, outline)
 	if err := finishPDF(&doc, pages, failed, "could not be read completely (damaged content stream)", outline); err != nil {
 		return doc, err
 	}
@@ -96,18 +104,6 @@ func finishPDF(doc *Document, pages []string, failed []int, failedWhat string, o
 	}
 	doc.Markdown = structureTextWith(pages, outline)
 	return nil
-}
-
-func collectOutline(o pdf.Outline, depth int, out map[string]int) {
-	if depth > 0 && o.Title != "" {
-		k := normHeading(o.Title)
-		if _, ok := out[k]; !ok && k != "" {
-			out[k] = depth
-		}
-	}
-	for _, c := range o.Child {
-		collectOutline(c, depth+1, out)
-	}
 }
 
 func normHeading(s string) string {

@@ -37,8 +37,9 @@ import (
 // use: at most Instances conversions run on pdfium at once, the others wait
 // for a free instance (or their context).
 type PDFium struct {
-	instances int
-	cacheDir  string
+	instances   int
+	cacheDir    string
+	memoryPages uint32
 
 	mu     sync.Mutex
 	pool   pdfium.Pool
@@ -57,6 +58,10 @@ type PDFiumOptions struct {
 	// compiling it (default: <user cache directory>/vibe/pdfium-wasm; "-"
 	// compiles in memory every time).
 	CacheDir string
+	// MaxMemoryBytes bounds the memory of each pdfium instance (default
+	// [DefaultMaxMemoryBytes], at most 4 GiB, WebAssembly's limit); a PDF
+	// that needs more fails as damaged instead of taking the machine's.
+	MaxMemoryBytes int64
 }
 
 // NewPDFium returns an engine that starts on its first use.
@@ -69,8 +74,15 @@ func NewPDFium(opts PDFiumOptions) *PDFium {
 			opts.CacheDir = filepath.Join(dir, "vibe", "pdfium-wasm")
 		}
 	}
-	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir}
+	if opts.MaxMemoryBytes <= 0 {
+		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	pages := min(opts.MaxMemoryBytes/wasmPageBytes, 65536)
+	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1))}
 }
+
+// wasmPageBytes is the size of a WebAssembly memory page.
+const wasmPageBytes = 64 << 10
 
 // errPDFiumClosed is returned for conversions after [PDFium.Close].
 var errPDFiumClosed = errors.New("the pdfium engine is closed")
@@ -97,7 +109,11 @@ func (p *PDFium) instance(ctx context.Context) (pdfium.Pdfium, error) {
 
 // start compiles (or loads) the module and creates the pool; p.mu is held.
 func (p *PDFium) start() {
-	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling)
+	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+		// An instance is killed when its conversion's context is done
+		// (time bound, interrupt): the running call must stop too.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(p.memoryPages)
 	if p.cacheDir != "" && p.cacheDir != "-" {
 		// Without a usable cache directory the module is compiled in
 		// memory: slower, not wrong.
@@ -159,17 +175,37 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 	if err != nil {
 		return doc, err
 	}
-	broken := false
-	defer func() {
-		if r := recover(); r != nil {
-			broken = true
-			err = fmt.Errorf("%w: pdfium failed (%v); the file is probably damaged", ErrDamaged, r)
+	// The instance is released exactly once: closed when the conversion
+	// ends, or killed (its module closed, the running call stopped) as soon
+	// as ctx is done, so a PDF that keeps pdfium busy cannot outlive its
+	// time bound or an interrupt.
+	var relMu sync.Mutex
+	released := false
+	release := func(kill bool) {
+		relMu.Lock()
+		defer relMu.Unlock()
+		if released {
+			return
 		}
-		if broken {
+		released = true
+		if kill {
 			inst.Kill()
 		} else {
 			inst.Close()
 		}
+	}
+	stopWatch := context.AfterFunc(ctx, func() { release(true) })
+	broken := false
+	defer func() {
+		stopWatch()
+		if r := recover(); r != nil {
+			broken = true
+			err = fmt.Errorf("%w: pdfium failed (%v); the file is probably damaged", ErrDamaged, r)
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		release(broken)
 	}()
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {

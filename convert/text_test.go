@@ -54,7 +54,8 @@ func TestDecodeTextEncodings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, name := decodeText(tt.data)
+			d := decodeText(tt.data)
+			got, name := d.text, d.encoding
 			if name != tt.want {
 				t.Errorf("encoding %s, want %s", name, tt.want)
 			}

@@ -96,6 +96,10 @@ type ConvertConfig struct {
 	// PDFEngine is "auto", "pdfium" or "ledongthuc".
 	PDFEngine string `yaml:"pdf_engine"`
 	Workers   int    `yaml:"workers"`
+	// Timeout bounds the conversion of one file; MaxMemoryBytes how much
+	// one conversion may take (a file past either fails, the others go on).
+	Timeout        time.Duration `yaml:"timeout"`
+	MaxMemoryBytes int64         `yaml:"max_memory_bytes"`
 }
 
 // ChunkConfig sets the chunk token budget.
@@ -178,7 +182,7 @@ func DefaultConfig() Config {
 			MinChars:         200,
 			MaxGarbledRatio:  0.2,
 		},
-		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2},
+		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
 		Extract: ExtractConfig{Extractor: "auto", Similarity: 0.75},
 		Check: CheckConfig{

@@ -61,8 +61,12 @@ converted, an existing good converted file is never overwritten, and the exit
 status is 1. PDFs whose pages lack a text layer (need OCR) and garbled text
 are named in the summary.
 
+Each file is bounded in time and memory (convert.timeout, default 2m;
+convert.max_memory_bytes, default 2 GiB): a file past either fails with an
+error naming it, the others are converted.
+
 Settings come from the convert section of vibe.yaml (max_file_bytes,
-pdf_engine, workers) and VIBE_CONVERT_* variables; flags override them.`,
+pdf_engine, workers, timeout, max_memory_bytes) and VIBE_CONVERT_* variables; flags override them.`,
 		Example: `  vibe convert bazi
   vibe convert bazi --force --json
   vibe convert ~/books/manual.pdf ~/books/epubs/ -o /tmp/md
@@ -135,9 +139,11 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	}
 	ropts := convert.RunOptions{
 		Convert: convert.Options{
-			MaxFileBytes: cfg.Convert.MaxFileBytes,
-			PDFEngine:    cfg.Convert.PDFEngine,
-			PDFium:       a.pdfium,
+			MaxFileBytes:   cfg.Convert.MaxFileBytes,
+			PDFEngine:      cfg.Convert.PDFEngine,
+			Timeout:        cfg.Convert.Timeout,
+			MaxMemoryBytes: cfg.Convert.MaxMemoryBytes,
+			PDFium:         a.pdfium,
 		},
 		Workers: cfg.Convert.Workers,
 		Force:   opts.Force,
@@ -226,6 +232,13 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	if rep.Failed > 0 {
 		return withExit(exitFailure, fmt.Errorf("convert: %d of %d files failed (see the errors above); the others were converted", rep.Failed, rep.Failed+rep.Converted+rep.Unchanged))
 	}
+	if g := rep.Garbled(); len(g) > 0 {
+		// Mojibake must never pass as a good build: the converted files
+		// are written (flagged garbled, so ingest skips them) but the run
+		// fails.
+		return withExit(exitFailure, withHint(fmt.Errorf("convert: %d files converted to garbled text: %s", len(g), quoteList(g)),
+			"re-export the file with a proper text layer or encoding (UTF-8 for text), run OCR on a PDF whose fonts lack a Unicode map, or remove it from the sources"))
+	}
 	return nil
 }
 
@@ -259,6 +272,10 @@ func convertHint(err error) string {
 		return "supply a decrypted copy (e.g. qpdf --decrypt in.pdf out.pdf)"
 	case errors.Is(err, convert.ErrNoText):
 		return "run OCR first (e.g. ocrmypdf in.pdf out.pdf)"
+	case errors.Is(err, convert.ErrTimeout):
+		return "the file keeps the converter busy (a damaged or hostile file?); if it is genuine, raise convert.timeout in vibe.yaml"
+	case errors.Is(err, convert.ErrTooMuchMemory):
+		return "if the file is genuine, raise convert.max_memory_bytes in vibe.yaml"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}
@@ -275,6 +292,20 @@ func hintAlreadyGiven(msg string, err error) bool {
 		return strings.Contains(msg, "convert it to")
 	case errors.Is(err, convert.ErrNoText):
 		return strings.Contains(msg, "OCR")
+	case errors.Is(err, convert.ErrTimeout):
+		return strings.Contains(msg, "convert.timeout")
+	case errors.Is(err, convert.ErrTooMuchMemory):
+		return strings.Contains(msg, "convert.max_memory_bytes")
 	}
 	return false
+}
+
+// quoteList quotes each name (%q), so a newline or control character in a
+// file name cannot forge a log line.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

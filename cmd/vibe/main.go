@@ -12,8 +12,12 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go interrupts(sigs, cancel, os.Stderr, os.Exit)
 	code := run(ctx, iostreams.System(), os.Args[1:], os.Getenv)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(code)
 }
