@@ -123,6 +123,10 @@ type CheckConfig struct {
 	DuplicateThreshold  float64 `yaml:"duplicate_threshold"`
 	MaxSkillTokens      int     `yaml:"max_skill_tokens"`
 	MaxMetadataTokens   int     `yaml:"max_metadata_tokens"`
+	// MinSectionCoverage is the share of the sections stating rules (in
+	// percent) that rules must cite before check warns that whole parts of
+	// the sources have no rule; 0 turns the warning off.
+	MinSectionCoverage float64 `yaml:"min_section_coverage"`
 }
 
 // ServeConfig configures vibe serve.
@@ -167,6 +171,7 @@ func DefaultConfig() Config {
 			DuplicateThreshold:  0.9,
 			MaxSkillTokens:      3000,
 			MaxMetadataTokens:   80,
+			MinSectionCoverage:  20,
 		},
 		Serve: ServeConfig{
 			Addr:            "127.0.0.1:8080",
