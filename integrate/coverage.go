@@ -168,6 +168,11 @@ func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *R
 	rep.Summary.Sections, rep.Summary.CoveredSections = cov.Sections, cov.CoveredSections
 	rep.Summary.Coverage = percent(cov.Covered, cov.Passages)
 	rep.Summary.SectionCoverage = percent(cov.CoveredSections, cov.Sections)
+	if min := c.opt.Config.MinSectionCoverage; min > 0 && cov.Sections > 0 && rep.Summary.SectionCoverage < min {
+		c.add(SevWarning, "VIBE021", "coverage.low", "", rl.path, pos{1, 1},
+			"low coverage: rules cite %.1f%% of the %d sections stating rules (check.min_section_coverage %.0f%%) and %.1f%% of %d rule-like passages: whole parts of the sources have no rule; the sections with the most uncovered passages are listed below",
+			rep.Summary.SectionCoverage, cov.Sections, min, rep.Summary.Coverage, cov.Passages)
+	}
 }
 
 func percent(n, of int) float64 {

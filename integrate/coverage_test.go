@@ -249,3 +249,44 @@ func TestCoverageGroupsGapsBySection(t *testing.T) {
 		t.Errorf("sarif: %d coverage results %q, want one per section (%d)", len(got), got, chapters)
 	}
 }
+
+// Rules citing few of the sections that state rules is a warning (VIBE021),
+// not silence: one rule over 13 chapters cites 1 of 13 sections.
+func TestLowSectionCoverageWarns(t *testing.T) {
+	root, skill, chunks := coverageWorkspace(t, 13)
+	if _, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: skill}); err != nil {
+		t.Fatal(err)
+	}
+	low := func(minCov float64) (int, Report) {
+		t.Helper()
+		cfg := checkCfg()
+		cfg.MinSectionCoverage = minCov
+		rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: skill, RelTo: root, Chunks: chunks, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range rep.Findings {
+			if f.RuleID == "VIBE021" {
+				n++
+				if f.Severity != SevWarning || f.Check != "coverage.low" || !strings.Contains(f.Message, "of the 13 sections stating rules") || !strings.Contains(f.Message, "check.min_section_coverage") {
+					t.Errorf("finding %+v", f)
+				}
+			}
+		}
+		return n, rep
+	}
+	n, rep := low(checkCfg().MinSectionCoverage)
+	if n != 1 || rep.Summary.Warnings == 0 {
+		t.Fatalf("default threshold at %.1f%% section coverage: %d VIBE021 findings, %d warnings", rep.Summary.SectionCoverage, n, rep.Summary.Warnings)
+	}
+	if !strings.Contains(SummaryLine(rep), fmt.Sprintf("%d notes (%d of them possible missing rules)", rep.Summary.Notes, rep.Summary.Uncovered)) {
+		t.Errorf("summary line %q does not count every note", SummaryLine(rep))
+	}
+	if n, rep := low(rep.Summary.SectionCoverage - 1); n != 0 {
+		t.Errorf("threshold below the %.1f%% coverage still warns", rep.Summary.SectionCoverage)
+	}
+	if n, _ := low(0); n != 0 {
+		t.Error("min_section_coverage 0 does not turn the warning off")
+	}
+}

@@ -39,13 +39,18 @@ func Write(w io.Writer, rep Report, format string) error {
 // SummaryLine is a one-line summary of the report.
 func SummaryLine(rep Report) string {
 	s := rep.Summary
-	line := fmt.Sprintf("check %s: %d errors, %d warnings, %d notes; %d rules", rep.Theme, s.Errors, s.Warnings, s.Notes-s.Uncovered, s.Rules)
+	line := fmt.Sprintf("check %s: %d errors, %d warnings, %d notes", rep.Theme, s.Errors, s.Warnings, s.Notes)
+	if s.Uncovered > 0 {
+		// Every uncovered passage is a note; say how many of the notes they are.
+		line += fmt.Sprintf(" (%d of them possible missing rules)", s.Uncovered)
+	}
+	line += fmt.Sprintf("; %d rules", s.Rules)
 	switch {
 	case rep.Coverage != nil && s.RuleLike == 0:
 		line += "; no rule-like passages in the sources"
 	case rep.Coverage != nil:
-		line += fmt.Sprintf(", citing %.1f%% of %d rule-like passages and %.1f%% of %d sections stating rules (%d possible missing rules)",
-			s.Coverage, s.RuleLike, s.SectionCoverage, s.Sections, s.Uncovered)
+		line += fmt.Sprintf(", citing %.1f%% of %d rule-like passages and %.1f%% of %d sections stating rules",
+			s.Coverage, s.RuleLike, s.SectionCoverage, s.Sections)
 	}
 	return line
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,6 +128,10 @@ type CheckConfig struct {
 	DuplicateThreshold  float64 `yaml:"duplicate_threshold"`
 	MaxSkillTokens      int     `yaml:"max_skill_tokens"`
 	MaxMetadataTokens   int     `yaml:"max_metadata_tokens"`
+	// MinSectionCoverage is the share of the sections stating rules (in
+	// percent) that rules must cite before check warns that whole parts of
+	// the sources have no rule; 0 turns the warning off.
+	MinSectionCoverage float64 `yaml:"min_section_coverage"`
 }
 
 // ServeConfig configures vibe serve.
@@ -191,6 +196,7 @@ func DefaultConfig() Config {
 			DuplicateThreshold:  0.9,
 			MaxSkillTokens:      3000,
 			MaxMetadataTokens:   80,
+			MinSectionCoverage:  20,
 		},
 		Serve: ServeConfig{
 			Addr:            "127.0.0.1:8080",
@@ -224,28 +230,112 @@ func (c *Config) LLMEnabled() bool {
 
 // LoadConfig reads path (a missing file yields the defaults), then applies the
 // environment through getenv (os.Getenv in production). Unknown keys in the
-// file are errors that name the line, so a typo never silently does nothing.
+// file are errors that name the line, so a typo never silently does nothing;
+// so are values outside a key's allowed set (see [Config.Validate]).
 func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	cfg, _, err := LoadConfigSources(path, getenv)
+	return cfg, err
+}
+
+// Sources records where each configuration value came from, by dotted YAML
+// key ("llm.provider"). A key that is absent kept its default.
+type Sources map[string]string
+
+// SourceDefault is the origin of a value nobody set.
+const SourceDefault = "default"
+
+// Of returns where the value of key came from: SourceDefault, "<file>:<line>"
+// or "env <VARIABLE>".
+func (s Sources) Of(key string) string {
+	if o, ok := s[key]; ok {
+		return o
+	}
+	return SourceDefault
+}
+
+// LoadConfigSources is [LoadConfig] that also reports where each value came
+// from.
+func LoadConfigSources(path string, getenv func(string) string) (Config, Sources, error) {
 	cfg := DefaultConfig()
+	src := Sources{}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return cfg, fmt.Errorf("read %s: %w", path, err)
+		return cfg, src, fmt.Errorf("read %s: %w", path, err)
 	default:
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+			return cfg, src, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+		}
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {
+			fileSources(doc.Content[0], nil, path, src)
 		}
 	}
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if err := applyEnv(&cfg, getenv); err != nil {
-		return cfg, err
+	if err := applyEnv(&cfg, getenv, src); err != nil {
+		return cfg, src, err
 	}
-	return cfg, nil
+	if err := cfg.Validate(src); err != nil {
+		return cfg, src, err
+	}
+	return cfg, src, nil
+}
+
+// fileSources records path:line for every leaf key of the mapping n.
+func fileSources(n *yaml.Node, prefix []string, path string, src Sources) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := append(append([]string(nil), prefix...), k.Value)
+		key := strings.Join(p, ".")
+		if v.Kind == yaml.MappingNode && key != "llm.prices" {
+			fileSources(v, p, path, src)
+			continue
+		}
+		src[key] = fmt.Sprintf("%s:%d", path, k.Line)
+	}
+}
+
+// allowedValues lists the keys whose value is one of a fixed set.
+var allowedValues = []struct {
+	key     string
+	get     func(*Config) string
+	allowed []string
+}{
+	{"store.driver", func(c *Config) string { return c.Store.Driver }, []string{"sqlite", "postgres"}},
+	{"embedding.provider", func(c *Config) string { return c.Embedding.Provider }, []string{"local", "openai"}},
+	{"llm.provider", func(c *Config) string { return c.LLM.Provider }, []string{"", "offline", "openai"}},
+	{"convert.pdf_engine", func(c *Config) string { return c.Convert.PDFEngine }, []string{"auto", "pdfium", "ledongthuc"}},
+	{"chunk.encoding", func(c *Config) string { return c.Chunk.Encoding }, []string{"cl100k_base", "o200k_base"}},
+	{"extract.extractor", func(c *Config) string { return c.Extract.Extractor }, []string{"auto", "llm", "offline"}},
+}
+
+// Validate checks the values that must be one of a fixed set. The error names
+// the key, where its value came from (src may be nil) and the values allowed.
+func (c *Config) Validate(src Sources) error {
+	var errs []error
+	for _, a := range allowedValues {
+		v := a.get(c)
+		if slices.Contains(a.allowed, v) {
+			continue
+		}
+		var shown []string
+		for _, x := range a.allowed {
+			if x == "" {
+				x = `"" (unset)`
+			}
+			shown = append(shown, x)
+		}
+		errs = append(errs, fmt.Errorf("%s: %s %q is not allowed; use one of %s", src.Of(a.key), a.key, v, strings.Join(shown, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // EnvName returns the environment variable that overrides the config key at
@@ -254,24 +344,28 @@ func EnvName(path ...string) string {
 	return "VIBE_" + strings.ToUpper(strings.Join(path, "_"))
 }
 
-func applyEnv(cfg *Config, getenv func(string) string) error {
+func applyEnv(cfg *Config, getenv func(string) string, src Sources) error {
 	// Standard variables first, so VIBE_* can still override them.
 	if v := getenv("OPENAI_API_KEY"); v != "" {
 		cfg.LLM.APIKey = v
+		src["llm.api_key"] = "env OPENAI_API_KEY"
 	}
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
 		cfg.LLM.BaseURL = v
+		src["llm.base_url"] = "env OPENAI_BASE_URL"
 	}
 	if v := getenv("DATABASE_URL"); v != "" {
 		cfg.Store.DatabaseURL = v
+		src["store.database_url"] = "env DATABASE_URL"
 		if getenv(EnvName("store", "driver")) == "" {
 			cfg.Store.Driver = "postgres"
+			src["store.driver"] = "env DATABASE_URL"
 		}
 	}
-	return walkEnv(reflect.ValueOf(cfg).Elem(), nil, getenv)
+	return walkEnv(reflect.ValueOf(cfg).Elem(), nil, getenv, src)
 }
 
-func walkEnv(v reflect.Value, path []string, getenv func(string) string) error {
+func walkEnv(v reflect.Value, path []string, getenv func(string) string, src Sources) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -282,7 +376,7 @@ func walkEnv(v reflect.Value, path []string, getenv func(string) string) error {
 		p := append(append([]string(nil), path...), tag)
 		fv := v.Field(i)
 		if fv.Kind() == reflect.Struct {
-			if err := walkEnv(fv, p, getenv); err != nil {
+			if err := walkEnv(fv, p, getenv, src); err != nil {
 				return err
 			}
 			continue
@@ -295,6 +389,7 @@ func walkEnv(v reflect.Value, path []string, getenv func(string) string) error {
 		if err := setFromString(fv, raw); err != nil {
 			return fmt.Errorf("environment variable %s=%q: %w", name, raw, err)
 		}
+		src[strings.Join(p, ".")] = "env " + name
 	}
 	return nil
 }

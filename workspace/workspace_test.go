@@ -96,3 +96,41 @@ func TestLoadConfigErrorsNameTheProblem(t *testing.T) {
 		t.Fatalf("empty vibe.yaml: %v", err)
 	}
 }
+
+func TestLoadConfigSourcesAndValidation(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "vibe.yaml")
+	if err := os.WriteFile(p, []byte("llm:\n  model: file-model\n  prices:\n    m: {input_per_mtok: 1}\nconvert:\n  pdf_engine: pdfium\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, src, err := LoadConfigSources(p, env(map[string]string{"VIBE_CHUNK_OVERLAP": "10", "DATABASE_URL": "postgres://x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{
+		"llm.model":          p + ":2",
+		"llm.prices":         p + ":3",
+		"convert.pdf_engine": p + ":6",
+		"chunk.overlap":      "env VIBE_CHUNK_OVERLAP",
+		"store.driver":       "env DATABASE_URL",
+		"chunk.max_tokens":   SourceDefault,
+	} {
+		if got := src.Of(key); got != want {
+			t.Errorf("source of %s = %q, want %q", key, got, want)
+		}
+	}
+	for _, bad := range []struct{ file, want string }{
+		{"llm:\n  provider: offlin\n", p + `:2: llm.provider "offlin" is not allowed; use one of "" (unset), offline, openai`},
+		{"embedding:\n  provider: ollama\n", p + `:2: embedding.provider "ollama" is not allowed; use one of local, openai`},
+		{"convert:\n  pdf_engine: mupdf\n", `convert.pdf_engine "mupdf"`},
+		{"chunk:\n  encoding: p50k\n", `chunk.encoding "p50k"`},
+		{"extract:\n  extractor: gpt\n", `extract.extractor "gpt"`},
+	} {
+		if err := os.WriteFile(p, []byte(bad.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadConfig(p, env(nil)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: want an error containing %q, got %v", bad.file, bad.want, err)
+		}
+	}
+}

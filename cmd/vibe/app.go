@@ -39,9 +39,10 @@ type app struct {
 	buildLLM    string
 	buildBudget float64
 
-	ws  *workspace.Workspace
-	cfg *workspace.Config
-	log *slog.Logger
+	ws         *workspace.Workspace
+	cfg        *workspace.Config
+	cfgSources workspace.Sources
+	log        *slog.Logger
 
 	// chatModel, when set, is the model vibe serve and vibe chat use instead
 	// of the configured endpoint (benchmarks give an instant one).
@@ -81,11 +82,15 @@ func (a *app) config() (*workspace.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := workspace.LoadConfig(ws.ConfigPath(), a.getenv)
+	cfg, src, err := workspace.LoadConfigSources(ws.ConfigPath(), a.getenv)
 	if err != nil {
-		return nil, err
+		return nil, withExit(exitError, withHint(err, "fix the value, or run `vibe config --keys` for every key and its environment variable"))
 	}
-	a.cfg = &cfg
+	if src.Of("store.driver") == "env DATABASE_URL" {
+		// A stray DATABASE_URL in the shell must not move vibe silently.
+		fmt.Fprintf(a.io.ErrOut, "note: DATABASE_URL is set in the environment: using the PostgreSQL store at %s (set VIBE_STORE_DRIVER=sqlite to keep the embedded store)\n", redactURL(cfg.Store.DatabaseURL))
+	}
+	a.cfg, a.cfgSources = &cfg, src
 	return a.cfg, nil
 }
 

@@ -5,15 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/runtime"
+	"github.com/vibelife/vibe/skills"
 )
 
 // ChatOptions are the flags of `vibe chat`.
@@ -65,63 +68,218 @@ func (a *app) runChat(ctx context.Context, opts *ChatOptions) error {
 		}
 		defer closer()
 		defer ag.Wait() // background summaries finish before the store closes
+		if opts.Skill != "" {
+			if err := checkLocalSkill(ag.Skills(), opts.Skill); err != nil {
+				return err
+			}
+		}
 		turn = func(msg string) error {
+			failed := ""
 			_, err := ag.Turn(ctx, runtime.TurnRequest{UserID: opts.User, ConversationID: conv, Message: msg, Skill: opts.Skill}, func(ev runtime.Event) error {
 				printEvent(out, ev)
+				if ev.Type == runtime.EventError {
+					failed = ev.Error
+				}
 				return nil
 			})
+			if err == nil && failed != "" {
+				err = errors.New(failed)
+			}
 			return err
 		}
 	} else {
-		url := strings.TrimRight(opts.Server, "/") + "/api/chat"
+		base, err := chatServerURL(opts.Server)
+		if err != nil {
+			return err
+		}
+		c := &chatClient{base: base, key: opts.Key, http: http.DefaultClient}
+		if err := c.preflight(ctx, opts.Skill); err != nil {
+			return err
+		}
 		turn = func(msg string) error {
-			body, _ := json.Marshal(runtime.ChatRequest{Message: msg, ConversationID: conv, Skill: opts.Skill})
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-			if err != nil {
-				return err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			if opts.Key != "" {
-				req.Header.Set("Authorization", "Bearer "+opts.Key)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return withHint(fmt.Errorf("chat %s: %w", url, err), "is `vibe serve` running at --server?")
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-				return fmt.Errorf("chat %s: HTTP %d: %s", url, resp.StatusCode, bytes.TrimSpace(b))
-			}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 64<<10), 4<<20)
-			for sc.Scan() {
-				if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					var ev runtime.Event
-					if json.Unmarshal([]byte(d), &ev) == nil {
-						printEvent(out, ev)
-					}
-				}
-			}
-			return sc.Err()
+			return c.turn(ctx, out, runtime.ChatRequest{Message: msg, ConversationID: conv, Skill: opts.Skill})
 		}
 	}
 	in := bufio.NewScanner(opts.IO.In)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
+	failed, turns := 0, 0
+	done := func(err error) error {
+		if err != nil {
+			return err
+		}
+		if failed > 0 {
+			return withExit(exitFailure, fmt.Errorf("chat: %d of %d messages failed (see the errors above)", failed, turns))
+		}
+		return nil
+	}
 	for {
 		fmt.Fprint(out, "> ")
 		if !in.Scan() {
 			fmt.Fprintln(out)
-			return in.Err()
+			return done(in.Err())
 		}
 		msg := strings.TrimSpace(in.Text())
 		if msg == "" {
-			return nil
+			return done(nil)
 		}
+		turns++
 		if err := turn(msg); err != nil {
+			var fatal *chatFatal
+			if errors.As(err, &fatal) {
+				return fatal.err
+			}
+			failed++
 			fmt.Fprintf(opts.IO.ErrOut, "error: %v\n", err)
 		}
 	}
+}
+
+// checkLocalSkill reports an unknown --skill before the first message, with
+// the names that exist.
+func checkLocalSkill(set *skills.Set, name string) error {
+	if _, err := set.Get(name); err == nil && name != skills.CoreName {
+		return nil
+	}
+	var names []string
+	for _, h := range set.Headers() {
+		if h.Name != skills.CoreName {
+			names = append(names, h.Name)
+		}
+	}
+	hint := "build one with `vibe build <theme>`; skills are read from " + set.Root()
+	if len(names) > 0 {
+		hint = "known skills: " + strings.Join(names, ", ")
+	}
+	return withHint(flagErrorf("--skill %q: no such skill", name), hint)
+}
+
+// chatServerURL checks --server: an absolute http(s) URL with a host.
+func chatServerURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		guess := "http://" + strings.TrimPrefix(strings.TrimPrefix(raw, "//"), "://")
+		return "", withHint(flagErrorf("--server %q: not an http:// or https:// URL", raw), "pass the address vibe serve printed, e.g. --server "+guess)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// chatFatal marks an error that ends the chat at once (no server, refused
+// key, unknown skill): every later message would fail the same way.
+type chatFatal struct{ err error }
+
+func (e *chatFatal) Error() string { return e.err.Error() }
+func (e *chatFatal) Unwrap() error { return e.err }
+
+// chatClient talks to a running vibe serve.
+type chatClient struct {
+	base, key string
+	http      *http.Client
+}
+
+func (c *chatClient) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &chatFatal{withHint(fmt.Errorf("chat %s: %w", c.base+path, err), "start `vibe serve` (it prints its address), or pass --server with the address it listens on")}
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	msg := strings.TrimSpace(string(b))
+	var apiErr struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &apiErr) == nil && apiErr.Error.Message != "" {
+		msg = apiErr.Error.Message
+	}
+	err = fmt.Errorf("chat %s: HTTP %d: %s", c.base+path, resp.StatusCode, msg)
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		hint := "pass --key KEY or set VIBE_API_KEY (a key from the file given to `vibe serve --keys`)"
+		if c.key != "" {
+			hint = "the key was refused: pass --key KEY or set VIBE_API_KEY to a key listed in the file given to `vibe serve --keys`"
+		}
+		return nil, &chatFatal{withHint(err, hint)}
+	case http.StatusNotFound:
+		return nil, &chatFatal{withHint(err, "`vibe chat --server URL` needs a vibe serve at URL; for a skill, GET /api/skills lists the names")}
+	}
+	return nil, err
+}
+
+// preflight checks the server, the key and the skill before the first
+// message, so a mistake is reported at once with what to do.
+func (c *chatClient) preflight(ctx context.Context, skill string) error {
+	resp, err := c.do(ctx, http.MethodGet, "/api/skills", nil)
+	if err != nil {
+		var fatal *chatFatal
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Skills []skills.Header `json:"skills"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&list); err != nil {
+		return withHint(fmt.Errorf("chat %s/api/skills: not a vibe serve answer: %w", c.base, err), "point --server at the address `vibe serve` printed")
+	}
+	if skill == "" {
+		return nil
+	}
+	var names []string
+	for _, h := range list.Skills {
+		if h.Name == skill && skill != skills.CoreName {
+			return nil
+		}
+		if h.Name != skills.CoreName {
+			names = append(names, h.Name)
+		}
+	}
+	return withHint(flagErrorf("--skill %q: %s has no such skill", skill, c.base), "skills it serves: "+strings.Join(names, ", "))
+}
+
+func (c *chatClient) turn(ctx context.Context, out io.Writer, cr runtime.ChatRequest) error {
+	body, _ := json.Marshal(cr)
+	resp, err := c.do(ctx, http.MethodPost, "/api/chat", body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	failed := ""
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var ev runtime.Event
+			if json.Unmarshal([]byte(d), &ev) == nil {
+				printEvent(out, ev)
+				if ev.Type == runtime.EventError {
+					failed = ev.Error
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if failed != "" {
+		return errors.New(failed)
+	}
+	return nil
 }
 
 func printEvent(w io.Writer, ev runtime.Event) {

@@ -65,11 +65,13 @@ func TestChatAgainstServer(t *testing.T) {
 	for _, tt := range []struct {
 		name, key string
 		env       map[string]string
+		code      int
 		want      []string
 	}{
-		{"flag key", "ka", nil, []string{"retrieval-only mode", "r2", "knowledge/bazi/converted/a.md#1"}},
-		{"env key", "", map[string]string{"VIBE_API_KEY": "ka"}, []string{"retrieval-only mode", "r2"}},
-		{"bad key", "nope", nil, []string{"HTTP 401", "valid API key"}},
+		{"flag key", "ka", nil, 0, []string{"retrieval-only mode", "r2", "knowledge/bazi/converted/a.md#1"}},
+		{"env key", "", map[string]string{"VIBE_API_KEY": "ka"}, 0, []string{"retrieval-only mode", "r2"}},
+		{"bad key", "nope", nil, exitFailure, []string{"HTTP 401", "valid API key", "hint: the key was refused: pass --key KEY or set VIBE_API_KEY"}},
+		{"no key", "", nil, exitFailure, []string{"HTTP 401", "hint: pass --key KEY or set VIBE_API_KEY"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, in, out, errOut := iostreams.Test()
@@ -78,14 +80,87 @@ func TestChatAgainstServer(t *testing.T) {
 			if tt.key != "" {
 				args = append(args, "--key", tt.key)
 			}
-			if code := run(context.Background(), ios, args, func(k string) string { return tt.env[k] }); code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
+			if code := run(context.Background(), ios, args, func(k string) string { return tt.env[k] }); code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, errOut.String())
 			}
 			all := out.String() + errOut.String()
 			for _, w := range tt.want {
 				if !strings.Contains(all, w) {
 					t.Errorf("output lacks %q:\n%s", w, all)
 				}
+			}
+		})
+	}
+}
+
+// newChatTestServer serves runtime/testdata/skills with the key "ka".
+func newChatTestServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	set, err := skills.Open(filepath.Join("..", "..", "runtime", "testdata", "skills"), skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &runtime.Keys{}
+	keys.Add("ka", "alice")
+	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// Every chat mistake exits non-zero, before reading a message, with what to
+// do next.
+func TestChatErrorsExitNonZero(t *testing.T) {
+	ts := newChatTestServer(t)
+	// A port nothing listens on: a listener opened and closed.
+	closed := httptest.NewServer(nil)
+	closed.Close()
+	wsSkills := t.TempDir()
+	if err := os.CopyFS(filepath.Join(wsSkills, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"refused connection", []string{"chat", "--server", closed.URL, "--key", "ka"}, exitFailure,
+			[]string{"connection refused", "hint: start `vibe serve`"}},
+		{"no scheme", []string{"chat", "--server", strings.TrimPrefix(ts.URL, "http://"), "--key", "ka"}, exitError,
+			[]string{"not an http:// or https:// URL", "--server " + ts.URL}},
+		{"unknown skill on server", []string{"chat", "--server", ts.URL, "--key", "ka", "--skill", "nosuch"}, exitError,
+			[]string{`--skill "nosuch"`, "no such skill", "bazi"}},
+		{"unknown skill in process", []string{"--workspace", wsSkills, "chat", "--skill", "nosuch"}, exitError,
+			[]string{`--skill "nosuch"`, "no such skill", "known skills: bazi"}},
+		{"not a vibe server", []string{"chat", "--server", ts.URL + "/nothing-here", "--key", "ka"}, exitFailure,
+			[]string{"HTTP 404", "hint:"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, in, out, errOut := iostreams.Test()
+			in.WriteString("八字 日主甲木生于寅月\n\n")
+			args := tt.args
+			if args[0] == "chat" {
+				args = append([]string{"--workspace", t.TempDir()}, args...)
+			}
+			code := run(context.Background(), ios, args, func(string) string { return "" })
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, tt.code, errOut.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut.String())
+				}
+			}
+			if strings.Contains(out.String(), "retrieval-only mode") {
+				t.Errorf("a message was answered despite the error:\n%s", out.String())
 			}
 		})
 	}

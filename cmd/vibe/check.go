@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/integrate"
+	"github.com/vibelife/vibe/internal/iostreams"
 )
 
 type checkOptions struct {
@@ -115,13 +116,53 @@ func (a *app) check(ctx context.Context, theme string, judge bool) (integrate.Re
 		PluginDir: ws.Root,
 	})
 	if errors.Is(err, integrate.ErrNoSources) {
-		return rep, withHint(err, "run `vibe ingest "+theme+"` first: the check compares every rule with its sources")
+		return rep, withHint(err, "run `vibe ingest "+theme+"` (or vibe build "+theme+") first: the check compares every rule with its sources")
 	}
 	return rep, err
 }
 
+// ingestThenCheck ingests the theme's converted sources when there are any,
+// then checks again; without them it says which command builds them.
+func (a *app) ingestThenCheck(ctx context.Context, opts *checkOptions) (integrate.Report, error) {
+	theme := opts.theme
+	ws, err := a.workspace()
+	if err != nil {
+		return integrate.Report{}, err
+	}
+	need := fmt.Errorf("check %s: %w", theme, integrate.ErrNoSources)
+	firstHint := "run `vibe ingest " + theme + "` (or vibe build " + theme + ") first"
+	entries, err := os.ReadDir(ws.ConvertedDir(theme))
+	md := 0
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".md") {
+			md++
+		}
+	}
+	if err != nil || md == 0 {
+		return integrate.Report{}, withHint(fmt.Errorf("%w, and %s holds no converted sources to ingest", need, ws.Rel(ws.ConvertedDir(theme))), firstHint)
+	}
+	fmt.Fprintf(a.io.ErrOut, "note: the store holds no chunks of %s: ingesting %s first (vibe ingest %s)\n", theme, ws.Rel(ws.ConvertedDir(theme)), theme)
+	unlock, err := a.lockTheme(theme)
+	if err != nil {
+		return integrate.Report{}, err
+	}
+	// Ingest's progress goes to stderr: stdout carries the report.
+	quiet := &iostreams.IOStreams{In: a.io.In, Out: a.io.ErrOut, ErrOut: a.io.ErrOut}
+	err = a.runIngest(ctx, &IngestOptions{IO: quiet, Theme: theme})
+	unlock()
+	if err != nil {
+		return integrate.Report{}, withHint(fmt.Errorf("%w; ingesting it failed: %w", need, err), firstHint)
+	}
+	return a.check(ctx, theme, opts.judge)
+}
+
 func (a *app) runCheck(ctx context.Context, opts *checkOptions) error {
 	rep, err := a.check(ctx, opts.theme, opts.judge)
+	if errors.Is(err, integrate.ErrNoSources) {
+		// A fresh clone (or CI) has the skill and the converted sources but
+		// no store: build what the check needs instead of failing.
+		rep, err = a.ingestThenCheck(ctx, opts)
+	}
 	if err != nil {
 		return withExit(exitError, err)
 	}

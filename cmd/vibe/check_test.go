@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/integrate"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm/llmtest"
@@ -186,5 +188,67 @@ func TestCheckThresholdsFromVibeYAML(t *testing.T) {
 	env := map[string]string{"VIBE_CHECK_MIN_LEXICAL_SUPPORT": "0.1", "VIBE_CHECK_MIN_EMBEDDING_SUPPORT": "0.1", "VIBE_CHECK_MAX_SKILL_TOKENS": "3000"}
 	if code, out, _ := runVibe(t, env, "-w", dir, "check", "demo"); code != 0 {
 		t.Errorf("thresholds from the environment: exit %d\n%s", code, out)
+	}
+}
+
+// Without a store (a fresh clone, CI) check ingests the converted sources
+// itself and then checks, with the same verdict as after a build; the
+// summary counts every note, the possible missing rules among them.
+func TestCheckWithoutStoreIngestsFirst(t *testing.T) {
+	dir := t.TempDir()
+	books := filepath.Join(dir, "books")
+	if err := os.MkdirAll(books, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"green-tea.md", "oolong.html"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(books, n), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
+	if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "curate", "demo", "--from", books); code != 0 {
+		t.Fatalf("curate exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "build", "demo"); code != 0 {
+		t.Fatalf("build exit %d: %s", code, errOut)
+	}
+	wantCode, _, errOut := runVibe(t, env, "-w", dir, "check", "demo", "--format", "json")
+	if wantCode == exitError {
+		t.Fatalf("check after build could not run: %s", errOut)
+	}
+	if err := os.Remove(filepath.Join(dir, ".vibe", "vibe.db")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runVibe(t, env, "-w", dir, "check", "demo", "--format", "json")
+	if code != wantCode {
+		t.Fatalf("check without a store: exit %d, want %d as after the build:\n%s", code, wantCode, errOut)
+	}
+	if !strings.Contains(errOut, "ingesting knowledge/demo/converted first") {
+		t.Errorf("the ingest is not announced:\n%s", errOut)
+	}
+	var rep integrate.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report (ingest progress leaked into it?): %v\n%.500s", err, out)
+	}
+	if rep.Summary.Notes < rep.Summary.Uncovered {
+		t.Errorf("summary: %d notes but %d uncovered passages", rep.Summary.Notes, rep.Summary.Uncovered)
+	}
+	line := integrate.SummaryLine(rep)
+	if !strings.Contains(line, strconv.Itoa(rep.Summary.Notes)+" notes") {
+		t.Errorf("summary line %q does not count the %d notes", line, rep.Summary.Notes)
+	}
+
+	// No converted sources either: the exact command to run.
+	if err := os.RemoveAll(filepath.Join(dir, "knowledge", "demo", "converted")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, ".vibe", "vibe.db"))
+	code, _, errOut = runVibe(t, env, "-w", dir, "check", "demo")
+	if code != exitError || !strings.Contains(errOut, "run `vibe ingest demo` (or vibe build demo) first") {
+		t.Errorf("exit %d, want %d naming the command:\n%s", code, exitError, errOut)
 	}
 }

@@ -18,6 +18,11 @@ func newConfigCmd(a *app) *cobra.Command {
 		Short: "Show the effective configuration (vibe.yaml + environment)",
 		Long: `Show the configuration vibe would use in this workspace: the defaults,
 overridden by vibe.yaml, overridden by the environment. Secrets are redacted.
+Each value is followed by where it came from: "default", the vibe.yaml line
+that set it, or the environment variable. (The --store and --embedder flags of
+ingest, search and build override store.driver and embedding.provider for
+that one command.) Values outside a key's allowed set are errors naming the
+key, where the value came from and what is allowed, for every command.
 
 Every key can be set in vibe.yaml or with an environment variable named
 VIBE_<SECTION>_<KEY> (e.g. VIBE_LLM_MODEL, VIBE_CHUNK_MAX_TOKENS). The standard
@@ -45,10 +50,21 @@ selects the PostgreSQL store unless VIBE_STORE_DRIVER says otherwise.`,
 			if c.Store.DatabaseURL != "" {
 				c.Store.DatabaseURL = redactURL(c.Store.DatabaseURL)
 			}
-			if asJSON {
-				return printJSON(a.io.Out, c)
+			var doc yaml.Node
+			if err := doc.Encode(c); err != nil {
+				return err
 			}
-			out, err := yaml.Marshal(c)
+			if asJSON {
+				// Through YAML, so the keys are vibe.yaml's (llm.api_key),
+				// not the Go field names.
+				var m map[string]any
+				if err := doc.Decode(&m); err != nil {
+					return err
+				}
+				return printJSON(a.io.Out, m)
+			}
+			annotateSources(&doc, nil, a.cfgSources)
+			out, err := yaml.Marshal(&doc)
 			if err != nil {
 				return err
 			}
@@ -59,6 +75,29 @@ selects the PostgreSQL store unless VIBE_STORE_DRIVER says otherwise.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().BoolVar(&keys, "keys", false, "list every key and its environment variable")
 	return cmd
+}
+
+// annotateSources puts where each value came from in a comment after it.
+func annotateSources(n *yaml.Node, prefix []string, src workspace.Sources) {
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			annotateSources(c, prefix, src)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := append(append([]string(nil), prefix...), k.Value)
+		key := strings.Join(p, ".")
+		if v.Kind == yaml.MappingNode && key != "llm.prices" {
+			annotateSources(v, p, src)
+			continue
+		}
+		k.LineComment = src.Of(key)
+	}
 }
 
 func configKeys(t reflect.Type, path []string) [][]string {

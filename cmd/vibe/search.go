@@ -111,6 +111,12 @@ func (a *app) runSearch(ctx context.Context, opts *SearchOptions) error {
 		return fmt.Errorf("search %s: open the store: %w", opts.Theme, err)
 	}
 	defer store.Close()
+	if docs, err := store.Documents(ctx, opts.Theme); err != nil {
+		return fmt.Errorf("search %s: %w", opts.Theme, err)
+	} else if len(docs) == 0 {
+		return withHint(fmt.Errorf("search %s: the store holds no documents of theme %q", opts.Theme, opts.Theme),
+			fmt.Sprintf("run `vibe ingest %s` (or `vibe build %s`) first; `vibe curate %s --from DIR` gathers its sources", opts.Theme, opts.Theme, opts.Theme))
+	}
 	var emb knowledge.Embedder
 	if mode != knowledge.SearchLexical {
 		emb, err = a.openEmbedder(ctx)

@@ -76,3 +76,19 @@ func TestIngestAndSearch(t *testing.T) {
 		t.Fatalf("missing converted dir: code %d, err %q", code, errOut)
 	}
 }
+
+// A theme the store does not hold is an error with the command to run, not
+// an empty result with exit 0.
+func TestSearchUnknownThemeExitsNonZero(t *testing.T) {
+	ws := t.TempDir()
+	writeConvertedForSearch(t, ws, "notes", "# Notes\n\nThe day master is strong in spring.")
+	if code, _, errOut := runVibe(t, nil, "--workspace", ws, "ingest", "demo"); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, errOut)
+	}
+	for _, args := range [][]string{{"search", "nosuch", "spring"}, {"search", "nosuch", "spring", "--json"}} {
+		code, out, errOut := runVibe(t, nil, append([]string{"--workspace", ws}, args...)...)
+		if code == 0 || !strings.Contains(errOut, `no documents of theme "nosuch"`) || !strings.Contains(errOut, "hint: run `vibe ingest nosuch`") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
