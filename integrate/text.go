@@ -1,9 +1,11 @@
 package integrate
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // normalizeSpace collapses every run of white space to one space.
@@ -128,3 +130,162 @@ func stripNegation(s string) string {
 	s = negEN.ReplaceAllString(s, "")
 	return regexp.MustCompile(`(?i)\b(must|should|always|then)\b`).ReplaceAllString(s, "")
 }
+
+// letters returns the comparison units of s for a paraphrase: every
+// character of CJK (or other unspaced) script on its own, and whole words
+// of Latin-like scripts, lower-cased, punctuation and spaces dropped.
+// Classical Chinese paraphrases keep the source's characters but not their
+// order or their function words, which bigrams miss.
+func letters(s string) map[string]int {
+	out := map[string]int{}
+	var word []rune
+	flush := func() {
+		if len(word) > 0 {
+			out[string(word)]++
+			word = word[:0]
+		}
+	}
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case r >= 0x2E80:
+			flush()
+			out[string(r)]++
+		default:
+			word = append(word, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// letterContainment is the share of claim's letters (characters of CJK,
+// words of Latin script) that occur in source.
+func letterContainment(claim, source string) float64 {
+	return containmentOf(letters(claim), letters(source))
+}
+
+// negCues are the negations of Chinese.
+const negCues = "不非无勿莫未毋弗"
+
+// hanClauses cuts s at every character that is not a letter or a digit
+// and keeps the clauses holding Chinese.
+func hanClauses(s string) []string {
+	var out []string
+	for _, c := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		for _, r := range c {
+			if unicode.Is(unicode.Han, r) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// affirming are negated phrases that affirm (无二法: the same method).
+var affirming = strings.NewReplacer("无二", "同", "无异", "同", "不异", "同", "无别", "同", "不殊", "同", "无不", "皆", "莫不", "皆")
+
+// rhetorical reports whether a source clause is a rhetorical question
+// (可乎, 安……哉), whose polarity is the opposite of its words.
+func rhetorical(c string) bool {
+	r, _ := utf8.DecodeLastRuneInString(c)
+	return strings.ContainsRune("乎耶邪欤哉", r) || strings.HasPrefix(c, "安") || strings.HasPrefix(c, "岂")
+}
+
+// negatedClause reports whether a clause holds an odd number of
+// negations (不不 cancels out; 无不 and 无二 affirm).
+func negatedClause(c string) bool {
+	c = affirming.Replace(c)
+	n := 0
+	for _, r := range c {
+		if strings.ContainsRune(negCues, r) {
+			n++
+		}
+	}
+	return n%2 == 1
+}
+
+// reversal reports how a Chinese claim turns round what its source says,
+// or "" when it keeps the source's polarity. Each clause of the claim is
+// aligned with the source clauses sharing the most of its characters
+// (negations left out); when some share at least minAligned of them and
+// every such clause is negated where the claim's is not (or the other way
+// round), the claim reverses its source. Clauses of fewer than three
+// characters are too short to align. Latin-script claims are not
+// judged here (the embedder and the judge are).
+func reversal(claim, source string) string {
+	src := hanClauses(source)
+	sets := make([]map[rune]bool, len(src))
+	for i, c := range src {
+		sets[i] = map[rune]bool{}
+		for _, r := range c {
+			sets[i][r] = true
+		}
+	}
+	flat := strings.Join(strings.Fields(source), "")
+	for _, cc := range hanClauses(claim) {
+		// A clause quoted verbatim keeps the polarity of the words
+		// before it: 金木生旺而克破 of 若金木生旺而克破则不然 is not negated.
+		// It drops a negation only when every occurrence follows one.
+		if strings.Contains(flat, cc) {
+			if !negatedClause(cc) {
+				negatedEverywhere, prev := true, rune(0)
+				for rest := flat; ; {
+					i := strings.Index(rest, cc)
+					if i < 0 {
+						break
+					}
+					prev, _ = utf8.DecodeLastRuneInString(rest[:i])
+					if !strings.ContainsRune(negCues, prev) {
+						negatedEverywhere = false
+						break
+					}
+					rest = rest[i+len(cc):]
+				}
+				if negatedEverywhere {
+					return fmt.Sprintf("%q drops the negation of the source (%q)", cc, string(prev)+cc)
+				}
+			}
+			continue
+		}
+		var rs []rune
+		for _, r := range cc {
+			if !strings.ContainsRune(negCues, r) {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) < 3 {
+			continue
+		}
+		best, agree, match := 0.0, false, ""
+		for i, set := range sets {
+			hit := 0
+			for _, r := range rs {
+				if set[r] {
+					hit++
+				}
+			}
+			f := float64(hit) / float64(len(rs))
+			same := negatedClause(src[i]) == negatedClause(cc) || rhetorical(src[i])
+			if f >= minAligned && same {
+				agree = true
+			}
+			if f > best {
+				best, match = f, src[i]
+			}
+		}
+		if best >= minAligned && !agree {
+			if negatedClause(cc) {
+				return fmt.Sprintf("%q negates what the source says (%q)", cc, match)
+			}
+			return fmt.Sprintf("%q drops the negation of the source (%q)", cc, match)
+		}
+	}
+	return ""
+}
+
+// minAligned is the share of a claim clause's characters a source clause
+// must hold for reversal to compare their polarity.
+const minAligned = 0.8
