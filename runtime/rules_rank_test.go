@@ -14,7 +14,9 @@ import (
 // zpAgent is an agent over one skill, zp: the rules a strong model
 // extracted from 子平真诠 (testdata/zp-rules.yaml) and the bazi theme's
 // glossary (examples/bazi/glossary.yaml).
-func zpAgent(t *testing.T) *Agent {
+func zpAgent(t *testing.T) *Agent { return zpAgentTB(t) }
+
+func zpAgentTB(t testing.TB) *Agent {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
@@ -151,5 +153,23 @@ func TestContextRulesPassAThreshold(t *testing.T) {
 	}
 	if len(rs) == 0 || rs[0].ID != "R002" {
 		t.Fatalf("contextRules(伤官见官会怎样) = %v, want R002 first", rs)
+	}
+}
+
+// BenchmarkGetRules ranks the 90 rules of 子平真诠 for one question, with
+// the glossary's expansion (the prompt does this at every step).
+func BenchmarkGetRules(b *testing.B) {
+	a := zpAgentTB(b)
+	sk, err := a.cfg.Skills.Get("zp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, err := a.rules.get(sk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		idx.rank([]weighted{{"甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 hurting officer meets officer", 1}}, 8, 0)
 	}
 }
