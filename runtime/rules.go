@@ -36,8 +36,9 @@ type ruleIndex struct {
 	size    []int
 	avgSize float64
 	df      map[string]int
-	// glossary maps a term of the sources to its aliases.
-	glossary []skills.GlossaryTerm
+	// glossary holds each term of the sources with its aliases, and the
+	// phrases (term and aliases) tokenised for matching.
+	glossary []glossEntry
 }
 
 // The fields of a rule, and how much a query gram found in each counts: a
@@ -53,6 +54,12 @@ const (
 )
 
 var fieldWeight = [numRuleFields]float64{1, 1, 0.6, 0.35}
+
+// glossEntry is a glossary term with its phrases tokenised.
+type glossEntry struct {
+	skills.GlossaryTerm
+	phrases [][]string
+}
 
 // ruleCache keeps the rule index of each skill until the skill reloads
 // (a reload gives a new *skills.Skill). It is safe for concurrent use.
@@ -88,7 +95,15 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
-		idx.glossary = g.Terms
+		for _, t := range g.Terms {
+			e := glossEntry{GlossaryTerm: t}
+			for _, p := range append([]string{t.Term}, t.Aliases...) {
+				if tok := phraseTokens(p); len(tok) > 0 {
+					e.phrases = append(e.phrases, tok)
+				}
+			}
+			idx.glossary = append(idx.glossary, e)
+		}
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
@@ -180,9 +195,9 @@ func (idx *ruleIndex) expansion(text string) string {
 	var out []string
 	tokens := phraseTokens(text)
 	for _, t := range idx.glossary {
-		hit := containsPhrase(tokens, t.Term)
-		for _, a := range t.Aliases {
-			hit = hit || containsPhrase(tokens, a)
+		hit := false
+		for _, p := range t.phrases {
+			hit = hit || containsPhrase(tokens, p)
 		}
 		if hit {
 			out = append(out, t.Term)
@@ -525,12 +540,11 @@ func phraseTokens(s string) []string {
 	return out
 }
 
-// containsPhrase reports whether the phrase's tokens occur in tokens
-// contiguously, in order, small words aside: "white tea" is in "how to brew
-// white tea" but not in "white frost on my tea"; "officer meets officer" is
-// in "the officer meets the officer".
-func containsPhrase(tokens []string, phrase string) bool {
-	p := phraseTokens(phrase)
+// containsPhrase reports whether the phrase's tokens p occur in tokens
+// contiguously, in order (both from phraseTokens, so small words aside):
+// "white tea" is in "how to brew white tea" but not in "white frost on my
+// tea"; "officer meets officer" is in "the officer meets the officer".
+func containsPhrase(tokens, p []string) bool {
 	if len(p) == 0 || len(p) > len(tokens) {
 		return false
 	}
