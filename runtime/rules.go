@@ -393,9 +393,12 @@ func longestCommonRun(a, b []rune) int {
 	return best
 }
 
-// rulesFor returns the k rules of a skill most relevant to one question
-// (get_rules and the offline mode).
-func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule, error) {
+// rulesFor returns the k rules of a skill most relevant to one question,
+// those scoring at least min: get_rules, which the model asks and judges,
+// takes any rule the question touches (0); the offline answer, shown
+// unjudged, only those relevant enough to be put in a prompt
+// (minContextScore).
+func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledge.TieredRule, error) {
 	sk, err := a.cfg.Skills.Get(skill)
 	if err != nil {
 		return nil, err
@@ -404,7 +407,7 @@ func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule,
 	if err != nil {
 		return nil, err
 	}
-	return plainRules(idx.rank([]weighted{{question, 1}}, k, 0)), nil
+	return plainRules(idx.rank([]weighted{{question, 1}}, k, min)), nil
 }
 
 // minContextScore is the relevance a rule needs to be put in the prompt

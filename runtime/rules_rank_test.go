@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -171,5 +172,29 @@ func BenchmarkGetRules(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		idx.rank([]weighted{{"甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 hurting officer meets officer", 1}}, 8, 0)
+	}
+}
+
+// The retrieval-only answer lists only rules relevant enough to be put in
+// a prompt: none for a message about nothing in the rules.
+func TestOfflineAnswerListsOnlyRelevantRules(t *testing.T) {
+	a := zpAgent(t)
+	for _, tt := range []struct {
+		msg   string
+		rules bool
+	}{
+		{"我的事业运怎么样", false},
+		{"伤官见官会怎样", true},
+	} {
+		answer, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: tt.msg, Skill: "zp"}, func(Event) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(answer, "相关规则 / rules:"); got != tt.rules {
+			t.Errorf("%q: rules listed = %v, want %v:\n%s", tt.msg, got, tt.rules, answer)
+		}
+		if tt.rules && !strings.Contains(answer, "R002") {
+			t.Errorf("%q: R002 not listed:\n%s", tt.msg, answer)
+		}
 	}
 }
