@@ -35,7 +35,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			t.active = skill
 		}
 		fmt.Fprintf(&sb, "技能 / skill: %s\n", skill)
-		rules, err := a.rulesFor(skill, msg, 5)
+		rules, err := a.rulesFor(skill, msg, 5, minContextScore)
 		if err != nil {
 			return "", err
 		}

@@ -23,7 +23,7 @@ func (a *Agent) Route(msg string) string {
 // Rules returns what get_rules returns for question in skill: its k most
 // relevant rules.
 func (a *Agent) Rules(skill, question string, k int) ([]knowledge.TieredRule, error) {
-	return a.rulesFor(skill, question, k)
+	return a.rulesFor(skill, question, k, 0)
 }
 
 // Passages returns what search_knowledge returns for query in skill.

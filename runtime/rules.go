@@ -25,15 +25,20 @@ type ruleIndex struct {
 	rules []knowledge.TieredRule
 	// fields[i][f] are the grams of field f of rule i.
 	fields [][numRuleFields]map[string]bool
+	// weight[i] maps each gram of rule i to the weight of the best field
+	// holding it.
+	weight []map[string]float64
 	// cond[i] is rule i's condition as comparable text (letters and Han
 	// characters only, lower-cased, variants folded).
-	cond []string
+	cond    [][]rune
+	condHan []bool
 	// size[i] is the number of grams of rule i's condition and conclusion.
 	size    []int
 	avgSize float64
 	df      map[string]int
-	// glossary maps a term of the sources to its aliases.
-	glossary []skills.GlossaryTerm
+	// glossary holds each term of the sources with its aliases, and the
+	// phrases (term and aliases) tokenised for matching.
+	glossary []glossEntry
 }
 
 // The fields of a rule, and how much a query gram found in each counts: a
@@ -49,6 +54,12 @@ const (
 )
 
 var fieldWeight = [numRuleFields]float64{1, 1, 0.6, 0.35}
+
+// glossEntry is a glossary term with its phrases tokenised.
+type glossEntry struct {
+	skills.GlossaryTerm
+	phrases [][]string
+}
 
 // ruleCache keeps the rule index of each skill until the skill reloads
 // (a reload gives a new *skills.Skill). It is safe for concurrent use.
@@ -84,7 +95,15 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
-		idx.glossary = g.Terms
+		for _, t := range g.Terms {
+			e := glossEntry{GlossaryTerm: t}
+			for _, p := range append([]string{t.Term}, t.Aliases...) {
+				if tok := phraseTokens(p); len(tok) > 0 {
+					e.phrases = append(e.phrases, tok)
+				}
+			}
+			idx.glossary = append(idx.glossary, e)
+		}
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
@@ -108,7 +127,15 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		f[fieldQuote] = grams(quotes.String())
 		f[fieldSource] = grams(r.Source)
 		idx.fields = append(idx.fields, f)
-		idx.cond = append(idx.cond, plainText(r.Condition))
+		w := map[string]float64{}
+		for k, m := range f {
+			for g := range m {
+				w[g] = max(w[g], fieldWeight[k])
+			}
+		}
+		idx.weight = append(idx.weight, w)
+		idx.cond = append(idx.cond, []rune(plainText(r.Condition)))
+		idx.condHan = append(idx.condHan, hasHan(r.Condition))
 		n := len(f[fieldCondition]) + len(f[fieldThen])
 		idx.size = append(idx.size, n)
 		total += n
@@ -145,9 +172,20 @@ func gramWeight(g string) float64 {
 // query is a question prepared for ranking: its grams, their summed
 // weight, and its comparable text.
 type query struct {
-	grams map[string]bool
+	grams []qgram
 	mass  float64
-	text  string
+	text  []rune
+	// best is scratch space: the field weight each gram matched in the
+	// rule being scored.
+	best []float64
+}
+
+// qgram is one gram of a query with its weight (rarity times gramWeight)
+// and, for a character, the bigrams of the query that hold it.
+type qgram struct {
+	g       string
+	w       float64
+	bigrams []int
 }
 
 // expansion returns the glossary entries text names, each term with all
@@ -157,9 +195,9 @@ func (idx *ruleIndex) expansion(text string) string {
 	var out []string
 	tokens := phraseTokens(text)
 	for _, t := range idx.glossary {
-		hit := containsPhrase(tokens, t.Term)
-		for _, a := range t.Aliases {
-			hit = hit || containsPhrase(tokens, a)
+		hit := false
+		for _, p := range t.phrases {
+			hit = hit || containsPhrase(tokens, p)
 		}
 		if hit {
 			out = append(out, t.Term)
@@ -169,12 +207,26 @@ func (idx *ruleIndex) expansion(text string) string {
 	return strings.Join(out, " ")
 }
 
-// prepare computes the grams of text.
+// prepare computes the grams of text with their weights.
 func (idx *ruleIndex) prepare(text string) query {
-	q := query{grams: grams(text), text: plainText(text)}
-	for g := range q.grams {
-		q.mass += idx.idf(g) * gramWeight(g)
+	q := query{text: []rune(plainText(text))}
+	at := map[string]int{}
+	for g := range grams(text) {
+		at[g] = len(q.grams)
+		w := idx.idf(g) * gramWeight(g)
+		q.grams = append(q.grams, qgram{g: g, w: w})
+		q.mass += w
 	}
+	for j, qg := range q.grams {
+		if r := []rune(qg.g); len(r) == 2 {
+			for _, c := range r {
+				if k, ok := at[string(c)]; ok {
+					q.grams[k].bigrams = append(q.grams[k].bigrams, j)
+				}
+			}
+		}
+	}
+	q.best = make([]float64, len(q.grams))
 	return q
 }
 
@@ -208,43 +260,41 @@ func (idx *ruleIndex) score(i int, q query) float64 {
 	if q.mass == 0 {
 		return 0
 	}
+	any, condBigram := false, false
+	for j, qg := range q.grams {
+		best := idx.weight[i][qg.g]
+		q.best[j] = best
+		any = any || best > 0
+		condBigram = condBigram || (best > 0 && utf8.RuneCountInString(qg.g) == 2 && idx.fields[i][fieldCondition][qg.g])
+	}
+	if !any {
+		return 0
+	}
 	num := 0.0
-	matched := map[string]float64{}
-	for g := range q.grams {
-		best := 0.0
-		for f, m := range idx.fields[i] {
-			if m[g] && fieldWeight[f] > best {
-				best = fieldWeight[f]
+	for j, qg := range q.grams {
+		w := q.best[j]
+		if w == 0 {
+			continue
+		}
+		// A character already counted in a matched bigram counts for
+		// less: 正官格 matched is one term, not five grams.
+		for _, b := range qg.bigrams {
+			if q.best[b] > 0 {
+				w *= unigramInBigram
+				break
 			}
 		}
-		if best > 0 {
-			matched[g] = best
-		}
-	}
-	// A character already counted in a matched bigram counts for less:
-	// 正官格 matched is one term, not five grams.
-	inBigram := map[string]bool{}
-	for g := range matched {
-		if r := []rune(g); len(r) == 2 {
-			inBigram[string(r[0])], inBigram[string(r[1])] = true, true
-		}
-	}
-	for g, w := range matched {
-		if inBigram[g] {
-			w *= unigramInBigram
-		}
-		num += w * idx.idf(g) * gramWeight(g)
-	}
-	if num == 0 {
-		return 0
+		num += w * qg.w
 	}
 	s := num / q.mass
 	if idx.avgSize > 0 {
 		s /= 1 - lengthNorm + lengthNorm*float64(idx.size[i])/idx.avgSize
 	}
-	if c := idx.cond[i]; c != "" {
+	// A Han condition shares a run of two with the question only if it
+	// shares a bigram: the common case of none is not worth the search.
+	if c := idx.cond[i]; len(c) > 0 && (condBigram || !idx.condHan[i]) {
 		if run := longestCommonRun(c, q.text); run >= minExactRun {
-			s *= 1 + exactBoost*float64(run)/float64(utf8.RuneCountInString(c))
+			s *= 1 + exactBoost*float64(run)/float64(len(c))
 		}
 	}
 	if b, ok := tierBoost[idx.rules[i].Tier]; ok {
@@ -320,17 +370,16 @@ func plainText(s string) string {
 
 // longestCommonRun is the length in runes of the longest substring of a
 // found in b.
-func longestCommonRun(a, b string) int {
-	ar, br := []rune(a), []rune(b)
-	if len(ar) == 0 || len(br) == 0 {
+func longestCommonRun(a, b []rune) int {
+	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
-	prev := make([]int, len(br)+1)
-	cur := make([]int, len(br)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
 	best := 0
-	for i := 1; i <= len(ar); i++ {
-		for j := 1; j <= len(br); j++ {
-			if ar[i-1] == br[j-1] {
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			if a[i-1] == b[j-1] {
 				cur[j] = prev[j-1] + 1
 				if cur[j] > best {
 					best = cur[j]
@@ -344,9 +393,12 @@ func longestCommonRun(a, b string) int {
 	return best
 }
 
-// rulesFor returns the k rules of a skill most relevant to one question
-// (get_rules and the offline mode).
-func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule, error) {
+// rulesFor returns the k rules of a skill most relevant to one question,
+// those scoring at least min: get_rules, which the model asks and judges,
+// takes any rule the question touches (0); the offline answer, shown
+// unjudged, only those relevant enough to be put in a prompt
+// (minContextScore).
+func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledge.TieredRule, error) {
 	sk, err := a.cfg.Skills.Get(skill)
 	if err != nil {
 		return nil, err
@@ -355,7 +407,7 @@ func (a *Agent) rulesFor(skill, question string, k int) ([]knowledge.TieredRule,
 	if err != nil {
 		return nil, err
 	}
-	return plainRules(idx.rank([]weighted{{question, 1}}, k, 0)), nil
+	return plainRules(idx.rank([]weighted{{question, 1}}, k, min)), nil
 }
 
 // minContextScore is the relevance a rule needs to be put in the prompt
@@ -491,12 +543,11 @@ func phraseTokens(s string) []string {
 	return out
 }
 
-// containsPhrase reports whether the phrase's tokens occur in tokens
-// contiguously, in order, small words aside: "white tea" is in "how to brew
-// white tea" but not in "white frost on my tea"; "officer meets officer" is
-// in "the officer meets the officer".
-func containsPhrase(tokens []string, phrase string) bool {
-	p := phraseTokens(phrase)
+// containsPhrase reports whether the phrase's tokens p occur in tokens
+// contiguously, in order (both from phraseTokens, so small words aside):
+// "white tea" is in "how to brew white tea" but not in "white frost on my
+// tea"; "officer meets officer" is in "the officer meets the officer".
+func containsPhrase(tokens, p []string) bool {
 	if len(p) == 0 || len(p) > len(tokens) {
 		return false
 	}

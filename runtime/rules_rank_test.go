@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -14,7 +15,9 @@ import (
 // zpAgent is an agent over one skill, zp: the rules a strong model
 // extracted from 子平真诠 (testdata/zp-rules.yaml) and the bazi theme's
 // glossary (examples/bazi/glossary.yaml).
-func zpAgent(t *testing.T) *Agent {
+func zpAgent(t *testing.T) *Agent { return zpAgentTB(t) }
+
+func zpAgentTB(t testing.TB) *Agent {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{
@@ -151,5 +154,47 @@ func TestContextRulesPassAThreshold(t *testing.T) {
 	}
 	if len(rs) == 0 || rs[0].ID != "R002" {
 		t.Fatalf("contextRules(伤官见官会怎样) = %v, want R002 first", rs)
+	}
+}
+
+// BenchmarkGetRules ranks the 90 rules of 子平真诠 for one question, with
+// the glossary's expansion (the prompt does this at every step).
+func BenchmarkGetRules(b *testing.B) {
+	a := zpAgentTB(b)
+	sk, err := a.cfg.Skills.Get("zp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, err := a.rules.get(sk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		idx.rank([]weighted{{"甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 hurting officer meets officer", 1}}, 8, 0)
+	}
+}
+
+// The retrieval-only answer lists only rules relevant enough to be put in
+// a prompt: none for a message about nothing in the rules.
+func TestOfflineAnswerListsOnlyRelevantRules(t *testing.T) {
+	a := zpAgent(t)
+	for _, tt := range []struct {
+		msg   string
+		rules bool
+	}{
+		{"我的事业运怎么样", false},
+		{"伤官见官会怎样", true},
+	} {
+		answer, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: tt.msg, Skill: "zp"}, func(Event) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(answer, "相关规则 / rules:"); got != tt.rules {
+			t.Errorf("%q: rules listed = %v, want %v:\n%s", tt.msg, got, tt.rules, answer)
+		}
+		if tt.rules && !strings.Contains(answer, "R002") {
+			t.Errorf("%q: R002 not listed:\n%s", tt.msg, answer)
+		}
 	}
 }

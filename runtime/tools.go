@@ -232,7 +232,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")
 		}
-		rules, err := a.rulesFor(active, str(args, "question"), intArg(args, "k", 5))
+		rules, err := a.rulesFor(active, str(args, "question"), intArg(args, "k", 5), 0)
 		if err != nil {
 			return nil, err
 		}

@@ -152,16 +152,14 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 
 // copyGlossary copies the theme's hand-kept term table
 // (knowledge/<theme>/glossary.yaml: the sources' terms with their synonyms
-// and English names) into the skill, where the router reads it
-// (skills.GlossaryPath); a skill whose theme has none keeps none.
+// and English names) into the skill, where the router and get_rules read it
+// (skills.GlossaryPath). Without one the skill's own glossary, if someone
+// wrote it there, is left alone.
 func copyGlossary(knowledgeDir, skillDir string) error {
 	src := filepath.Join(knowledgeDir, "glossary.yaml")
 	dst := filepath.Join(skillDir, filepath.FromSlash(skills.GlossaryPath))
 	b, err := os.ReadFile(src)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
 		return nil
 	}
 	if err != nil {
