@@ -81,7 +81,11 @@ func reportError(w io.Writer, root *cobra.Command, err error) int {
 	var fe *flagError
 	if errors.As(err, &fe) || isCobraUsageError(err) {
 		fmt.Fprintf(w, "vibe: %v\n", err)
-		fmt.Fprintln(w, "hint: run with --help for usage and examples")
+		if h := (*hinted)(nil); errors.As(err, &h) && h.hint != "" {
+			printHint(w, err)
+		} else {
+			fmt.Fprintln(w, "hint: run with --help for usage and examples")
+		}
 		return exitError
 	}
 	fmt.Fprintf(w, "vibe: %v\n", err)
