@@ -54,8 +54,14 @@ format) are kept once; sources with too little text (curate.min_chars), mostly
 garbled characters (curate.max_garbled_ratio) or in the wrong language (when
 curate.yaml sets language:) are dropped with the reason recorded. Sources given
 with --from are added to curate.yaml so 'vibe build' gathers them again.
-Files no source names any more are removed from source/. A re-run with nothing
-changed writes nothing.
+Only --from sources that gathered something are added. Files no source names
+any more are removed from source/; a listed source that is missing, empty
+(an unmounted disk), of unsupported files only or fails to download keeps the
+copies gathered from it before, with a warning and exit status 1 (unlist it
+with 'vibe sources remove <theme> SOURCE'). Symlinks leaving a source
+directory are skipped with a warning; unsupported files (.png, .xlsx, ...)
+are counted and named. A re-run with nothing changed writes nothing; a run
+killed at any point leaves nothing the next run mistakes for a file of yours.
 
 curate.yaml:
 
