@@ -149,6 +149,8 @@ type SourceReport struct {
 	// single PDF, EPUB, DOCX, HTML, TXT or Markdown file (an unmounted disk
 	// looks like an empty directory). It is recorded as a failed entry too.
 	Err error
+	// Kept counts the kept entries that came from this source.
+	Kept int
 	// Carried lists the stored files of earlier runs that were kept because
 	// the source gave nothing this time (their lock entries are kept as they
 	// were): a source that disappears never deletes its copies.
@@ -221,6 +223,9 @@ type candidate struct {
 	// carried is the earlier entry kept as it was because its source gave
 	// nothing this time.
 	carried *Entry
+	// spec is the index of the listed source it came from in
+	// Result.Sources, or -1 for a file found in source/.
+	spec int
 }
 
 // Run gathers opts.Sources into opts.SourceDir, writes sources.lock.json and
@@ -279,7 +284,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}
 	adopted := map[string]bool{}
-	if len(specs) == 0 && len(hand) == 0 {
+	if len(specs) == 0 && len(hand) == 0 && len(old.Sources) == 0 {
+		// (With a lock, the run goes on: the last source was unlisted and
+		// its copies go.)
 		return res, ErrNothingToGather
 	}
 	if err := os.MkdirAll(opts.SourceDir, 0o755); err != nil {
@@ -302,7 +309,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			// The source is missing, empty or failed as a whole: keep the
 			// copies earlier runs made of it, as they were.
 			for _, e := range old.Sources {
-				if e.Status != StatusKept || e.File == "" || seenOrigin[e.Origin] || !specOwns(opts.Root, s.Source, e.Origin) {
+				if e.Status != StatusKept || e.File == "" || seenOrigin[e.Origin] || !Owns(opts.Root, s.Source, e.Origin) {
 					continue
 				}
 				if _, err := os.Stat(filepath.Join(opts.SourceDir, e.File)); err != nil {
@@ -324,6 +331,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				continue
 			}
 			seenOrigin[c.origin] = true
+			c.spec = len(res.Sources) - 1
 			cands = append(cands, c)
 		}
 	}
@@ -332,7 +340,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		if !seenOrigin[h.Source] {
 			seenOrigin[h.Source] = true
 			p := filepath.Join(opts.Root, filepath.FromSlash(h.Source))
-			cands = append(cands, candidate{origin: h.Source, name: filepath.Base(p), path: p, inPlace: true})
+			cands = append(cands, candidate{origin: h.Source, name: filepath.Base(p), path: p, inPlace: true, spec: -1})
 		}
 	}
 
@@ -377,6 +385,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				bySHA[e.SHA256] = e.Origin
 			}
 			entries = append(entries, e)
+			res.Sources[c.spec].Kept++
 			if opts.Progress != nil {
 				opts.Progress(len(entries), len(cands), e)
 			}
@@ -495,6 +504,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 		if c.inPlace && e.Status == StatusDropped {
 			handDropped[c.name] = true
+		}
+		if e.Status == StatusKept && c.spec >= 0 {
+			res.Sources[c.spec].Kept++
 		}
 		entries = append(entries, e)
 		if opts.Progress != nil {
@@ -661,10 +673,10 @@ func handPlaced(root, sourceDir string, owned map[string]bool) ([]Spec, []Skippe
 	return specs, rep.Links, nil
 }
 
-// specOwns reports whether origin (as recorded in the lock) came from the
-// listed source src: the same URL or file, a file under the directory, or a
-// file matching the glob.
-func specOwns(root, src, origin string) bool {
+// Owns reports whether origin (as recorded in the lock) came from the
+// listed source src, relative paths taken against the workspace root: the
+// same URL or file, a file under the directory, or a file matching the glob.
+func Owns(root, src, origin string) bool {
 	src = strings.TrimSpace(src)
 	if isURL(src) || isURL(origin) {
 		return src == origin

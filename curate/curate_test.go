@@ -2,6 +2,7 @@ package curate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -746,5 +747,28 @@ func TestRunSkipsLinksLeavingTheSourceAndReportsUnsupported(t *testing.T) {
 		if res.Kept() != 1 || res.Lock.Sources[1].Reason != "duplicate of in/alias.md" {
 			t.Errorf("%s: lock %+v", spec, res.Lock.Sources)
 		}
+	}
+}
+
+func TestRemoveSourceKeepsTheRest(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "curate.yaml")
+	write(t, filepath.Dir(p), "curate.yaml", "# my theme\nlanguage: en\nsources:\n  - books/ # the shelf\n  - source: https://example.org/x.html\n    notes: online\n  - scans/*.pdf\n")
+	if err := RemoveSource(p, "https://example.org/x.html"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Sources) != 2 || f.Sources[0].Source != "books/" || f.Sources[1].Source != "scans/*.pdf" || f.Language != "en" {
+		t.Errorf("after removing: %+v", f)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), "# my theme") || !strings.Contains(string(b), "# the shelf") {
+		t.Errorf("comments lost:\n%s", b)
+	}
+	err = RemoveSource(p, "nope/")
+	if !errors.Is(err, ErrSourceNotListed) || !strings.Contains(err.Error(), "books/, scans/*.pdf") {
+		t.Errorf("unlisted source: %v", err)
 	}
 }

@@ -168,3 +168,56 @@ func AppendSources(path string, sources []string) (bool, error) {
 	}
 	return true, nil
 }
+
+// ErrSourceNotListed is returned by [RemoveSource] when curate.yaml does not
+// list the source.
+var ErrSourceNotListed = errors.New("curate: source not listed")
+
+// RemoveSource deletes the sources: entry whose source is src (the scalar or
+// the mapping form) from the curate.yaml at path, keeping the user's other
+// entries and comments; the write is atomic. When no entry matches the error
+// wraps [ErrSourceNotListed] and lists what is there.
+func RemoveSource(path, src string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s does not exist", ErrSourceNotListed, path)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var list *yaml.Node
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		root := doc.Content[0]
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "sources" && root.Content[i+1].Kind == yaml.SequenceNode {
+				list = root.Content[i+1]
+			}
+		}
+	}
+	if list == nil {
+		return fmt.Errorf("%w: %s has no sources: list", ErrSourceNotListed, path)
+	}
+	var have []string
+	for i, it := range list.Content {
+		var s Spec
+		if err := it.Decode(&s); err != nil {
+			continue
+		}
+		if s.Source == src {
+			list.Content = append(list.Content[:i], list.Content[i+1:]...)
+			var buf bytes.Buffer
+			enc := yaml.NewEncoder(&buf)
+			enc.SetIndent(2)
+			if err := enc.Encode(&doc); err != nil {
+				return fmt.Errorf("encode %s: %w", path, err)
+			}
+			return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
+		}
+		have = append(have, s.Source)
+	}
+	return fmt.Errorf("%w: %s lists %s, not %q", ErrSourceNotListed, path, strings.Join(have, ", "), src)
+}

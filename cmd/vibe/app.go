@@ -33,6 +33,7 @@ type app struct {
 	workspaceDir string
 	logLevel     string
 	quiet        bool
+	verbose      bool
 
 	// buildLLM and buildBudget are `vibe build --llm/--budget`, for its
 	// extract stage.
@@ -110,8 +111,15 @@ func (a *app) theme(args []string) (*workspace.Workspace, string, error) {
 }
 
 func (a *app) setupLogger() error {
+	if a.quiet && a.verbose {
+		return flagErrorf("-q/--quiet and -v/--verbose contradict each other: give one")
+	}
 	var lvl slog.Level
-	switch strings.ToLower(a.logLevel) {
+	level := strings.ToLower(a.logLevel)
+	if a.verbose && (level == "" || level == "info") {
+		level = "debug"
+	}
+	switch level {
 	case "debug":
 		lvl = slog.LevelDebug
 	case "", "info":
@@ -172,6 +180,7 @@ local providers, and says so.`,
 	pf.StringVarP(&a.workspaceDir, "workspace", "w", "", "workspace directory (default: $VIBE_WORKSPACE or the current directory)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "only warnings and errors; no progress")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "more detail: debug logging (same as --log-level debug); the version is --version")
 
 	for _, c := range commands(a) {
 		root.AddCommand(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ func (a *app) buildStages() []buildStage {
 }
 
 func newBuildCmd(a *app) *cobra.Command {
-	var from, until string
+	var from, until, oldFrom, oldUntil string
 	cmd := &cobra.Command{
 		Use:   "build <theme>",
 		Short: "Run the whole knowledge build: curate, convert, ingest, extract, integrate",
@@ -44,10 +45,11 @@ documents are not re-embedded, and unchanged extraction input makes no LLM call.
 A stage whose items partly failed (a damaged PDF, say) lets the build go on
 with the rest and makes the build exit with status 1 at the end.
 
-Use --from and --until to run a slice of the pipeline.`,
+Use --from-stage and --until-stage to run a slice of the pipeline. (To add
+a source, use 'vibe curate <theme> --from PATH'.)`,
 		Example: `  vibe build bazi
-  vibe build bazi --from ingest            # sources already converted
-  vibe build bazi --until convert          # only gather and convert
+  vibe build bazi --from-stage ingest      # sources already converted
+  vibe build bazi --until-stage convert    # only gather and convert
   OPENAI_BASE_URL=http://localhost:8000/v1 vibe build bazi
   vibe build bazi --llm openai --budget 5`,
 		Args: cobra.ExactArgs(1),
@@ -64,7 +66,15 @@ Use --from and --until to run a slice of the pipeline.`,
 			if a.buildBudget < 0 {
 				return flagErrorf("--budget %v: must be 0 (no limit) or more", a.buildBudget)
 			}
-			stages, err := selectStages(a.buildStages(), from, until)
+			from, err := stageFlag(theme, "--from-stage", from, "--from", oldFrom)
+			if err != nil {
+				return err
+			}
+			until, err := stageFlag(theme, "--until-stage", until, "--until", oldUntil)
+			if err != nil {
+				return err
+			}
+			stages, err := selectStages(a.buildStages(), theme, from, until)
 			if err != nil {
 				return err
 			}
@@ -76,17 +86,47 @@ Use --from and --until to run a slice of the pipeline.`,
 			return a.runBuild(cmd.Context(), theme, stages)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "first stage to run (curate, convert, ingest, extract, integrate)")
-	cmd.Flags().StringVar(&until, "until", "", "last stage to run")
+	cmd.Flags().StringVar(&from, "from-stage", "", "first stage to run (curate, convert, ingest, extract, integrate)")
+	cmd.Flags().StringVar(&until, "until-stage", "", "last stage to run")
+	// --from and --until were the stage flags before; --from means a source
+	// on curate, so they are kept only as deprecated aliases.
+	cmd.Flags().StringVar(&oldFrom, "from", "", "deprecated: use --from-stage")
+	cmd.Flags().StringVar(&oldUntil, "until", "", "deprecated: use --until-stage")
+	_ = cmd.Flags().MarkDeprecated("from", "use --from-stage STAGE (to add a source: vibe curate THEME --from PATH)")
+	_ = cmd.Flags().MarkDeprecated("until", "use --until-stage STAGE")
 	cmd.Flags().StringVar(&a.buildLLM, "llm", "", "extractor of the extract stage: offline or openai (default: openai when an endpoint is configured)")
 	cmd.Flags().Float64Var(&a.buildBudget, "budget", 0, "most the extract stage may spend on the LLM (overrides llm.budget)")
 	return cmd
 }
 
-func selectStages(all []buildStage, from, until string) ([]buildStage, error) {
+// stageFlag merges a stage flag with its deprecated alias.
+func stageFlag(theme, name, val, oldName, old string) (string, error) {
+	switch {
+	case old == "":
+		return val, nil
+	case val == "" || val == old:
+		return old, nil
+	}
+	return "", flagErrorf("%s %s and %s %s disagree: give only %s", name, val, oldName, old, name)
+}
+
+// looksLikeSource tells a path or URL from a stage name.
+func looksLikeSource(s string) bool {
+	if strings.ContainsAny(s, `/\.~*`) || strings.HasPrefix(s, "http:") || strings.HasPrefix(s, "https:") {
+		return true
+	}
+	_, err := os.Stat(s)
+	return err == nil
+}
+
+func selectStages(all []buildStage, theme, from, until string) ([]buildStage, error) {
 	idx := func(name string, def int) (int, error) {
 		if name == "" {
 			return def, nil
+		}
+		if looksLikeSource(name) {
+			return 0, withHint(flagErrorf("build takes a stage name for --from-stage/--until-stage, not a source: %q", name),
+				fmt.Sprintf("to gather it, run `vibe curate %s --from %s`, then `vibe build %s`", theme, name, theme))
 		}
 		var names []string
 		for i, s := range all {
@@ -106,7 +146,7 @@ func selectStages(all []buildStage, from, until string) ([]buildStage, error) {
 		return nil, err
 	}
 	if lo > hi {
-		return nil, flagErrorf("--from %s comes after --until %s", from, until)
+		return nil, flagErrorf("--from-stage %s comes after --until-stage %s", from, until)
 	}
 	return all[lo : hi+1], nil
 }

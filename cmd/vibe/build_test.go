@@ -31,7 +31,7 @@ func TestSelectStages(t *testing.T) {
 		{"x", "", "", true},
 	}
 	for _, tt := range tests {
-		got, err := selectStages(all, tt.from, tt.until)
+		got, err := selectStages(all, "demo", tt.from, tt.until)
 		if (err != nil) != tt.wantErr {
 			t.Fatalf("from=%q until=%q: err=%v", tt.from, tt.until, err)
 		}

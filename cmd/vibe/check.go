@@ -178,7 +178,7 @@ func (a *app) runCheck(ctx context.Context, opts *checkOptions) error {
 	if err := integrate.Write(w, rep, opts.format); err != nil {
 		return withExit(exitError, err)
 	}
-	if opts.output != "" {
+	if opts.output != "" && (!a.quiet || rep.Failed(opts.strict)) {
 		fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
 	}
 	if ws, err := a.workspace(); err == nil {

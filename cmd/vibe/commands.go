@@ -11,6 +11,7 @@ func commands(a *app) []*cobra.Command {
 		newChatCmd(a),
 		newBuildCmd(a),
 		newCurateCmd(a),
+		newSourcesCmd(a),
 		newConvertCmd(a),
 		newExtractCmd(a),
 		newSchemaCmd(a),

@@ -54,8 +54,14 @@ format) are kept once; sources with too little text (curate.min_chars), mostly
 garbled characters (curate.max_garbled_ratio) or in the wrong language (when
 curate.yaml sets language:) are dropped with the reason recorded. Sources given
 with --from are added to curate.yaml so 'vibe build' gathers them again.
-Files no source names any more are removed from source/. A re-run with nothing
-changed writes nothing.
+Only --from sources that gathered something are added. Files no source names
+any more are removed from source/; a listed source that is missing, empty
+(an unmounted disk), of unsupported files only or fails to download keeps the
+copies gathered from it before, with a warning and exit status 1 (unlist it
+with 'vibe sources remove <theme> SOURCE'). Symlinks leaving a source
+directory are skipped with a warning; unsupported files (.png, .xlsx, ...)
+are counted and named. A re-run with nothing changed writes nothing; a run
+killed at any point leaves nothing the next run mistakes for a file of yours.
 
 curate.yaml:
 
@@ -125,31 +131,32 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		return err
 	}
 	curateFile := ws.CurateFile(opts.Theme)
-	if len(opts.From) > 0 {
-		from := make([]string, len(opts.From))
-		for i, f := range opts.From {
-			from[i] = workspaceRelative(ws.Root, f)
-		}
-		if err := os.MkdirAll(filepath.Dir(curateFile), 0o755); err != nil {
-			return fmt.Errorf("curate %s: %w", opts.Theme, err)
-		}
-		changed, err := curate.AppendSources(curateFile, from)
-		if err != nil {
-			return err
-		}
-		if changed && !opts.Quiet && !opts.JSON {
-			fmt.Fprintf(opts.IO.ErrOut, "added to %s: %s\n", ws.Rel(curateFile), strings.Join(from, ", "))
-		}
-	}
 	f, err := curate.LoadFile(curateFile)
 	if err != nil && !errors.Is(err, curate.ErrNoCurateFile) {
 		return err
+	}
+	// --from sources are gathered with the listed ones and added to
+	// curate.yaml afterwards, only those that gave something: a failed URL
+	// or an empty directory must not make every later build fail.
+	sources := append([]curate.Spec(nil), f.Sources...)
+	listed := map[string]bool{}
+	for _, s := range f.Sources {
+		listed[s.Source] = true
+	}
+	newFrom := map[string]bool{}
+	for _, fr := range opts.From {
+		src := workspaceRelative(ws.Root, fr)
+		if listed[src] || newFrom[src] {
+			continue
+		}
+		newFrom[src] = true
+		sources = append(sources, curate.Spec{Source: src})
 	}
 	q := f.Quality
 	ro := curate.Options{
 		Root:             ws.Root,
 		SourceDir:        ws.SourceDir(opts.Theme),
-		Sources:          f.Sources,
+		Sources:          sources,
 		Language:         f.Language,
 		MinChars:         firstNonZero(q.MinChars, cfg.Curate.MinChars),
 		MaxGarbledRatio:  firstNonZeroF(q.MaxGarbledRatio, cfg.Curate.MaxGarbledRatio),
@@ -179,6 +186,31 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	if err != nil {
 		return err
 	}
+	var add, notAdded []string
+	for _, s := range res.Sources {
+		switch {
+		case !newFrom[s.Source]:
+		case s.Err == nil && s.Kept > 0:
+			add = append(add, s.Source)
+		default:
+			notAdded = append(notAdded, s.Source)
+		}
+	}
+	if len(add) > 0 {
+		if err := os.MkdirAll(filepath.Dir(curateFile), 0o755); err != nil {
+			return fmt.Errorf("curate %s: %w", opts.Theme, err)
+		}
+		changed, err := curate.AppendSources(curateFile, add)
+		if err != nil {
+			return err
+		}
+		if changed && !opts.Quiet && !opts.JSON {
+			fmt.Fprintf(opts.IO.ErrOut, "added to %s: %s\n", ws.Rel(curateFile), strings.Join(add, ", "))
+		}
+	}
+	for _, s := range notAdded {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: not added to %s: --from %s gathered nothing (see above)\n", ws.Rel(curateFile), s)
+	}
 	reportCurateWarnings(opts.IO.ErrOut, ws, opts.Theme, res, opts.Quiet)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, res.Lock); err != nil {
@@ -187,6 +219,10 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	} else {
 		w := opts.IO.Out
 		for _, e := range res.Lock.Sources {
+			if opts.Quiet && !e.Failed {
+				// -q: only what went wrong.
+				continue
+			}
 			if e.Status == curate.StatusKept {
 				name := ""
 				if filepath.Base(e.Origin) != e.File {
@@ -203,11 +239,13 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		for _, r := range res.MovedAside {
 			fmt.Fprintf(w, "moved    %s to %s/ (dropped; it was put into source/ by hand)\n", r, curate.DroppedDir)
 		}
-		state := "updated"
-		if !res.Changed {
-			state = "unchanged"
+		if !opts.Quiet {
+			state := "updated"
+			if !res.Changed {
+				state = "unchanged"
+			}
+			fmt.Fprintf(w, "curate %s: %d kept, %d dropped, %s (%s)\n", opts.Theme, res.Kept(), res.Dropped(), state, ws.Rel(filepath.Join(ws.SourceDir(opts.Theme), curate.LockName)))
 		}
-		fmt.Fprintf(w, "curate %s: %d kept, %d dropped, %s (%s)\n", opts.Theme, res.Kept(), res.Dropped(), state, ws.Rel(filepath.Join(ws.SourceDir(opts.Theme), curate.LockName)))
 	}
 	if errs := res.SourceErrors(); len(errs) > 0 {
 		var names []string
@@ -216,6 +254,10 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		}
 		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: %d listed source(s) gave nothing to gather: %s (see above)", opts.Theme, len(errs), strings.Join(names, ", ")),
 			fmt.Sprintf("fix the path (or mount the disk), or remove the source with `vibe sources remove %s SOURCE`; vibe gathers PDF, EPUB, DOCX, HTML, TXT and Markdown files", opts.Theme)))
+	}
+	if len(notAdded) > 0 {
+		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: --from %s gathered nothing, so it was not added to %s", opts.Theme, strings.Join(notAdded, ", "), ws.Rel(curateFile)),
+			"give a PDF, EPUB, DOCX, HTML, TXT or Markdown file, a directory or glob holding some, or a URL that downloads one"))
 	}
 	if n := res.Failed(); n > 0 {
 		return withExit(exitFailure, fmt.Errorf("curate %s: %d source(s) could not be read or downloaded (see above)", opts.Theme, n))

@@ -145,7 +145,7 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 		if perr := printJSON(opts.IO.Out, out); perr != nil {
 			return perr
 		}
-	} else {
+	} else if !a.quiet {
 		fmt.Fprintf(opts.IO.Out, "ingest %s: %d added, %d updated, %d unchanged, %d removed; %d chunks written, %d texts embedded in %d calls (%s, %d dims)\n",
 			opts.Theme, rep.Added, rep.Updated, rep.Unchanged, rep.Removed, rep.Chunks, rep.EmbeddedTexts, rep.EmbedCalls, rep.Embedding.Model, rep.Embedding.Dimensions)
 		for _, s := range rep.Skipped {

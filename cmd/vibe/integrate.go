@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,7 +113,12 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if err != nil {
 		return withHint(err, "run `vibe extract "+theme+"` first, or `vibe check "+theme+"` to locate the problem")
 	}
-	fmt.Fprintf(a.io.ErrOut, "integrate %s: wrote %s, %s (%d tools), %s\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON))
+	// -q leaves out the notes and the check line; warnings and errors print.
+	notes := a.io.ErrOut
+	if a.quiet {
+		notes = io.Discard
+	}
+	fmt.Fprintf(notes, "integrate %s: wrote %s, %s (%d tools), %s\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON))
 	prose := "prose from the offline template filled from the knowledge (set OPENAI_BASE_URL for model-written prose)"
 	switch {
 	case res.Prose != "template":
@@ -120,13 +126,13 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	case cfg.LLMEnabled():
 		prose = "prose from the offline template filled from the knowledge"
 	}
-	fmt.Fprintf(a.io.ErrOut, "integrate %s: SKILL.md in %s, %s; generated: front matter, title and the vibe:generated regions (your edits to them are kept)\n",
+	fmt.Fprintf(notes, "integrate %s: SKILL.md in %s, %s; generated: front matter, title and the vibe:generated regions (your edits to them are kept)\n",
 		theme, map[string]string{"zh": "Chinese", "en": "English"}[res.Language], prose)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(a.io.ErrOut, "integrate %s: warning: %s\n", theme, w)
 	}
 	if len(res.Kept) > 0 {
-		fmt.Fprintf(a.io.ErrOut, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
+		fmt.Fprintf(notes, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
 	}
 	if err := copyGlossary(ws.KnowledgeDir(theme), ws.SkillDir(theme)); err != nil {
 		return withHint(fmt.Errorf("integrate %s: %w", theme, err), "fix the glossary: `terms:` with a list of {term, aliases}")
@@ -143,7 +149,9 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 			fmt.Fprintf(a.io.ErrOut, "%s:%d:%d: %s %s %s: %s\n", f.File, f.Line, f.Column, f.Severity, f.RuleID, f.Check, f.Message)
 		}
 	}
-	fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
+	if !a.quiet || rep.Summary.Errors > 0 {
+		fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
+	}
 	if rep.Failed(false) {
 		return withHint(fmt.Errorf("integrate %s: check found %d errors", theme, rep.Summary.Errors), "run `vibe check "+theme+"` for the full report")
 	}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/curate"
+)
+
+func newSourcesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sources",
+		Short: "List or remove the sources a theme gathers (knowledge/<theme>/curate.yaml)",
+		Long: `List the sources knowledge/<theme>/curate.yaml names, with what the last
+curate kept from each (from sources.lock.json), or remove one. Add sources
+with 'vibe curate <theme> --from PATH|DIR|GLOB|URL'.`,
+		Example: `  vibe sources list bazi
+  vibe sources list bazi --json
+  vibe sources remove bazi https://example.org/ziping.html`,
+	}
+	cmd.AddCommand(newSourcesListCmd(a), newSourcesRemoveCmd(a))
+	return cmd
+}
+
+// sourceListing is one line of `vibe sources list`.
+type sourceListing struct {
+	Source  string   `json:"source"`
+	Notes   string   `json:"notes,omitempty"`
+	Kept    []string `json:"kept"`
+	Dropped int      `json:"dropped"`
+	Failed  int      `json:"failed"`
+}
+
+func newSourcesListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list <theme>",
+		Short: "List a theme's sources and what curate kept from each",
+		Example: `  vibe sources list bazi
+  vibe sources list bazi --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, theme, err := a.theme(args)
+			if err != nil {
+				return err
+			}
+			f, err := curate.LoadFile(ws.CurateFile(theme))
+			if errors.Is(err, curate.ErrNoCurateFile) {
+				return withExit(exitFailure, withHint(fmt.Errorf("theme %s lists no sources: %s does not exist", theme, ws.Rel(ws.CurateFile(theme))),
+					fmt.Sprintf("add one with `vibe curate %s --from PATH|DIR|'GLOB'|URL`", theme)))
+			}
+			if err != nil {
+				return err
+			}
+			lock, err := curate.ReadLock(filepath.Join(ws.SourceDir(theme), curate.LockName))
+			if err != nil {
+				return err
+			}
+			list := listSources(ws.Root, f.Sources, lock)
+			if asJSON {
+				return printJSON(a.io.Out, list)
+			}
+			w := a.io.Out
+			for _, s := range list {
+				fmt.Fprintf(w, "%s\n", s.Source)
+				if s.Notes != "" {
+					fmt.Fprintf(w, "    notes: %s\n", s.Notes)
+				}
+				fmt.Fprintf(w, "    %d kept, %d dropped", len(s.Kept), s.Dropped)
+				if s.Failed > 0 {
+					fmt.Fprintf(w, " (%d failed)", s.Failed)
+				}
+				if len(s.Kept) > 0 {
+					fmt.Fprintf(w, ": %s", nameList(s.Kept, 5))
+				}
+				fmt.Fprintln(w)
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(a.io.ErrOut, "%s lists no sources; add one with `vibe curate %s --from PATH`\n", ws.Rel(ws.CurateFile(theme)), theme)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+// listSources matches each listed source with the lock entries it produced.
+func listSources(root string, specs []curate.Spec, lock curate.Lock) []sourceListing {
+	out := make([]sourceListing, 0, len(specs))
+	for _, s := range specs {
+		l := sourceListing{Source: s.Source, Notes: s.Notes, Kept: []string{}}
+		for _, e := range lock.Sources {
+			if !curate.Owns(root, s.Source, e.Origin) {
+				continue
+			}
+			switch {
+			case e.Status == curate.StatusKept:
+				l.Kept = append(l.Kept, e.File)
+			case e.Failed:
+				l.Failed++
+				l.Dropped++
+			default:
+				l.Dropped++
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func newSourcesRemoveCmd(a *app) *cobra.Command {
+	var gather bool
+	cmd := &cobra.Command{
+		Use:   "remove <theme> <source>",
+		Short: "Remove a source from curate.yaml (and, with --curate, its copies from source/)",
+		Long: `Remove a source from knowledge/<theme>/curate.yaml, written exactly as
+'vibe sources list' shows it. The copies gathered from it stay in source/ until
+the next 'vibe curate' or 'vibe build' (or at once with --curate).`,
+		Example: `  vibe sources remove bazi https://example.org/ziping.html
+  vibe sources remove bazi books/old/ --curate`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, theme, err := a.theme(args[:1])
+			if err != nil {
+				return err
+			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			src := strings.TrimSpace(args[1])
+			file := ws.CurateFile(theme)
+			err = curate.RemoveSource(file, src)
+			if errors.Is(err, curate.ErrSourceNotListed) {
+				// Accept the path as typed on the command line too.
+				if rel := workspaceRelative(ws.Root, src); rel != src {
+					err = curate.RemoveSource(file, rel)
+					src = rel
+				}
+			}
+			if errors.Is(err, curate.ErrSourceNotListed) {
+				return withExit(exitFailure, withHint(err, fmt.Sprintf("`vibe sources list %s` shows the sources as listed", theme)))
+			}
+			if err != nil {
+				return err
+			}
+			if !a.quiet {
+				fmt.Fprintf(a.io.ErrOut, "removed %s from %s\n", src, ws.Rel(file))
+			}
+			if !gather {
+				if !a.quiet {
+					fmt.Fprintf(a.io.ErrOut, "its copies leave %s at the next `vibe curate %s` or `vibe build %s`\n", ws.Rel(ws.SourceDir(theme)), theme, theme)
+				}
+				return nil
+			}
+			return curateRun(cmd.Context(), &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, Theme: theme, Quiet: a.quiet})
+		},
+	}
+	cmd.Flags().BoolVar(&gather, "curate", false, "run curate right away, so the source's copies leave source/")
+	return cmd
+}
