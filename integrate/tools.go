@@ -174,6 +174,15 @@ func toolSemantics(d *toolsDoc) []ToolProblem {
 				add(i, "plugin", SevWarning, "tools.plugin", t.Name, "tool %s is of type %s, and only compute tools run a plugin: make it type compute or drop the plugin", t.Name, t.Type)
 			}
 		}
+		for j, f := range append(append([]skills.Field(nil), t.Parameters...), t.CardProps...) {
+			if err := f.CheckDecl(); err != nil {
+				field := "parameters"
+				if j >= len(t.Parameters) {
+					field = "card_props"
+				}
+				add(i, field, SevError, "tools.parameter", t.Name, "tool %s: %s %s: %v: fix the declaration", t.Name, field, f.Name, err)
+			}
+		}
 		if t.Type != "display" && (t.CardType != "" || len(t.CardProps) > 0) {
 			add(i, "card_type", SevWarning, "tools.card", t.Name, "tool %s is of type %s, and only display tools show a card: make it type display or drop card_type and card_props", t.Name, t.Type)
 		}

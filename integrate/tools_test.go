@@ -152,6 +152,21 @@ func TestDeclaredToolsErrorsNameFileAndLine(t *testing.T) {
 		{"unknown type", "tools:\n  - name: show_x\n    type: chart\n    description: d\n", []string{"3:schema.invalid"}},
 		{"misspelt key", "tools:\n  - name: show_x\n    type: display\n    description: d\n    when_to_cal: now\n", []string{"2:schema.invalid"}},
 		{"bad timeout", "tools:\n  - name: calc_x\n    type: compute\n    description: d\n    plugin: {command: [x], timeout: soon}\n", []string{"5:schema.invalid"}},
+		{"parameter constraints that cannot hold", `tools:
+  - name: calc_x
+    type: compute
+    description: d
+    parameters:
+      - {name: n, type: integer, minimum: 9, maximum: 1}
+    plugin: {command: [x]}
+  - name: calc_y
+    type: compute
+    description: d
+    parameters:
+      - {name: s, type: string, pattern: "("}
+    plugin: {command: [y]}
+`, []string{"6:tools.parameter", "12:tools.parameter"}},
+		{"unknown format", "tools:\n  - name: calc_x\n    type: compute\n    description: d\n    parameters:\n      - {name: d, type: string, format: colour}\n    plugin: {command: [x]}\n", []string{"6:schema.invalid"}},
 		{"plugin url and duplicate and core name", `tools:
   - name: calc_x
     type: compute

@@ -64,5 +64,5 @@ func (a *Agent) CheckToolArgs(skill, name string, args json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	return validate(fieldsOf(t), m)
+	return validate(fieldsOf(t), m, a.cfg.Now())
 }

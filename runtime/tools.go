@@ -77,29 +77,37 @@ func fieldsOf(t skills.Tool) []skills.Field {
 	return t.Parameters
 }
 
-func jsonType(t string) string {
-	switch strings.ToLower(t) {
-	case "int", "integer":
-		return "integer"
-	case "float", "number", "double":
-		return "number"
-	case "bool", "boolean":
-		return "boolean"
-	case "array", "list":
-		return "array"
-	case "object", "map", "dict":
-		return "object"
-	}
-	return "string"
-}
+func jsonType(t string) string { return skills.JSONType(t) }
 
 func schemaOf(fields []skills.Field) json.RawMessage {
 	props := map[string]any{}
 	req := []string{}
 	for _, f := range fields {
 		p := map[string]any{"type": jsonType(f.Type)}
-		if f.Description != "" {
-			p["description"] = f.Description
+		desc := f.Description
+		if f.NotFuture {
+			desc = strings.TrimSpace(desc + " (not in the future)")
+		}
+		if desc != "" {
+			p["description"] = desc
+		}
+		if len(f.Enum) > 0 {
+			p["enum"] = f.Enum
+		}
+		if f.Minimum != nil {
+			p["minimum"] = *f.Minimum
+		}
+		if f.Maximum != nil {
+			p["maximum"] = *f.Maximum
+		}
+		if f.Pattern != "" {
+			p["pattern"] = f.Pattern
+		}
+		if f.Format != "" {
+			p["format"] = f.Format
+		}
+		if f.Default != nil {
+			p["default"] = f.Default
 		}
 		props[f.Name] = p
 		if f.Required {
@@ -110,9 +118,11 @@ func schemaOf(fields []skills.Field) json.RawMessage {
 	return b
 }
 
-// validate checks args against declared fields: required ones present,
-// types, and no field that was not declared.
-func validate(fields []skills.Field, args map[string]any) error {
+// validate checks args against declared fields, before the tool runs:
+// required ones present (a declared default fills a missing one, in args),
+// types and constraints (enum, bounds, pattern, format, not in the future),
+// and no field that was not declared.
+func validate(fields []skills.Field, args map[string]any, now time.Time) error {
 	var errs []string
 	declared := map[string]bool{}
 	for _, f := range fields {
@@ -134,30 +144,18 @@ func validate(fields []skills.Field, args map[string]any) error {
 	}
 	for _, f := range fields {
 		v, ok := args[f.Name]
+		if (!ok || v == nil) && f.Default != nil {
+			v, ok = f.Default, true
+			args[f.Name] = v
+		}
 		if !ok || v == nil {
 			if f.Required {
 				errs = append(errs, fmt.Sprintf("%s is required", f.Name))
 			}
 			continue
 		}
-		okType := true
-		switch jsonType(f.Type) {
-		case "integer":
-			n, isNum := v.(float64)
-			okType = isNum && n == float64(int64(n))
-		case "number":
-			_, okType = v.(float64)
-		case "boolean":
-			_, okType = v.(bool)
-		case "array":
-			_, okType = v.([]any)
-		case "object":
-			_, okType = v.(map[string]any)
-		case "string":
-			_, okType = v.(string)
-		}
-		if !okType {
-			errs = append(errs, fmt.Sprintf("%s must be %s", f.Name, jsonType(f.Type)))
+		if err := f.Check(v, now); err != nil {
+			errs = append(errs, fmt.Sprintf("%s %v", f.Name, err))
 		}
 	}
 	if len(errs) > 0 {
@@ -364,7 +362,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		}
 		return nil, fmt.Errorf("%w: unknown tool %s", ErrToolUnavailable, name)
 	}
-	if err := validate(fieldsOf(tool), args); err != nil {
+	if err := validate(fieldsOf(tool), args, a.cfg.Now()); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	switch tool.Type {

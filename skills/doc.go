@@ -23,8 +23,23 @@ package skills
 // (plugins/brew-calc) is resolved against the workspace root, and runs there;
 // a bare name (bazi-plugin) is looked up in PATH.
 //
+// A parameter (or a display tool's card prop) may be constrained; the
+// constraints are in the function schema the model gets and are checked
+// before the tool runs, a refusal going back to the model as the tool's
+// error, and vibe check fails on constraints that cannot hold:
+//
+//	parameters:
+//	  - {name: birth, type: string, required: true, format: date-time, not_future: true}
+//	  - {name: gender, type: string, enum: [male, female]}
+//	  - {name: number, type: integer, minimum: 1, maximum: 9}
+//	  - {name: code, type: string, pattern: "^[A-Z]{2}$"}
+//	  - {name: zone, type: string, default: Asia/Shanghai}
+//
+// format is date, date-time, time, email or uri; default fills a missing
+// argument.
+//
 // The runtime validates the inputs against parameters (required fields,
-// types, no undeclared fields), sends {"tool": name, "input": {...}} and
+// types and constraints, no undeclared fields), sends {"tool": name, "input": {...}} and
 // expects the unified output {"result": ..., "features": ..., "confidence":
 // 0.8, "meta": ...} with confidence between 0 and 1. A plugin reports a
 // failure with a non-2xx status or a non-zero exit and a message on stderr;

@@ -81,6 +81,19 @@ type Field struct {
 	Type        string `yaml:"type" json:"type"`
 	Required    bool   `yaml:"required,omitempty" json:"required,omitempty"`
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Constraints, checked before a tool runs (Field.Check) and given to
+	// the model in the function schema. Enum lists the allowed values;
+	// Minimum and Maximum bound a number; Pattern is a regular expression
+	// (RE2) a string must match; Format is date, date-time, time, email or
+	// uri; NotFuture refuses a date or date-time after now; Default fills
+	// a missing argument.
+	Enum      []any    `yaml:"enum,omitempty" json:"enum,omitempty"`
+	Minimum   *float64 `yaml:"minimum,omitempty" json:"minimum,omitempty"`
+	Maximum   *float64 `yaml:"maximum,omitempty" json:"maximum,omitempty"`
+	Pattern   string   `yaml:"pattern,omitempty" json:"pattern,omitempty"`
+	Format    string   `yaml:"format,omitempty" json:"format,omitempty"`
+	NotFuture bool     `yaml:"not_future,omitempty" json:"not_future,omitempty"`
+	Default   any      `yaml:"default,omitempty" json:"default,omitempty"`
 }
 
 // Plugin says how a compute tool is run: an HTTP endpoint (POST JSON) or a
