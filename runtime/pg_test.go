@@ -102,7 +102,8 @@ func TestPostgresMemory(t *testing.T) {
 				n++
 				return nil
 			})
-			if err == nil && n != 4 {
+			// tool call, tool result, content, citations, done
+			if err == nil && n != 5 {
 				err = fmt.Errorf("turn %d: %d events", i, n)
 			}
 			if err != nil {
