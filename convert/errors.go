@@ -14,6 +14,7 @@ var (
 	ErrTimeout           = errors.New("conversion took too long")
 	ErrTooMuchMemory     = errors.New("conversion needs too much memory")
 	ErrGarbled           = errors.New("garbled text")
+	ErrWouldOverwrite    = errors.New("refusing to overwrite")
 
 	errMissingEntry = errors.New("missing from the container")
 )

@@ -43,6 +43,11 @@ type RunOptions struct {
 	Workers int
 	// Force converts every file even when its converted file is up to date.
 	Force bool
+	// Overwrite lets a conversion replace an output file vibe did not
+	// write (no converter front matter), or the input itself (`vibe
+	// convert notes.md -o .`). Without it such a file is left alone and
+	// the input fails with ErrWouldOverwrite.
+	Overwrite bool
 	// SourceName maps an input path to the path recorded in the front
 	// matter (e.g. relative to the workspace). Default: the path itself.
 	SourceName func(path string) string
@@ -359,6 +364,11 @@ func convertOne(ctx context.Context, j job, opts RunOptions) FileResult {
 			return res
 		}
 	}
+	if !opts.Overwrite {
+		if err := checkOverwrite(j); err != nil {
+			return fail(err)
+		}
+	}
 	copts := opts.Convert
 	copts.SourceName = name
 	doc, err := Convert(ctx, j.src, copts)
@@ -412,4 +422,23 @@ func upToDate(src, out string, opts Options) (Document, bool) {
 		return prev, false
 	}
 	return prev, hex.EncodeToString(h.Sum(nil)) == prev.SHA256
+}
+
+// checkOverwrite refuses to write j.out when it is the input itself or an
+// existing file vibe did not write (no converter front matter).
+func checkOverwrite(j job) error {
+	out, err := os.Stat(j.out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%q: %w", j.out, err)
+	}
+	if in, err := os.Stat(j.src); err == nil && os.SameFile(in, out) {
+		return fmt.Errorf("%q: %w: the output would replace the input itself; choose another output directory (or pass --force to overwrite it)", j.src, ErrWouldOverwrite)
+	}
+	if prev, _, err := ReadFile(j.out); err != nil || prev.Converter == "" {
+		return fmt.Errorf("%q: %w: %q exists and was not written by vibe convert; move it away, choose another output directory, or pass --force to overwrite it", j.src, ErrWouldOverwrite, j.out)
+	}
+	return nil
 }

@@ -118,7 +118,7 @@ pdf_engine, workers, timeout, max_memory_bytes) and VIBE_CONVERT_* variables; fl
 	f := cmd.Flags()
 	f.StringVarP(&opts.OutDir, "output", "o", "", "convert the given FILEs/DIRs into this directory instead of a theme")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON on stdout")
-	f.BoolVar(&opts.Force, "force", false, "convert even sources that are up to date")
+	f.BoolVar(&opts.Force, "force", false, "convert even sources that are up to date, and overwrite output files vibe did not write (or the input itself)")
 	f.IntVar(&opts.Workers, "workers", 0, "files converted at once (default: convert.workers in vibe.yaml)")
 	f.Int64Var(&opts.MaxFileBytes, "max-file-bytes", 0, "refuse sources larger than this (default: convert.max_file_bytes)")
 	f.StringVar(&opts.PDFEngine, "pdf-engine", "", "PDF engine: auto, pdfium or ledongthuc (default: convert.pdf_engine)")
@@ -145,8 +145,9 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 			MaxMemoryBytes: cfg.Convert.MaxMemoryBytes,
 			PDFium:         a.pdfium,
 		},
-		Workers: cfg.Convert.Workers,
-		Force:   opts.Force,
+		Workers:   cfg.Convert.Workers,
+		Force:     opts.Force,
+		Overwrite: opts.Force,
 	}
 	if opts.Workers > 0 {
 		ropts.Workers = opts.Workers
@@ -276,6 +277,10 @@ func convertHint(err error) string {
 		return "the file keeps the converter busy (a damaged or hostile file?); if it is genuine, raise convert.timeout in vibe.yaml"
 	case errors.Is(err, convert.ErrTooMuchMemory):
 		return "if the file is genuine, raise convert.max_memory_bytes in vibe.yaml"
+	case errors.Is(err, convert.ErrGarbled):
+		return "re-save the file as UTF-8, or replace it with an undamaged copy"
+	case errors.Is(err, convert.ErrWouldOverwrite):
+		return "pass --force to overwrite it, or choose another output directory"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}
@@ -294,6 +299,10 @@ func hintAlreadyGiven(msg string, err error) bool {
 		return strings.Contains(msg, "OCR")
 	case errors.Is(err, convert.ErrTimeout):
 		return strings.Contains(msg, "convert.timeout")
+	case errors.Is(err, convert.ErrGarbled):
+		return strings.Contains(msg, "UTF-8")
+	case errors.Is(err, convert.ErrWouldOverwrite):
+		return strings.Contains(msg, "--force")
 	case errors.Is(err, convert.ErrTooMuchMemory):
 		return strings.Contains(msg, "convert.max_memory_bytes")
 	}
