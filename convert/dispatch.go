@@ -114,6 +114,7 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	q.Pages = doc.Quality.Pages
 	q.PagesWithoutText = doc.Quality.PagesWithoutText
 	q.NeedsOCR = doc.Quality.NeedsOCR
+	q.Partial = doc.Quality.Partial
 	q.Warnings = doc.Quality.Warnings
 	if q.Garbled {
 		q.Warnings = append(q.Warnings, fmt.Sprintf("garbled text: %.0f%% of the characters look like mojibake, %.0f%% are replacement characters; the text layer or encoding is broken", q.GarbledRatio*100, q.ReplacementRatio*100))

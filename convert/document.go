@@ -58,6 +58,9 @@ type Quality struct {
 	// Garbled is set when the text is judged unreadable (GarbledRatio or
 	// ReplacementRatio too high): downstream stages should not trust it.
 	Garbled bool `yaml:"garbled,omitempty"`
+	// Partial is set when only part of a damaged file (a PDF cut short)
+	// could be recovered; the warnings say what was lost.
+	Partial bool `yaml:"partial,omitempty"`
 	// Warnings are human-readable notes about the conversion.
 	Warnings []string `yaml:"warnings,omitempty"`
 }

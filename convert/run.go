@@ -75,6 +75,7 @@ type FileResult struct {
 	Headings int      `json:"headings,omitempty"`
 	NeedsOCR bool     `json:"needs_ocr,omitempty"`
 	Garbled  bool     `json:"garbled,omitempty"`
+	Partial  bool     `json:"partial,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	Error    string   `json:"error,omitempty"`
 
@@ -99,6 +100,17 @@ func (r Report) NeedsOCR() []string {
 	var out []string
 	for _, f := range r.Files {
 		if f.NeedsOCR {
+			out = append(out, f.Source)
+		}
+	}
+	return out
+}
+
+// Partial lists the sources of which only a part could be recovered.
+func (r Report) Partial() []string {
+	var out []string
+	for _, f := range r.Files {
+		if f.Partial {
 			out = append(out, f.Source)
 		}
 	}
@@ -397,6 +409,7 @@ func fillResult(r *FileResult, doc Document) {
 	r.Headings = doc.Quality.Headings
 	r.NeedsOCR = doc.Quality.NeedsOCR
 	r.Garbled = doc.Quality.Garbled
+	r.Partial = doc.Quality.Partial
 	r.Warnings = doc.Quality.Warnings
 }
 

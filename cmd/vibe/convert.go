@@ -251,10 +251,13 @@ func printConvertSummary(ios *iostreams.IOStreams, rep convert.Report, where str
 	}
 	fmt.Fprintf(w, "%s -> %s\n", line, where)
 	if l := rep.NeedsOCR(); len(l) > 0 {
-		fmt.Fprintf(w, "convert: needs OCR (pages without a text layer): %s\n", strings.Join(l, ", "))
+		fmt.Fprintf(w, "convert: needs OCR (pages without a text layer): %s\n", quoteList(l))
+	}
+	if l := rep.Partial(); len(l) > 0 {
+		fmt.Fprintf(w, "convert: partial (damaged or cut short; only the surviving pages were converted): %s\n", quoteList(l))
 	}
 	if l := rep.Garbled(); len(l) > 0 {
-		fmt.Fprintf(w, "convert: garbled text (broken text layer or encoding): %s\n", strings.Join(l, ", "))
+		fmt.Fprintf(w, "convert: garbled text (broken text layer or encoding): %s\n", quoteList(l))
 	}
 }
 
