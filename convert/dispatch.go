@@ -34,21 +34,21 @@ func Convert(ctx context.Context, path string, opts Options) (Document, error) {
 	opts = opts.withDefaults()
 	st, err := os.Stat(path)
 	if err != nil {
-		return Document{}, err
+		return Document{}, quotePathError(err)
 	}
 	if st.Size() > opts.MaxFileBytes {
-		return Document{}, fmt.Errorf("%s: %w: %d bytes (limit %d; raise convert.max_file_bytes in vibe.yaml)", path, ErrTooLarge, st.Size(), opts.MaxFileBytes)
+		return Document{}, fmt.Errorf("%q: %w: %d bytes (limit %d; raise convert.max_file_bytes in vibe.yaml)", path, ErrTooLarge, st.Size(), opts.MaxFileBytes)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Document{}, err
+		return Document{}, quotePathError(err)
 	}
 	if opts.SourceName == "" {
 		opts.SourceName = filepath.ToSlash(path)
 	}
 	doc, err := ConvertBytes(ctx, data, filepath.Base(path), opts)
 	if err != nil {
-		return doc, fmt.Errorf("%s: %w", path, err)
+		return doc, fmt.Errorf("%q: %w", path, err)
 	}
 	return doc, nil
 }

@@ -72,7 +72,7 @@ func Render(doc Document) ([]byte, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("encode front matter of %s: %w", doc.Source, err)
+		return nil, fmt.Errorf("encode front matter of %q: %w", doc.Source, err)
 	}
 	enc.Close()
 	buf.WriteString("---\n\n")
@@ -119,7 +119,7 @@ func ReadFile(path string) (Document, int, error) {
 	}
 	doc, off, err := Parse(data)
 	if err != nil {
-		return doc, 0, fmt.Errorf("%s: %w", path, err)
+		return doc, 0, fmt.Errorf("%q: %w", path, err)
 	}
 	return doc, off, nil
 }

@@ -145,7 +145,7 @@ type job struct {
 func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunOptions) (Report, error) {
 	srcs, err := listInputs(sourceDir)
 	if err != nil {
-		return Report{}, fmt.Errorf("convert %s: %w", sourceDir, err)
+		return Report{}, fmt.Errorf("convert %q: %w", sourceDir, quotePathError(err))
 	}
 	jobs := planOutputs(srcs, convertedDir)
 	rep, err := runJobs(ctx, jobs, opts)
@@ -160,7 +160,7 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 	}
 	entries, err := os.ReadDir(convertedDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, fmt.Errorf("convert: read %s: %w", convertedDir, err)
+		return rep, fmt.Errorf("convert: read %q: %w", convertedDir, quotePathError(err))
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -172,7 +172,7 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 			continue // not a converted file (no front matter): not ours to remove
 		}
 		if err := os.Remove(p); err != nil {
-			return rep, fmt.Errorf("convert: remove stale %s: %w", p, err)
+			return rep, fmt.Errorf("convert: remove stale %q: %w", p, quotePathError(err))
 		}
 		rep.Removed++
 		rep.Files = append(rep.Files, FileResult{Source: p, Output: p, Status: StatusRemoved})
@@ -193,12 +193,12 @@ func ConvertFiles(ctx context.Context, inputs []string, outDir string, opts RunO
 	for _, in := range inputs {
 		st, err := os.Stat(in)
 		if err != nil {
-			return Report{}, fmt.Errorf("convert %s: %w", in, err)
+			return Report{}, fmt.Errorf("convert %q: %w", in, quotePathError(err))
 		}
 		var list []string
 		if st.IsDir() {
 			if list, err = listInputs(in); err != nil {
-				return Report{}, fmt.Errorf("convert %s: %w", in, err)
+				return Report{}, fmt.Errorf("convert %q: %w", in, quotePathError(err))
 			}
 		} else {
 			list = []string{in}
@@ -367,7 +367,7 @@ func convertOne(ctx context.Context, j job, opts RunOptions) FileResult {
 		return res
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("%s: %w", j.src, err))
+		return fail(fmt.Errorf("%q: %w", j.src, err))
 	}
 	if !opts.Force {
 		if prev, ok := upToDate(j.src, j.out, opts.Convert); ok {
@@ -385,17 +385,17 @@ func convertOne(ctx context.Context, j job, opts RunOptions) FileResult {
 	copts.SourceName = name
 	doc, err := Convert(ctx, j.src, copts)
 	if err != nil {
-		if !strings.Contains(err.Error(), j.src) {
-			err = fmt.Errorf("%s: %w", j.src, err)
+		if !strings.Contains(err.Error(), fmt.Sprintf("%q", j.src)) {
+			err = fmt.Errorf("%q: %w", j.src, err)
 		}
 		return fail(err)
 	}
 	data, err := Render(doc)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", j.src, err))
+		return fail(fmt.Errorf("%q: %w", j.src, err))
 	}
 	if err := atomicfile.WriteFile(j.out, data, 0o644); err != nil {
-		return fail(fmt.Errorf("%s: write %s: %w", j.src, j.out, err))
+		return fail(fmt.Errorf("%q: write %q: %w", j.src, j.out, quotePathError(err)))
 	}
 	res.Status = StatusConverted
 	fillResult(&res, doc)

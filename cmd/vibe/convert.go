@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -173,15 +174,17 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	ropts.OnStart = func(total int) {
 		progress = opts.IO.NewProgress("convert", total, opts.Quiet || total == 0)
 	}
-	ropts.OnProgress = func(path string, _ convert.Status) { progress.Step(filepath.Base(path)) }
+	ropts.OnProgress = func(path string, _ convert.Status) { progress.Step(printableName(filepath.Base(path))) }
 	ropts.OnError = func(path string, err error) error {
 		mu.Lock()
 		defer mu.Unlock()
+		// File names are quoted (%q) in the converter's errors, so a
+		// newline in a name cannot forge a log line; show them relative.
 		msg := err.Error()
-		if strings.Contains(msg, path) {
-			msg = strings.ReplaceAll(msg, path, display(path))
+		if q := fmt.Sprintf("%q", path); strings.Contains(msg, q) {
+			msg = strings.ReplaceAll(msg, q, fmt.Sprintf("%q", display(path)))
 		} else {
-			msg = display(path) + ": " + msg
+			msg = fmt.Sprintf("%q: %s", display(path), msg)
 		}
 		if opts.IO.IsStderrTTY() && !opts.Quiet {
 			fmt.Fprint(errOut, "\r\033[K") // clear the progress bar line first
@@ -320,4 +323,15 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// printableName replaces control characters (a newline, an escape) in a
+// file name with '?', for the progress line.
+func printableName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, name)
 }

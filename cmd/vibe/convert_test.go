@@ -89,9 +89,9 @@ func TestConvertThemeCommand(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (some files failed); stderr:\n%s", code, errOut)
 	}
 	for _, want := range []string{
-		"convert: knowledge/demo/source/empty.txt: empty file",
-		"convert: knowledge/demo/source/blob.dat: unsupported format",
-		"convert: knowledge/demo/source/huge.txt: file too large",
+		`convert: "knowledge/demo/source/empty.txt": empty file`,
+		`convert: "knowledge/demo/source/blob.dat": unsupported format`,
+		`convert: "knowledge/demo/source/huge.txt": file too large`,
 		"hint: raise convert.max_file_bytes",
 		"1 converted, 0 unchanged, 3 failed, 1 removed",
 		"3 of 4 files failed",
@@ -209,4 +209,24 @@ func TestConvertRefusesToOverwrite(t *testing.T) {
 			t.Fatalf("input rewritten:\n%s", data)
 		}
 	})
+}
+
+// TestConvertQuotesFileNames is issue #18 (log injection): a newline in a
+// file name is written escaped in error lines, never raw.
+func TestConvertQuotesFileNames(t *testing.T) {
+	dir := t.TempDir()
+	evil := "evil\nconvert: 0 failed.txt"
+	writeTree(t, dir, map[string]string{"in/" + evil: "", "in/good.txt": "第一章 开始\n\n正文。\n"})
+	code, _, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", filepath.Join(dir, "out"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the empty file fails):\n%s", code, errOut)
+	}
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(line, "convert: 0 failed") {
+			t.Fatalf("a file name forged a log line:\n%s", errOut)
+		}
+	}
+	if !strings.Contains(errOut, `evil\nconvert: 0 failed.txt`) {
+		t.Errorf("the file name is not shown escaped:\n%s", errOut)
+	}
 }
