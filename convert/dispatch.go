@@ -34,21 +34,21 @@ func Convert(ctx context.Context, path string, opts Options) (Document, error) {
 	opts = opts.withDefaults()
 	st, err := os.Stat(path)
 	if err != nil {
-		return Document{}, err
+		return Document{}, quotePathError(err)
 	}
 	if st.Size() > opts.MaxFileBytes {
-		return Document{}, fmt.Errorf("%s: %w: %d bytes (limit %d; raise convert.max_file_bytes in vibe.yaml)", path, ErrTooLarge, st.Size(), opts.MaxFileBytes)
+		return Document{}, fmt.Errorf("%q: %w: %d bytes (limit %d; raise convert.max_file_bytes in vibe.yaml)", path, ErrTooLarge, st.Size(), opts.MaxFileBytes)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Document{}, err
+		return Document{}, quotePathError(err)
 	}
 	if opts.SourceName == "" {
 		opts.SourceName = filepath.ToSlash(path)
 	}
 	doc, err := ConvertBytes(ctx, data, filepath.Base(path), opts)
 	if err != nil {
-		return doc, fmt.Errorf("%s: %w", path, err)
+		return doc, fmt.Errorf("%q: %w", path, err)
 	}
 	return doc, nil
 }
@@ -114,6 +114,7 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	q.Pages = doc.Quality.Pages
 	q.PagesWithoutText = doc.Quality.PagesWithoutText
 	q.NeedsOCR = doc.Quality.NeedsOCR
+	q.Partial = doc.Quality.Partial
 	q.Warnings = doc.Quality.Warnings
 	if q.Garbled {
 		q.Warnings = append(q.Warnings, fmt.Sprintf("garbled text: %.0f%% of the characters look like mojibake, %.0f%% are replacement characters; the text layer or encoding is broken", q.GarbledRatio*100, q.ReplacementRatio*100))

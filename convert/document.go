@@ -58,6 +58,9 @@ type Quality struct {
 	// Garbled is set when the text is judged unreadable (GarbledRatio or
 	// ReplacementRatio too high): downstream stages should not trust it.
 	Garbled bool `yaml:"garbled,omitempty"`
+	// Partial is set when only part of a damaged file (a PDF cut short)
+	// could be recovered; the warnings say what was lost.
+	Partial bool `yaml:"partial,omitempty"`
 	// Warnings are human-readable notes about the conversion.
 	Warnings []string `yaml:"warnings,omitempty"`
 }
@@ -69,7 +72,7 @@ func Render(doc Document) ([]byte, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("encode front matter of %s: %w", doc.Source, err)
+		return nil, fmt.Errorf("encode front matter of %q: %w", doc.Source, err)
 	}
 	enc.Close()
 	buf.WriteString("---\n\n")
@@ -116,7 +119,7 @@ func ReadFile(path string) (Document, int, error) {
 	}
 	doc, off, err := Parse(data)
 	if err != nil {
-		return doc, 0, fmt.Errorf("%s: %w", path, err)
+		return doc, 0, fmt.Errorf("%q: %w", path, err)
 	}
 	return doc, off, nil
 }

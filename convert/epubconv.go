@@ -52,7 +52,7 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 	}
 	var pkg opfPackage
 	if err := xml.Unmarshal(raw, &pkg); err != nil {
-		return doc, fmt.Errorf("%w: package document %s: %v", ErrDamaged, opfPath, err)
+		return doc, fmt.Errorf("%w: package document %q: %v", ErrDamaged, opfPath, err)
 	}
 	if len(pkg.Title) > 0 {
 		doc.Title = strings.TrimSpace(pkg.Title[0])
@@ -93,12 +93,12 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 		p := resolveHref(opfPath, it.Href)
 		b, err := z.read(p)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: %v", p, err))
+			warnings = append(warnings, fmt.Sprintf("%q: %v", p, err))
 			continue
 		}
 		md, err := xhtmlToMarkdown(b)
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: %v", p, err))
+			warnings = append(warnings, fmt.Sprintf("%q: %v", p, err))
 			continue
 		}
 		if strings.TrimSpace(md) == "" {

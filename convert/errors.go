@@ -1,6 +1,10 @@
 package convert
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
 
 // Sentinel errors, wrapped with the file name; check them with errors.Is.
 var (
@@ -14,6 +18,19 @@ var (
 	ErrTimeout           = errors.New("conversion took too long")
 	ErrTooMuchMemory     = errors.New("conversion needs too much memory")
 	ErrGarbled           = errors.New("garbled text")
+	ErrWouldOverwrite    = errors.New("refusing to overwrite")
 
 	errMissingEntry = errors.New("missing from the container")
 )
+
+// quotePathError rewrites an *fs.PathError with its path quoted (%q), so
+// that a newline or control character in a file name cannot forge a line in
+// a log; the underlying error stays wrapped (errors.Is(err,
+// fs.ErrNotExist) still holds).
+func quotePathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %q: %w", pe.Op, pe.Path, pe.Err)
+	}
+	return err
+}

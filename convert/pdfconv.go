@@ -21,7 +21,31 @@ import (
 // paragraphs joined, headings from the outline when the PDF has one and from
 // numbering otherwise. Pages without a text layer are listed and the document
 // is flagged as needing OCR.
-func convertPDF(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
+//
+// A damaged PDF, typically one cut short, is read again from a rebuilt copy
+// (see rebuildPDF): the pages that survive are converted and the document is
+// flagged partial with a warning, rather than rejected whole.
+func convertPDF(ctx context.Context, data []byte, opts Options) (Document, error) {
+	doc, err := convertPDFOnce(ctx, data, opts)
+	if err == nil || !errors.Is(err, ErrDamaged) || ctx.Err() != nil {
+		return doc, err
+	}
+	fixed, found, ok := rebuildPDF(data)
+	if !ok {
+		return doc, err
+	}
+	part, perr := convertPDFOnce(ctx, fixed, opts)
+	if perr != nil {
+		return doc, err
+	}
+	part.Quality.Partial = true
+	part.Quality.Warnings = append([]string{fmt.Sprintf(
+		"partial: the PDF is damaged or cut short (%v); %d page(s) were recovered from its surviving objects, the rest is lost: get a complete copy",
+		err, found)}, part.Quality.Warnings...)
+	return part, nil
+}
+
+func convertPDFOnce(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
 	doc.Format = "pdf"
 	// pdfium (WebAssembly) is the measured best engine (docs/convert-measurements.md);
 	// the glyph-based ledongthuc reader below is the fallback when pdfium fails.

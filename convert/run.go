@@ -43,6 +43,11 @@ type RunOptions struct {
 	Workers int
 	// Force converts every file even when its converted file is up to date.
 	Force bool
+	// Overwrite lets a conversion replace an output file vibe did not
+	// write (no converter front matter), or the input itself (`vibe
+	// convert notes.md -o .`). Without it such a file is left alone and
+	// the input fails with ErrWouldOverwrite.
+	Overwrite bool
 	// SourceName maps an input path to the path recorded in the front
 	// matter (e.g. relative to the workspace). Default: the path itself.
 	SourceName func(path string) string
@@ -70,6 +75,7 @@ type FileResult struct {
 	Headings int      `json:"headings,omitempty"`
 	NeedsOCR bool     `json:"needs_ocr,omitempty"`
 	Garbled  bool     `json:"garbled,omitempty"`
+	Partial  bool     `json:"partial,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	Error    string   `json:"error,omitempty"`
 
@@ -94,6 +100,17 @@ func (r Report) NeedsOCR() []string {
 	var out []string
 	for _, f := range r.Files {
 		if f.NeedsOCR {
+			out = append(out, f.Source)
+		}
+	}
+	return out
+}
+
+// Partial lists the sources of which only a part could be recovered.
+func (r Report) Partial() []string {
+	var out []string
+	for _, f := range r.Files {
+		if f.Partial {
 			out = append(out, f.Source)
 		}
 	}
@@ -128,7 +145,7 @@ type job struct {
 func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunOptions) (Report, error) {
 	srcs, err := listInputs(sourceDir)
 	if err != nil {
-		return Report{}, fmt.Errorf("convert %s: %w", sourceDir, err)
+		return Report{}, fmt.Errorf("convert %q: %w", sourceDir, quotePathError(err))
 	}
 	jobs := planOutputs(srcs, convertedDir)
 	rep, err := runJobs(ctx, jobs, opts)
@@ -143,7 +160,7 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 	}
 	entries, err := os.ReadDir(convertedDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, fmt.Errorf("convert: read %s: %w", convertedDir, err)
+		return rep, fmt.Errorf("convert: read %q: %w", convertedDir, quotePathError(err))
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -155,7 +172,7 @@ func ConvertTheme(ctx context.Context, sourceDir, convertedDir string, opts RunO
 			continue // not a converted file (no front matter): not ours to remove
 		}
 		if err := os.Remove(p); err != nil {
-			return rep, fmt.Errorf("convert: remove stale %s: %w", p, err)
+			return rep, fmt.Errorf("convert: remove stale %q: %w", p, quotePathError(err))
 		}
 		rep.Removed++
 		rep.Files = append(rep.Files, FileResult{Source: p, Output: p, Status: StatusRemoved})
@@ -176,12 +193,12 @@ func ConvertFiles(ctx context.Context, inputs []string, outDir string, opts RunO
 	for _, in := range inputs {
 		st, err := os.Stat(in)
 		if err != nil {
-			return Report{}, fmt.Errorf("convert %s: %w", in, err)
+			return Report{}, fmt.Errorf("convert %q: %w", in, quotePathError(err))
 		}
 		var list []string
 		if st.IsDir() {
 			if list, err = listInputs(in); err != nil {
-				return Report{}, fmt.Errorf("convert %s: %w", in, err)
+				return Report{}, fmt.Errorf("convert %q: %w", in, quotePathError(err))
 			}
 		} else {
 			list = []string{in}
@@ -350,7 +367,7 @@ func convertOne(ctx context.Context, j job, opts RunOptions) FileResult {
 		return res
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(fmt.Errorf("%s: %w", j.src, err))
+		return fail(fmt.Errorf("%q: %w", j.src, err))
 	}
 	if !opts.Force {
 		if prev, ok := upToDate(j.src, j.out, opts.Convert); ok {
@@ -359,21 +376,26 @@ func convertOne(ctx context.Context, j job, opts RunOptions) FileResult {
 			return res
 		}
 	}
+	if !opts.Overwrite {
+		if err := checkOverwrite(j); err != nil {
+			return fail(err)
+		}
+	}
 	copts := opts.Convert
 	copts.SourceName = name
 	doc, err := Convert(ctx, j.src, copts)
 	if err != nil {
-		if !strings.Contains(err.Error(), j.src) {
-			err = fmt.Errorf("%s: %w", j.src, err)
+		if !strings.Contains(err.Error(), fmt.Sprintf("%q", j.src)) {
+			err = fmt.Errorf("%q: %w", j.src, err)
 		}
 		return fail(err)
 	}
 	data, err := Render(doc)
 	if err != nil {
-		return fail(fmt.Errorf("%s: %w", j.src, err))
+		return fail(fmt.Errorf("%q: %w", j.src, err))
 	}
 	if err := atomicfile.WriteFile(j.out, data, 0o644); err != nil {
-		return fail(fmt.Errorf("%s: write %s: %w", j.src, j.out, err))
+		return fail(fmt.Errorf("%q: write %q: %w", j.src, j.out, quotePathError(err)))
 	}
 	res.Status = StatusConverted
 	fillResult(&res, doc)
@@ -387,6 +409,7 @@ func fillResult(r *FileResult, doc Document) {
 	r.Headings = doc.Quality.Headings
 	r.NeedsOCR = doc.Quality.NeedsOCR
 	r.Garbled = doc.Quality.Garbled
+	r.Partial = doc.Quality.Partial
 	r.Warnings = doc.Quality.Warnings
 }
 
@@ -412,4 +435,23 @@ func upToDate(src, out string, opts Options) (Document, bool) {
 		return prev, false
 	}
 	return prev, hex.EncodeToString(h.Sum(nil)) == prev.SHA256
+}
+
+// checkOverwrite refuses to write j.out when it is the input itself or an
+// existing file vibe did not write (no converter front matter).
+func checkOverwrite(j job) error {
+	out, err := os.Stat(j.out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%q: %w", j.out, err)
+	}
+	if in, err := os.Stat(j.src); err == nil && os.SameFile(in, out) {
+		return fmt.Errorf("%q: %w: the output would replace the input itself; choose another output directory (or pass --force to overwrite it)", j.src, ErrWouldOverwrite)
+	}
+	if prev, _, err := ReadFile(j.out); err != nil || prev.Converter == "" {
+		return fmt.Errorf("%q: %w: %q exists and was not written by vibe convert; move it away, choose another output directory, or pass --force to overwrite it", j.src, ErrWouldOverwrite, j.out)
+	}
+	return nil
 }

@@ -53,21 +53,21 @@ func (z *safeZip) read(name string) ([]byte, error) {
 		}
 	}
 	if f == nil {
-		return nil, fmt.Errorf("entry %s: %w", name, errMissingEntry)
+		return nil, fmt.Errorf("entry %q: %w", name, errMissingEntry)
 	}
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%w: entry %s: %v", ErrDamaged, name, err)
+		return nil, fmt.Errorf("%w: entry %q: %v", ErrDamaged, name, err)
 	}
 	defer rc.Close()
 	remaining := z.limit - z.used
 	data, err := io.ReadAll(io.LimitReader(rc, remaining+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: entry %s: %v", ErrDamaged, name, err)
+		return nil, fmt.Errorf("%w: entry %q: %v", ErrDamaged, name, err)
 	}
 	z.used += int64(len(data))
 	if int64(len(data)) > remaining {
-		return nil, fmt.Errorf("%w: entry %s inflates past the limit of %d bytes", ErrZipBomb, name, z.limit)
+		return nil, fmt.Errorf("%w: entry %q inflates past the limit of %d bytes", ErrZipBomb, name, z.limit)
 	}
 	return data, nil
 }

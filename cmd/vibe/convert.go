@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -118,7 +119,7 @@ pdf_engine, workers, timeout, max_memory_bytes) and VIBE_CONVERT_* variables; fl
 	f := cmd.Flags()
 	f.StringVarP(&opts.OutDir, "output", "o", "", "convert the given FILEs/DIRs into this directory instead of a theme")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON on stdout")
-	f.BoolVar(&opts.Force, "force", false, "convert even sources that are up to date")
+	f.BoolVar(&opts.Force, "force", false, "convert even sources that are up to date, and overwrite output files vibe did not write (or the input itself)")
 	f.IntVar(&opts.Workers, "workers", 0, "files converted at once (default: convert.workers in vibe.yaml)")
 	f.Int64Var(&opts.MaxFileBytes, "max-file-bytes", 0, "refuse sources larger than this (default: convert.max_file_bytes)")
 	f.StringVar(&opts.PDFEngine, "pdf-engine", "", "PDF engine: auto, pdfium or ledongthuc (default: convert.pdf_engine)")
@@ -145,8 +146,9 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 			MaxMemoryBytes: cfg.Convert.MaxMemoryBytes,
 			PDFium:         a.pdfium,
 		},
-		Workers: cfg.Convert.Workers,
-		Force:   opts.Force,
+		Workers:   cfg.Convert.Workers,
+		Force:     opts.Force,
+		Overwrite: opts.Force,
 	}
 	if opts.Workers > 0 {
 		ropts.Workers = opts.Workers
@@ -172,15 +174,17 @@ func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
 	ropts.OnStart = func(total int) {
 		progress = opts.IO.NewProgress("convert", total, opts.Quiet || total == 0)
 	}
-	ropts.OnProgress = func(path string, _ convert.Status) { progress.Step(filepath.Base(path)) }
+	ropts.OnProgress = func(path string, _ convert.Status) { progress.Step(printableName(filepath.Base(path))) }
 	ropts.OnError = func(path string, err error) error {
 		mu.Lock()
 		defer mu.Unlock()
+		// File names are quoted (%q) in the converter's errors, so a
+		// newline in a name cannot forge a log line; show them relative.
 		msg := err.Error()
-		if strings.Contains(msg, path) {
-			msg = strings.ReplaceAll(msg, path, display(path))
+		if q := fmt.Sprintf("%q", path); strings.Contains(msg, q) {
+			msg = strings.ReplaceAll(msg, q, fmt.Sprintf("%q", display(path)))
 		} else {
-			msg = display(path) + ": " + msg
+			msg = fmt.Sprintf("%q: %s", display(path), msg)
 		}
 		if opts.IO.IsStderrTTY() && !opts.Quiet {
 			fmt.Fprint(errOut, "\r\033[K") // clear the progress bar line first
@@ -250,10 +254,13 @@ func printConvertSummary(ios *iostreams.IOStreams, rep convert.Report, where str
 	}
 	fmt.Fprintf(w, "%s -> %s\n", line, where)
 	if l := rep.NeedsOCR(); len(l) > 0 {
-		fmt.Fprintf(w, "convert: needs OCR (pages without a text layer): %s\n", strings.Join(l, ", "))
+		fmt.Fprintf(w, "convert: needs OCR (pages without a text layer): %s\n", quoteList(l))
+	}
+	if l := rep.Partial(); len(l) > 0 {
+		fmt.Fprintf(w, "convert: partial (damaged or cut short; only the surviving pages were converted): %s\n", quoteList(l))
 	}
 	if l := rep.Garbled(); len(l) > 0 {
-		fmt.Fprintf(w, "convert: garbled text (broken text layer or encoding): %s\n", strings.Join(l, ", "))
+		fmt.Fprintf(w, "convert: garbled text (broken text layer or encoding): %s\n", quoteList(l))
 	}
 }
 
@@ -276,6 +283,10 @@ func convertHint(err error) string {
 		return "the file keeps the converter busy (a damaged or hostile file?); if it is genuine, raise convert.timeout in vibe.yaml"
 	case errors.Is(err, convert.ErrTooMuchMemory):
 		return "if the file is genuine, raise convert.max_memory_bytes in vibe.yaml"
+	case errors.Is(err, convert.ErrGarbled):
+		return "re-save the file as UTF-8, or replace it with an undamaged copy"
+	case errors.Is(err, convert.ErrWouldOverwrite):
+		return "pass --force to overwrite it, or choose another output directory"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}
@@ -294,6 +305,10 @@ func hintAlreadyGiven(msg string, err error) bool {
 		return strings.Contains(msg, "OCR")
 	case errors.Is(err, convert.ErrTimeout):
 		return strings.Contains(msg, "convert.timeout")
+	case errors.Is(err, convert.ErrGarbled):
+		return strings.Contains(msg, "UTF-8")
+	case errors.Is(err, convert.ErrWouldOverwrite):
+		return strings.Contains(msg, "--force")
 	case errors.Is(err, convert.ErrTooMuchMemory):
 		return strings.Contains(msg, "convert.max_memory_bytes")
 	}
@@ -308,4 +323,15 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// printableName replaces control characters (a newline, an escape) in a
+// file name with '?', for the progress line.
+func printableName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, name)
 }

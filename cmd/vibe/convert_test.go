@@ -89,9 +89,9 @@ func TestConvertThemeCommand(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (some files failed); stderr:\n%s", code, errOut)
 	}
 	for _, want := range []string{
-		"convert: knowledge/demo/source/empty.txt: empty file",
-		"convert: knowledge/demo/source/blob.dat: unsupported format",
-		"convert: knowledge/demo/source/huge.txt: file too large",
+		`convert: "knowledge/demo/source/empty.txt": empty file`,
+		`convert: "knowledge/demo/source/blob.dat": unsupported format`,
+		`convert: "knowledge/demo/source/huge.txt": file too large`,
 		"hint: raise convert.max_file_bytes",
 		"1 converted, 0 unchanged, 3 failed, 1 removed",
 		"3 of 4 files failed",
@@ -161,5 +161,72 @@ func TestStageConvertWithoutSources(t *testing.T) {
 	code, _, errOut := runVibe(t, nil, "--workspace", ws, "convert", "nothing")
 	if code != exitFailure || !strings.Contains(errOut, "vibe curate nothing") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestConvertRefusesToOverwrite is issue #18: `vibe convert FILE -o DIR`
+// overwrote a hand-written file of the same name, and `vibe convert
+// notes.md -o .` rewrote its input; both are refused unless --force.
+func TestConvertRefusesToOverwrite(t *testing.T) {
+	t.Run("hand-written output", func(t *testing.T) {
+		dir := t.TempDir()
+		mine := "# My own notes\n\nwritten by hand\n"
+		writeTree(t, dir, map[string]string{
+			"in/notes.txt": "第一章 开始\n\n正文。\n",
+			"out/notes.md": mine,
+			"in/other.txt": "第一章 其他\n\n正文。\n",
+		})
+		out := filepath.Join(dir, "out")
+		code, _, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", out)
+		if code != 1 || !strings.Contains(errOut, "not written by vibe convert") || !strings.Contains(errOut, "--force") {
+			t.Fatalf("exit %d, want 1 naming the refusal and --force:\n%s", code, errOut)
+		}
+		if data, _ := os.ReadFile(filepath.Join(out, "notes.md")); string(data) != mine {
+			t.Fatalf("hand-written file changed:\n%s", data)
+		}
+		if _, err := os.Stat(filepath.Join(out, "other.md")); err != nil {
+			t.Errorf("the other file was not converted: %v", err)
+		}
+		// A file vibe wrote is replaced without --force; --force replaces
+		// the hand-written one.
+		code, _, errOut = runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", out, "--force")
+		if code != 0 {
+			t.Fatalf("--force: exit %d:\n%s", code, errOut)
+		}
+		if data, _ := os.ReadFile(filepath.Join(out, "notes.md")); !strings.Contains(string(data), "converter:") {
+			t.Errorf("--force did not convert over the hand-written file:\n%s", data)
+		}
+	})
+	t.Run("input itself", func(t *testing.T) {
+		dir := t.TempDir()
+		notes := "# Notes\n\nkeep me as I am\n"
+		writeTree(t, dir, map[string]string{"notes.md": notes})
+		code, _, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "notes.md"), "-o", dir)
+		if code != 1 || !strings.Contains(errOut, "replace the input itself") {
+			t.Fatalf("exit %d, want 1 saying the input would be replaced:\n%s", code, errOut)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "notes.md")); string(data) != notes {
+			t.Fatalf("input rewritten:\n%s", data)
+		}
+	})
+}
+
+// TestConvertQuotesFileNames is issue #18 (log injection): a newline in a
+// file name is written escaped in error lines, never raw.
+func TestConvertQuotesFileNames(t *testing.T) {
+	dir := t.TempDir()
+	evil := "evil\nconvert: 0 failed.txt"
+	writeTree(t, dir, map[string]string{"in/" + evil: "", "in/good.txt": "第一章 开始\n\n正文。\n"})
+	code, _, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", filepath.Join(dir, "out"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the empty file fails):\n%s", code, errOut)
+	}
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(line, "convert: 0 failed") {
+			t.Fatalf("a file name forged a log line:\n%s", errOut)
+		}
+	}
+	if !strings.Contains(errOut, `evil\nconvert: 0 failed.txt`) {
+		t.Errorf("the file name is not shown escaped:\n%s", errOut)
 	}
 }
