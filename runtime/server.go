@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -389,6 +391,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // may continue the conversation id; it answers 404 when not (the same answer
 // whether the id is another user's or not) and reports whether to go on.
 func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hint string) bool {
+	if err := CheckConversationID(id); err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return false
+	}
 	err := s.agent.OpenConversation(r.Context(), userOf(r), id)
 	switch {
 	case err == nil:
@@ -399,6 +405,22 @@ func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hi
 		writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
 	}
 	return false
+}
+
+// MaxConversationIDLen is the longest conversation id accepted, in bytes.
+const MaxConversationIDLen = 128
+
+// CheckConversationID refuses a conversation id longer than
+// MaxConversationIDLen bytes or holding control characters or invalid
+// UTF-8 (ids are stored, and written into logs).
+func CheckConversationID(id string) error {
+	if len(id) > MaxConversationIDLen {
+		return fmt.Errorf("conversation id of %d bytes: at most %d are accepted; use a shorter id (e.g. a UUID)", len(id), MaxConversationIDLen)
+	}
+	if !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return fmt.Errorf("conversation id %q: control characters and invalid UTF-8 are not accepted", id)
+	}
+	return nil
 }
 
 // ToolRequest is the body of POST /api/tools/execute.
