@@ -370,6 +370,9 @@ var ErrConversationNotFound = errors.New("conversation not found")
 // another user's conversation gives ErrConversationNotFound. The HTTP API
 // calls it before a response starts, so a refusal is a status code.
 func (a *Agent) OpenConversation(ctx context.Context, userID, convID string) error {
+	if err := CheckConversationID(convID); err != nil {
+		return err
+	}
 	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
 		return fmt.Errorf("runtime: user %s: %w", userID, err)
 	}

@@ -72,12 +72,28 @@ func ParseKeysEnv(s string, k *Keys) error {
 	return nil
 }
 
-// rateLimiter is a per-key token bucket.
+// bearerToken returns the token of an "Authorization: Bearer TOKEN" header:
+// the scheme is case-insensitive (RFC 9110) and spaces around the token are
+// trimmed.
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// rateLimiter is a token bucket per key (a user, or a client address for
+// failed logins): perMin tokens, refilled continuously. Buckets idle long
+// enough to be full again are dropped, so the map does not grow with every
+// key ever seen.
 type rateLimiter struct {
 	perMin int
 	now    func() time.Time
 	mu     sync.Mutex
 	bucket map[string]*bucket
+	swept  time.Time
 }
 
 type bucket struct {
@@ -85,13 +101,20 @@ type bucket struct {
 	last   time.Time
 }
 
-func (r *rateLimiter) allow(key string) bool {
+func newRateLimiter(perMin int, now func() time.Time) *rateLimiter {
+	return &rateLimiter{perMin: perMin, now: now, bucket: map[string]*bucket{}}
+}
+
+// take refreshes key's bucket and, when it holds a token and spend is set,
+// spends one; it reports whether a token was there.
+func (r *rateLimiter) take(key string, spend bool) bool {
 	if r.perMin <= 0 {
 		return true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
+	r.sweep(now)
 	b, ok := r.bucket[key]
 	if !ok {
 		b = &bucket{tokens: float64(r.perMin), last: now}
@@ -102,6 +125,31 @@ func (r *rateLimiter) allow(key string) bool {
 	if b.tokens < 1 {
 		return false
 	}
-	b.tokens--
+	if spend {
+		b.tokens--
+	}
 	return true
+}
+
+func (r *rateLimiter) allow(key string) bool { return r.take(key, true) }
+
+// sweep drops, at most once a minute, the buckets untouched for a minute:
+// they are full again, the same as a new bucket.
+func (r *rateLimiter) sweep(now time.Time) {
+	if now.Sub(r.swept) < time.Minute {
+		return
+	}
+	r.swept = now
+	for k, b := range r.bucket {
+		if now.Sub(b.last) >= time.Minute {
+			delete(r.bucket, k)
+		}
+	}
+}
+
+// size is the number of buckets kept.
+func (r *rateLimiter) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.bucket)
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +52,15 @@ func TestSaveSkillData(t *testing.T) {
 	}
 	if _, err := a.ExecuteTool(ctx, "u", "", "save_skill_data", json.RawMessage(`{"data":{"x":1}}`), nil); err == nil {
 		t.Fatal("save_skill_data with no skill active or given succeeded")
+	}
+	// Only installed skills: a name is a key of the profile.
+	for _, sn := range []string{"../alice", "*", "core", "nope", "bazi/../x"} {
+		_, err := a.ExecuteTool(ctx, "u", "bazi", "save_skill_data", json.RawMessage(`{"skill":`+quote(sn)+`,"data":{"x":1}}`), nil)
+		if err == nil || !strings.Contains(err.Error(), "unknown skill") || !strings.Contains(err.Error(), "installed: bazi") {
+			t.Errorf("save_skill_data skill %q: %v", sn, err)
+		}
+	}
+	if p := profile(); strings.Contains(p, `"x"`) {
+		t.Errorf("a refused save changed the profile: %s", p)
 	}
 }

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -25,6 +28,10 @@ type ServerOptions struct {
 	Insecure       bool
 	MaxBodyBytes   int64
 	RequestsPerMin int
+	// FailedAuthPerMin is how many requests with a missing or wrong key a
+	// client address may send a minute before it gets 429 (default 20;
+	// negative: no limit).
+	FailedAuthPerMin int
 	// TurnTimeout bounds one turn (default 5 minutes).
 	TurnTimeout time.Duration
 	// BodyTimeout bounds reading a request body (default 30s); WriteTimeout
@@ -42,7 +49,8 @@ type ServerOptions struct {
 type Server struct {
 	agent *Agent
 	opts  ServerOptions
-	rate  *rateLimiter
+	rate  *rateLimiter // per user
+	fails *rateLimiter // failed logins, per client address
 	mux   *http.ServeMux
 }
 
@@ -69,8 +77,12 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.FailedAuthPerMin == 0 {
+		opts.FailedAuthPerMin = 20
+	}
 	s := &Server{agent: a, opts: opts, mux: http.NewServeMux(),
-		rate: &rateLimiter{perMin: opts.RequestsPerMin, now: opts.Now, bucket: map[string]*bucket{}}}
+		rate:  newRateLimiter(opts.RequestsPerMin, opts.Now),
+		fails: newRateLimiter(opts.FailedAuthPerMin, opts.Now)}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /api/skills", s.auth(s.listSkills))
@@ -160,25 +172,33 @@ type userKey struct{}
 
 func userOf(r *http.Request) string { u, _ := r.Context().Value(userKey{}).(string); return u }
 
-// auth resolves the bearer key to a user id, applies the rate limit and the
-// body size limit.
+// auth resolves the bearer key to a user id, applies the rate limit (per
+// user, whatever the spelling of the header) and the body size limit. Failed
+// logins are limited per client address: one that used up its allowance
+// gets 429 until it refills, whatever key it sends.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		user, key := "dev", "dev"
+		user := "dev"
 		if !s.opts.Insecure {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			client := clientAddr(r)
+			if !s.fails.take(client, false) {
+				w.Header().Set("Retry-After", "60")
+				writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("too many requests with a wrong API key from this address (more than %d a minute); wait a minute", s.opts.FailedAuthPerMin))
+				return
+			}
 			u, found := "", false
-			if ok {
-				u, found = s.opts.Keys.Lookup(strings.TrimSpace(tok))
+			if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
+				u, found = s.opts.Keys.Lookup(tok)
 			}
 			if !found {
+				s.fails.allow(client)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="vibe"`)
 				writeErr(w, http.StatusUnauthorized, "invalid_api_key", "a valid API key is required: send Authorization: Bearer <key>")
 				return
 			}
-			user, key = u, tok
+			user = u
 		}
-		if !s.rate.allow(key) {
+		if !s.rate.allow(user) {
 			w.Header().Set("Retry-After", "60")
 			writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("rate limit of %d requests per minute exceeded (serve.requests_per_minute)", s.opts.RequestsPerMin))
 			return
@@ -188,10 +208,23 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// clientAddr is the host of the request's remote address (the port changes
+// with every connection).
+func clientAddr(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
-	err := json.NewDecoder(r.Body).Decode(v)
+	dec := json.NewDecoder(r.Body)
+	err := dec.Decode(v)
+	if err == nil {
+		err = trailing(dec)
+	}
 	if err != nil {
 		// The connection is not reused: what is left of the body is not
 		// worth waiting for.
@@ -211,6 +244,23 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool 
 	// Clear the deadline: once passed, it would cancel a streaming turn.
 	_ = rc.SetReadDeadline(time.Time{})
 	return true
+}
+
+// errTrailing is a request body with more after its JSON value.
+var errTrailing = errors.New("data after the JSON value; send one JSON object")
+
+// trailing reports data after the value dec decoded (white space aside).
+func trailing(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			var se *json.SyntaxError
+			if !errors.As(err, &se) {
+				return err // a read error: timeout, too large
+			}
+		}
+		return errTrailing
+	}
+	return nil
 }
 
 // documentLister is the store capability /readyz uses to check each skill's
@@ -389,6 +439,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 // may continue the conversation id; it answers 404 when not (the same answer
 // whether the id is another user's or not) and reports whether to go on.
 func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hint string) bool {
+	if err := CheckConversationID(id); err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return false
+	}
 	err := s.agent.OpenConversation(r.Context(), userOf(r), id)
 	switch {
 	case err == nil:
@@ -399,6 +453,22 @@ func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hi
 		writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
 	}
 	return false
+}
+
+// MaxConversationIDLen is the longest conversation id accepted, in bytes.
+const MaxConversationIDLen = 128
+
+// CheckConversationID refuses a conversation id longer than
+// MaxConversationIDLen bytes or holding control characters or invalid
+// UTF-8 (ids are stored, and written into logs).
+func CheckConversationID(id string) error {
+	if len(id) > MaxConversationIDLen {
+		return fmt.Errorf("conversation id of %d bytes: at most %d are accepted; use a shorter id (e.g. a UUID)", len(id), MaxConversationIDLen)
+	}
+	if !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return fmt.Errorf("conversation id %q: control characters and invalid UTF-8 are not accepted", id)
+	}
+	return nil
 }
 
 // ToolRequest is the body of POST /api/tools/execute.

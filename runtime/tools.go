@@ -279,6 +279,11 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if sn == "" {
 			return nil, errors.New("save_skill_data: no skill given and none active")
 		}
+		// Only an installed skill's name: the name becomes a key of the
+		// profile (skill_data.<skill>), so "../alice" or "*" must not.
+		if sk, err := a.cfg.Skills.Get(sn); err != nil || sk.Name == skills.CoreName {
+			return nil, fmt.Errorf("save_skill_data: unknown skill %q; installed: %s", sn, names(a.cfg.Skills.Headers()))
+		}
 		data, ok := args["data"].(map[string]any)
 		if !ok {
 			return nil, errors.New("save_skill_data: data must be a JSON object")

@@ -162,22 +162,57 @@ func (s *Skill) ReadResource(rel string) ([]byte, error) {
 		return nil, fmt.Errorf("skill %s resource %q: %w (use a path inside the skill)", s.Name, rel, ErrNotFound)
 	}
 	b, err := fs.ReadFile(s.fsys, clean)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("skill %s resource %q: %w", s.Name, rel, ErrNotFound)
+	case err != nil:
+		// Chiefly a link leading out of the skill directory (os.Root's
+		// "path escapes from parent"): refused, not followed.
+		return nil, fmt.Errorf("skill %s resource %q: %w: refused: %v", s.Name, rel, ErrNotFound, err)
 	}
 	return b, nil
 }
 
-// Resources lists the skill's files (tier 3 index).
+// Resources lists the skill's files (tier 3 index). A symbolic link is
+// listed only when it resolves inside the skill directory.
 func (s *Skill) Resources() []string {
 	var out []string
 	_ = fs.WalkDir(s.fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			out = append(out, p)
+		if err != nil || d.IsDir() {
+			return nil
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if fi, err := fs.Stat(s.fsys, p); err != nil || fi.IsDir() {
+				return nil
+			}
+		}
+		out = append(out, p)
 		return nil
 	})
 	return out
+}
+
+// DirFS returns a file system over the skill directory dir that opens every
+// path through an [os.Root]: a symbolic link, or "..", leading out of the
+// directory is refused (os.DirFS would follow it, and skills may come from
+// third parties), while links between the skill's own files still work.
+func DirFS(dir string) fs.FS { return rootFS(dir) }
+
+type rootFS string
+
+func (d rootFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	// One Root per open: a Set reloads its skills while requests still
+	// read the previous ones, so there is no moment to close a shared one.
+	// The opened file stays valid once the Root is closed.
+	r, err := os.OpenRoot(string(d))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Open(name)
 }
 
 // Tool returns the skill tool with that name.
@@ -227,7 +262,9 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 	if sk.Theme == "" {
 		sk.Theme = sk.Name
 	}
-	if b, err := fs.ReadFile(fsys, "tools/tools.yaml"); err == nil {
+	if b, err := fs.ReadFile(fsys, "tools/tools.yaml"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load skill %s: tools/tools.yaml: %w", where, err)
+	} else if err == nil {
 		var tf struct {
 			Tools []Tool `yaml:"tools"`
 		}
@@ -241,7 +278,10 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 		}
 		sk.Tools = tf.Tools
 	}
-	entries, _ := fs.ReadDir(fsys, "rules")
+	entries, err := fs.ReadDir(fsys, "rules")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load skill %s: rules/: %w", where, err)
+	}
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
 			continue
@@ -355,7 +395,7 @@ func (s *Set) reload() error {
 		if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); err != nil {
 			continue
 		}
-		sk, err := LoadFS(os.DirFS(dir), e.Name(), dir)
+		sk, err := LoadFS(DirFS(dir), e.Name(), dir)
 		if err == nil {
 			err = checkLoaded(sk, e.Name(), dir, m)
 		}

@@ -232,3 +232,80 @@ func TestInstructionsDropHTMLComments(t *testing.T) {
 		t.Fatalf("instructions = %q", got)
 	}
 }
+
+// TestSymlinksLeavingTheSkillAreRefused: a skill from a third party may hold
+// links to anywhere; every file of a skill is opened through os.Root, so a
+// link leaving the skill directory is refused (for resources, SKILL.md,
+// tools.yaml and rules alike) while a link inside it still works.
+func TestSymlinksLeavingTheSkillAreRefused(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "demo")
+	outside := filepath.Join(root, "secret.txt")
+	for p, c := range map[string]string{
+		filepath.Join(dir, "SKILL.md"):           "---\nname: demo\ndescription: d\n---\nbody",
+		filepath.Join(dir, "knowledge", "a.md"):  "inside",
+		outside:                                  "SECRET",
+		filepath.Join(root, "evil", "SKILL.md"):  "",
+		filepath.Join(root, "evil2", "SKILL.md"): "---\nname: evil2\n---\nb",
+		filepath.Join(root, "out", "tools.yaml"): "tools: [{name: x, type: display}]",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		filepath.Join(dir, "rootdir"):         "/",
+		filepath.Join(dir, "secret"):          outside,
+		filepath.Join(dir, "up"):              "../secret.txt",
+		filepath.Join(dir, "alias.md"):        "knowledge/a.md",
+		filepath.Join(root, "evil2", "tools"): filepath.Join(root, "out"),
+		filepath.Join(root, "evil3"):          dir, // a linked skill directory is not loaded twice
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, l); err != nil {
+			t.Skipf("symlinks unavailable: %v", err)
+		}
+	}
+	// evil's SKILL.md is a link to a file outside.
+	if err := os.Remove(filepath.Join(root, "evil", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "evil", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	var loadErrs []string
+	s, err := Open(root, Options{OnError: func(d string, err error) { loadErrs = append(loadErrs, err.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := s.Get("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"rootdir/proc/self/environ", "rootdir/etc/passwd", "secret", "up", "../secret.txt"} {
+		b, err := sk.ReadResource(rel)
+		if err == nil || !errors.Is(err, ErrNotFound) {
+			t.Errorf("ReadResource(%q) = %q, %v; want refused", rel, b, err)
+		}
+	}
+	if b, err := sk.ReadResource("alias.md"); err != nil || string(b) != "inside" {
+		t.Errorf("link inside the skill: %q, %v", b, err)
+	}
+	for _, r := range sk.Resources() {
+		if r == "rootdir" || r == "secret" || r == "up" {
+			t.Errorf("Resources lists the outside link %q: %v", r, sk.Resources())
+		}
+	}
+	if _, err := s.Get("evil"); err == nil {
+		t.Error("a skill whose SKILL.md links outside was loaded")
+	}
+	if _, err := s.Get("evil2"); err == nil {
+		t.Error("a skill whose tools/ links outside was loaded")
+	}
+	if len(loadErrs) != 2 || !strings.Contains(strings.Join(loadErrs, "\n"), "tools/tools.yaml") {
+		t.Errorf("load errors = %q, want evil's and evil2's", loadErrs)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -88,7 +91,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		return nil, nil, err
 	}
 	set, err := skills.Open(ws.SkillsRoot(), skills.Options{OnError: func(dir string, err error) {
-		fmt.Fprintf(a.io.ErrOut, "warning: skipping skill %s: %v\n", dir, err)
+		fmt.Fprintf(a.io.ErrOut, "warning: skipping skill %q: %s\n", dir, logSafe(err.Error()))
 	}})
 	if err != nil {
 		return nil, nil, err
@@ -249,4 +252,15 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 func isLoopback(addr net.Addr) bool {
 	tcp, ok := addr.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
+}
+
+// logSafe escapes the control characters of s (as in a Go string literal)
+// so a name from a file or a request, which may hold a newline, cannot
+// forge a log line; other text, Chinese included, stays as it is.
+func logSafe(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

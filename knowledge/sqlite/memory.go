@@ -47,6 +47,8 @@ func parseTime(s string) time.Time { t, _ := time.Parse(time.RFC3339Nano, s); re
 
 // EnsureUser implements knowledge.MemoryStore.
 func (s *Store) EnsureUser(ctx context.Context, userID string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, nowText())
 	if err != nil {
 		return fmt.Errorf("sqlite: ensure user %s: %w", userID, err)
@@ -72,6 +74,8 @@ func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessag
 	if !json.Valid(p) {
 		return fmt.Errorf("sqlite: save profile of %s: invalid JSON", userID)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO users(id, profile, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET profile = excluded.profile`, userID, string(p), nowText())
 	if err != nil {
 		return fmt.Errorf("sqlite: save profile of %s: %w", userID, err)
@@ -85,22 +89,34 @@ func (s *Store) conv(ctx context.Context, q interface {
 }, userID, id string) (knowledge.Conversation, error) {
 	var c knowledge.Conversation
 	var created, updated string
-	err := q.QueryRowContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE id = ?`, id).Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated)
+	read := func() error {
+		return q.QueryRowContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE id = ?`, id).Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated)
+	}
+	err := read()
 	if errors.Is(err, sql.ErrNoRows) {
+		// Created idempotently, then read back: two first turns of one id
+		// at once both see it missing, and the second INSERT must neither
+		// fail (UNIQUE constraint failed: conversations.id) nor take over
+		// the conversation.
+		if q == s.db {
+			// Outside a transaction (which holds wmu already).
+			s.wmu.Lock()
+			defer s.wmu.Unlock()
+		}
 		now := nowText()
 		if _, err := q.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, now); err != nil {
-			return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+			return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO conversations(id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?)`, id, userID, now, now); err != nil {
-			return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+		if _, err := q.ExecContext(ctx, `INSERT INTO conversations(id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`, id, userID, now, now); err != nil {
+			return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 		}
-		return knowledge.Conversation{ID: id, UserID: userID, CreatedAt: parseTime(now), UpdatedAt: parseTime(now)}, nil
+		err = read()
 	}
 	if err != nil {
-		return c, fmt.Errorf("sqlite: conversation %s: %w", id, err)
+		return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 	}
 	if c.UserID != userID {
-		return knowledge.Conversation{}, fmt.Errorf("conversation %s: %w", id, knowledge.ErrNotFound)
+		return knowledge.Conversation{}, fmt.Errorf("conversation %q: %w", id, knowledge.ErrNotFound)
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 	return c, nil
@@ -113,6 +129,8 @@ func (s *Store) Conversation(ctx context.Context, userID, id string) (knowledge.
 
 // AppendMessages implements knowledge.MemoryStore.
 func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs []knowledge.StoredMessage) ([]knowledge.StoredMessage, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: append messages: %w", err)
@@ -197,6 +215,8 @@ func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Su
 	if _, err := s.conv(ctx, s.db, userID, sum.ConversationID); err != nil {
 		return err
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO summaries(conversation_id, up_to, text, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
 		sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	if err != nil {

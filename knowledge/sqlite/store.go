@@ -26,6 +26,11 @@ import (
 type Store struct {
 	db   *sql.DB
 	path string
+	// wmu serialises this process's writes to the memory tables: 200
+	// concurrent turns otherwise queue in SQLite's busy handler, which
+	// polls with growing sleeps and, past busy_timeout, fails with
+	// SQLITE_BUSY. Readers do not take it (WAL lets them read meanwhile).
+	wmu sync.Mutex
 
 	mu    sync.Mutex
 	cache map[string]*themeVectors // decoded vectors per theme

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -60,5 +62,32 @@ func RunMemory(t *testing.T, s knowledge.MemoryStore) {
 	}
 	if sum, err := s.Summary(ctx, "alice", "c1"); err != nil || sum.Text != "sum" || sum.UpTo != 3 {
 		t.Fatalf("summary = %+v %v", sum, err)
+	}
+	// Many first turns of one new id at once: each creates the
+	// conversation if missing, none fails (no UNIQUE violation, no busy
+	// error), and every message is kept once.
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Conversation(ctx, "carol", "shared"); err != nil {
+				errs <- fmt.Errorf("conversation %d: %w", i, err)
+				return
+			}
+			if _, err := s.AppendMessages(ctx, "carol", "shared", []knowledge.StoredMessage{{Role: "user", Content: fmt.Sprint(i)}}); err != nil {
+				errs <- fmt.Errorf("append %d: %w", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if all, err := s.Messages(ctx, "carol", "shared", 0); err != nil || len(all) != n || all[n-1].Seq != n {
+		t.Fatalf("concurrent appends kept %d messages (want %d): %v", len(all), n, err)
 	}
 }
