@@ -4,7 +4,7 @@ BIN     := bin/vibe
 DEMO    := demo
 PKGS    := ./...
 
-.PHONY: all build install test test-deps vet fmt-check tidy-check demo clean bench
+.PHONY: all build install test test-deps vet fmt-check tidy-check corpus-check demo clean bench
 
 all: build
 
@@ -29,11 +29,23 @@ tidy-check:
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
 
+# The corpus tests (internal/testcorpus) skip without ../shared/corpus (or
+# $$VIBE_TEST_CORPUS), and go test hides a passing package's output: say it
+# here, once, loudly. Under CI=true those tests fail instead.
+corpus-check:
+	@c="$${VIBE_TEST_CORPUS:-../shared/corpus}"; if [ ! -d "$$c" ]; then \
+	  echo "################################################################################"; \
+	  echo "# CORPUS TESTS SKIPPED: $$c does not exist. The tests that prove vibe against"; \
+	  echo "# real books are skipped, so this run does not cover them. Put the corpus at"; \
+	  echo "# ../shared/corpus or set VIBE_TEST_CORPUS=/path/to/corpus. (CI=true: they fail.)"; \
+	  echo "################################################################################"; \
+	fi
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-test: test-deps tidy-check vet fmt-check
+test: test-deps tidy-check vet fmt-check corpus-check
 	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
 	$(GO) test -race -timeout 40m $(PKGS)
 

@@ -18,7 +18,7 @@ import (
 )
 
 // corpusDir returns ../shared/corpus relative to the repository root.
-func corpusDir(t *testing.T) string {
+func corpusDir(t testing.TB) string {
 	return testcorpus.Dir(t)
 }
 

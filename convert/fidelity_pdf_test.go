@@ -260,10 +260,9 @@ func TestPDFUnknownEngine(t *testing.T) {
 // pdfium engine has started (go test -bench ConvertPDF ./convert/).
 func BenchmarkConvertPDF(b *testing.B) {
 	pdfium := testPDFium(b)
-	dir, _ := os.Getwd()
-	data, err := os.ReadFile(filepath.Join(dir, "..", "..", "shared", "corpus", "pdf", "tracemonkey-2col-en.pdf"))
+	data, err := os.ReadFile(filepath.Join(corpusDir(b), "pdf", "tracemonkey-2col-en.pdf"))
 	if err != nil {
-		b.Skipf("corpus missing: %v", err)
+		b.Fatal(err)
 	}
 	for _, engine := range []string{"pdfium", "ledongthuc"} {
 		b.Run(engine, func(b *testing.B) {
