@@ -9,6 +9,7 @@ PKGS    := ./...
 all: build
 
 build:
+	@echo "==> go build -o $(BIN) ./cmd/vibe (the first build downloads about 86 MB of Go modules)"
 	$(GO) build -o $(BIN) ./cmd/vibe
 
 # Installs vibe into $(go env GOBIN), or $(go env GOPATH)/bin.

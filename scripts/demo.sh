@@ -30,6 +30,7 @@ echo "==> building the demo's compute plugin into $DIR/plugins/brew-calc"
 (cd "$REPO" && "$GO" build -o "$DIR/plugins/brew-calc" ./examples/demo/plugins/brew)
 
 if "$BIN" build --help >/dev/null 2>&1; then
+  echo "==> vibe build demo: curate, convert, ingest, extract, integrate, check (each stage announces itself)"
   "$BIN" --workspace "$DIR" build demo
 else
   "$BIN" --workspace "$DIR" curate demo
