@@ -49,12 +49,12 @@ fmt-check:
 test: test-deps tidy-check vet fmt-check corpus-check
 	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
 	$(GO) test -race -timeout 40m $(PKGS) && \
-	$(GO) test -timeout 10m -run '$(FULLSIZE)' ./knowledge/sqlite
+	$(GO) test -timeout 10m -run '$(FULLSIZE)' ./knowledge/sqlite ./knowledge/pgvector
 
 # Single-goroutine tests over large synthetic corpora: under -race (60 times
 # slower on the pure-Go SQLite) they use a smaller corpus, so make test runs
 # them again at full size without -race. See docs/ci.md.
-FULLSIZE := TestLexicalPruningKeepsRanking
+FULLSIZE := TestLexicalPruningKeepsRanking|TestBM25MatchesSQLite
 
 # The inner loop: -short shrinks the slow tests (same assertions, smaller
 # inputs); CI runs make test.
