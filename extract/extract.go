@@ -42,6 +42,11 @@ type Options struct {
 	// CountTokens counts tokens for the dry-run plan and the figures (a
 	// tiktoken counter); nil uses llm.EstimateTokens.
 	CountTokens func(string) int
+	// ComputeTools names the compute tools a plugin runs (declared by hand
+	// in knowledge/<theme>/tools.yaml). An SOP step of the LLM path may
+	// name only these: a compute tool nothing runs would dead-end the
+	// agent at serve time.
+	ComputeTools []string
 }
 
 // Counts says how many items of each kind were produced.

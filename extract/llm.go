@@ -266,6 +266,10 @@ type LLMStats struct {
 	// the tier pass left out of the design's targets.
 	Reviewed    int `json:"reviewed"`
 	NotSelected int `json:"not_selected"`
+	// NotKept names every reviewed item of importance 4 or 5 the skill
+	// does not carry, with the reason (tiers full, not chosen, a red flag
+	// restating a tier-1 rule, merged into a near-duplicate).
+	NotKept []NotKeptItem `json:"not_kept"`
 	// StepsDropped counts SOP steps the model wrote without citing a
 	// supporting candidate.
 	StepsDropped int `json:"steps_dropped"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,7 +83,13 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 	sort.SliceStable(clusters, func(i, j int) bool { return clusters[i][0].seq < clusters[j][0].seq })
 	support := map[string]*item{}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Theme: %s\n\nMethod steps found in the sources (id | phase | action):\n", x.opt.Theme)
+	fmt.Fprintf(&sb, "Theme: %s\n", x.opt.Theme)
+	if len(x.opt.ComputeTools) > 0 {
+		fmt.Fprintf(&sb, "Compute tools a plugin runs: %s\n", strings.Join(x.opt.ComputeTools, ", "))
+	} else {
+		sb.WriteString("Compute tools a plugin runs: none\n")
+	}
+	sb.WriteString("\nMethod steps found in the sources (id | phase | action):\n")
 	for i, c := range clusters {
 		s := *c[0]
 		s.ev = nil
@@ -142,7 +149,7 @@ func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.
 		}
 		for _, s := range p.Steps {
 			tool := strings.TrimSpace(s.Tool)
-			if !toolName.MatchString(tool) {
+			if !toolName.MatchString(tool) || (isComputeTool(tool) && !slices.Contains(x.opt.ComputeTools, tool)) {
 				tool = ""
 			}
 			var ev []knowledge.Evidence
@@ -167,6 +174,12 @@ func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.
 		sop.Phases = append(sop.Phases, ph)
 	}
 	return sop
+}
+
+// isComputeTool reports whether a tool name is that of a deterministic
+// computation (calculate_bazi, compute_chart), which needs a plugin.
+func isComputeTool(name string) bool {
+	return strings.HasPrefix(name, "calc") || strings.HasPrefix(name, "compute_")
 }
 
 func containsEvidence(ev []knowledge.Evidence, e knowledge.Evidence) bool {

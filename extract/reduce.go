@@ -504,9 +504,19 @@ func byImportance(xs []*item) []*item {
 	return out
 }
 
+// chapter names the document and top-level heading of an item's first
+// evidence.
+func (it *item) chapter() string {
+	k := fmt.Sprint(it.doc)
+	if it.chunk != nil && len(it.chunk.HeadingPath) > 0 {
+		k += "\x00" + it.chunk.HeadingPath[0]
+	}
+	return k
+}
+
 // top takes up to n of xs, most important first; among items of equal
-// importance it takes them round-robin across the documents, so one long
-// book does not crowd out the others.
+// importance it takes them round-robin across the chapters, so one long
+// book or chapter does not crowd out the others.
 func top(xs []*item, n int) []*item {
 	sorted := byImportance(xs)
 	var out []*item
@@ -521,19 +531,21 @@ func top(xs []*item, n int) []*item {
 	return out
 }
 
-// roundRobin takes up to n of xs, in turn from each document (in order of
-// first appearance), keeping each document's order.
+// roundRobin takes up to n of xs, in turn from each chapter (a document's
+// top-level heading, in order of first appearance), keeping each chapter's
+// order, so ties spread across the books and their chapters.
 func roundRobin(xs []*item, n int) []*item {
 	if len(xs) <= n {
 		return xs
 	}
-	byDoc := map[int][]*item{}
-	var docs []int
+	byDoc := map[string][]*item{}
+	var docs []string
 	for _, it := range xs {
-		if _, ok := byDoc[it.doc]; !ok {
-			docs = append(docs, it.doc)
+		k := it.chapter()
+		if _, ok := byDoc[k]; !ok {
+			docs = append(docs, k)
 		}
-		byDoc[it.doc] = append(byDoc[it.doc], it)
+		byDoc[k] = append(byDoc[k], it)
 	}
 	var out []*item
 	for i := 0; len(out) < n; i++ {
@@ -568,17 +580,20 @@ func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
 			flags = append(flags, it)
 		}
 	}
+	// Every reviewed rule competes, most important first: a cut per
+	// proposed tier in corpus order lost the essential rules of the later
+	// chapters. The lines leave out the action (the choice needs the
+	// knowledge, not the instruction).
+	var rules []*item
+	for _, t := range []string{"tier1", "tier2", "tier3"} {
+		rules = append(rules, byTier[t]...)
+	}
 	shown := map[string]*item{}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Theme: %s\n\nRules:\n", x.opt.Theme)
-	for _, t := range []struct {
-		tier string
-		max  int
-	}{{"tier1", maxTier1}, {"tier2", maxTier2}, {"tier3", maxTier3}} {
-		for _, it := range top(byTier[t.tier], preselect*t.max) {
-			shown[it.id] = it
-			fmt.Fprintf(&sb, "%s | %s | importance %d | %s\n", it.id, t.tier, it.importance, it.line())
-		}
+	for _, it := range top(rules, preselect*(maxTier1+maxTier2+maxTier3)) {
+		shown[it.id] = it
+		fmt.Fprintf(&sb, "%s | %s | importance %d | IF %s THEN %s\n", it.id, it.tier, it.importance, oneLine(it.condition), oneLine(it.conclusion))
 	}
 	sb.WriteString("\nPatterns:\n")
 	for _, it := range top(pats, preselect*maxPatterns) {
@@ -629,9 +644,122 @@ func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
 		sel.patterns = take(ans.Patterns, kindPattern, maxPatterns)
 		sel.flags = take(ans.RedFlags, kindFlag, maxRedFlags)
 	}
+	x.overflow(&sel, rules, pats, flags, shown)
 	x.st.NotSelected = len(merged) - len(sel.t1) - len(sel.t2) - len(sel.t3) - len(sel.patterns) - len(sel.flags)
 	return sel, nil
 }
+
+// NotKeptItem is a reviewed item the skill does not carry, and why.
+type NotKeptItem struct {
+	Kind       string `json:"kind"`
+	Text       string `json:"text"`
+	Importance int    `json:"importance"`
+	Reason     string `json:"reason"`
+	Chunk      string `json:"chunk"`
+}
+
+// overflow completes the tier pass's choice: an essential item
+// (importance 5) it left out takes the room left in its tier or, for a
+// rule, in the tiers after it (overflow competes in the next tier instead
+// of vanishing), or the place of a chosen rule of importance 3 or less; red flags restating a tier-1 rule give way to it; every
+// item of importance 4 or 5 left out is named in NotKept with the reason.
+func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item, shown map[string]*item) {
+	in := map[*item]bool{}
+	for _, xs := range [][]*item{sel.t1, sel.t2, sel.t3, sel.patterns, sel.flags} {
+		for _, it := range xs {
+			in[it] = true
+		}
+	}
+	tiers := []*[]*item{&sel.t1, &sel.t2, &sel.t3}
+	caps := []int{maxTier1, maxTier2, maxTier3}
+	for _, it := range byImportance(rules) {
+		if in[it] || it.importance < 5 {
+			continue
+		}
+		start := map[string]int{"tier1": 0, "tier2": 1, "tier3": 2}[it.tier]
+		for t := start; t < len(tiers) && !in[it]; t++ {
+			if len(*tiers[t]) < caps[t] {
+				*tiers[t] = append(*tiers[t], it)
+				in[it] = true
+			}
+		}
+		// No room: it takes the place of the least important rule chosen
+		// (importance 3 or less) in its tier or the tiers after it.
+		for t := len(tiers) - 1; t >= start && !in[it]; t-- {
+			xs := *tiers[t]
+			w := -1
+			for i, r := range xs {
+				if r.importance <= 3 && (w < 0 || r.importance <= xs[w].importance) {
+					w = i
+				}
+			}
+			if w >= 0 {
+				x.notKept(xs[w], "gave way to an essential rule (importance 5) the tier pass left out: "+oneLine(it.condition))
+				delete(in, xs[w])
+				xs[w] = it
+				in[it] = true
+			}
+		}
+	}
+	for _, g := range []struct {
+		xs  []*item
+		to  *[]*item
+		max int
+	}{{pats, &sel.patterns, maxPatterns}, {flags, &sel.flags, maxRedFlags}} {
+		for _, it := range byImportance(g.xs) {
+			if !in[it] && it.importance >= 5 && len(*g.to) < g.max {
+				*g.to = append(*g.to, it)
+				in[it] = true
+			}
+		}
+	}
+	// A red flag restating a tier-1 rule says nothing the agent does not
+	// check first anyway.
+	var keep []*item
+	listed := map[*item]bool{}
+	for _, f := range sel.flags {
+		if r := restates(f, sel.t1); r != nil {
+			delete(in, f)
+			listed[f] = true
+			x.notKept(f, "restates the tier-1 rule \""+oneLine(r.condition)+"\", which the agent checks first")
+			continue
+		}
+		keep = append(keep, f)
+	}
+	sel.flags = keep
+	for _, it := range append(append(append([]*item(nil), rules...), pats...), flags...) {
+		if in[it] || listed[it] || it.importance < 4 {
+			continue
+		}
+		reason := "the tier pass chose other items, and its tier and the tiers after it are full"
+		if shown[it.id] == nil {
+			reason = "below the items shown to the tier pass (" + fmt.Sprint(len(shown)) + ", most important first)"
+		} else if it.importance < 5 {
+			reason = "the tier pass did not choose it"
+		}
+		x.notKept(it, reason)
+	}
+}
+
+func (x *llmRun) notKept(it *item, reason string) {
+	x.st.NotKept = append(x.st.NotKept, NotKeptItem{Kind: it.kind, Text: it.line(), Importance: it.importance, Reason: reason, Chunk: it.ev[0].Chunk})
+}
+
+// restates returns the tier-1 rule a red flag says again (its signal
+// shares most of its wording with the rule's condition), or nil.
+func restates(f *item, t1 []*item) *item {
+	fb := bigrams(f.signal)
+	for _, r := range t1 {
+		if dice(fb, bigrams(r.condition)) >= restateSimilarity || dice(fb, bigrams(r.condition+r.conclusion)) >= restateSimilarity {
+			return r
+		}
+	}
+	return nil
+}
+
+// restateSimilarity is the bigram Dice similarity at which a red flag's
+// signal restates a rule.
+const restateSimilarity = 0.6
 
 // edgeNote is the note of a tier-3 rule the model gave none.
 func edgeNote(zh bool) string {
@@ -648,8 +776,12 @@ func (x *llmRun) files(sop knowledge.SOP, sel selection) knowledge.Files {
 		r := knowledge.Rule{Condition: it.condition, Source: sourceOf(it.chunk), Evidence: it.ev}
 		switch tier {
 		case "tier1":
+			// The knowledge stays (condition, conclusion, confidence);
+			// the action says what the agent must do about it.
+			r.Conclusion = it.conclusion
 			r.Action = nonEmpty(it.action, it.conclusion)
 			r.Priority = oneOf(it.priority, "high", "critical", "high", "medium", "low")
+			r.Confidence = oneOf(it.confidence, "high", "high", "medium", "low")
 		case "tier3":
 			r.Conclusion = it.conclusion
 			r.Confidence = oneOf(it.confidence, "medium", "high", "medium", "low")

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -158,6 +160,17 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		return withExit(exitError, err)
 	}
 	eo := extract.Options{Theme: opts.Theme, Chunks: chunks}
+	// The SOP may only name compute tools a plugin runs: those declared by
+	// hand in knowledge/<theme>/tools.yaml.
+	declared, err := integrate.LoadDeclaredTools(filepath.Join(ws.KnowledgeDir(opts.Theme), integrate.DeclaredToolsName), integrate.DeclaredToolsName)
+	if err != nil {
+		return withExit(exitError, err)
+	}
+	for _, t := range declared.Tools {
+		if t.Plugin != nil && (t.Plugin.URL != "" || len(t.Plugin.Command) > 0) {
+			eo.ComputeTools = append(eo.ComputeTools, t.Name)
+		}
+	}
 	if found {
 		eo.Previous = &prev
 	}
@@ -216,6 +229,11 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	}
 	if err := recordExtractUsage(ws, opts.Theme, extractor, usage, len(written) > 0); err != nil {
 		return fmt.Errorf("extract %s: record the LLM usage: %w", opts.Theme, err)
+	}
+	if client != nil {
+		if err := writeExtractReport(ws, opts.Theme, res.LLM); err != nil {
+			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
+		}
 	}
 	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
 	if rep.Written == nil {
@@ -297,6 +315,26 @@ type remoteInDryRun struct{ provider string }
 
 func (r remoteInDryRun) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, fmt.Errorf("%w: the %s embedder is not called in a dry run", llm.ErrDryRun, r.provider)
+}
+
+// extractReportPath is where vibe extract --llm openai leaves what the
+// passes read, merged and left out: every candidate the reduce dropped and
+// every important item the skill does not carry, each with its reason.
+func extractReportPath(ws *workspace.Workspace, theme string) string {
+	return filepath.Join(ws.StateDir(), "reports", theme, "extract.json")
+}
+
+func writeExtractReport(ws *workspace.Workspace, theme string, st extract.LLMStats) error {
+	st.Plan = nil
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := extractReportPath(ws, theme)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, append(data, '\n'), 0o644)
 }
 
 // extractUsagePath is where vibe extract leaves the usage record that vibe
