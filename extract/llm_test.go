@@ -130,12 +130,17 @@ func fakeRead(msg string, skipOdd bool) llmtest.Reply {
 func fakeReduce(msg string) llmtest.Reply {
 	type cand struct{ id, kind, extra, text string }
 	var groups [][]cand
+	single := false // under "## single" every candidate is a group of its own
 	for _, l := range strings.Split(msg, "\n") {
-		if groupLine.MatchString(l) {
+		if groupLine.MatchString(l) || l == "## single" {
 			groups = append(groups, nil)
+			single = l == "## single"
 			continue
 		}
 		if m := candLine.FindStringSubmatch(l); m != nil && len(groups) > 0 {
+			if single && len(groups[len(groups)-1]) > 0 {
+				groups = append(groups, nil)
+			}
 			groups[len(groups)-1] = append(groups[len(groups)-1], cand{m[1], m[2], m[3], m[4]})
 		}
 	}
@@ -193,7 +198,7 @@ func fakeTiers(msg string) llmtest.Reply {
 		if m == nil {
 			continue
 		}
-		list := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[strings.TrimSpace(m[2])]
+		list := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[strings.Fields(m[2])[0]]
 		if list == "" {
 			list = "red_flags"
 		}

@@ -118,11 +118,12 @@ const (
 	// topic together.
 	maxCluster = 8
 	// maxBatchItems and maxBatchTokens bound one reduce request.
-	maxBatchItems  = 60
-	maxBatchTokens = 2500
+	maxBatchItems  = 80
+	maxBatchTokens = 4000
 	// preselect is how many times the design's target of each tier the
-	// tier pass sees, best first.
-	preselect = 3
+	// tier pass sees, best first (half again: with every reviewed rule
+	// shown the pass cost a quarter of the extraction).
+	preselect = 1.5
 )
 
 func (x *llmRun) threshold() float64 {
@@ -305,18 +306,37 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	for i, b := range batches {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "Theme: %s\n", x.opt.Theme)
-		for j, c := range b {
-			fmt.Fprintf(&sb, "\n## group %d\n", j+1)
-			for _, it := range c {
-				switch it.kind {
-				case kindRule:
-					fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, nonEmpty(it.tier, "tier2"), it.line())
-				case kindFlag:
-					fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
-				default:
-					fmt.Fprintf(&sb, "%s %s | %s\n", it.id, it.kind, it.line())
-				}
+		// Groups of near-duplicates under a heading each, then the single
+		// candidates under one: a heading per single candidate cost about
+		// a tenth of the pass.
+		var singles [][]*item
+		g := 0
+		line := func(it *item) {
+			switch it.kind {
+			case kindRule:
+				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, nonEmpty(it.tier, "tier2"), it.line())
+			case kindFlag:
+				fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
+			default:
+				fmt.Fprintf(&sb, "%s %s | %s\n", it.id, it.kind, it.line())
 			}
+		}
+		for _, c := range b {
+			if len(c) == 1 {
+				singles = append(singles, c)
+				continue
+			}
+			g++
+			fmt.Fprintf(&sb, "\n## group %d\n", g)
+			for _, it := range c {
+				line(it)
+			}
+		}
+		if len(singles) > 0 {
+			sb.WriteString("\n## single\n")
+		}
+		for _, c := range singles {
+			line(c[0])
 		}
 		reqs[i] = x.request(StageReduce, reducePrompt, "extract_reduce", reduceSchema, sb.String())
 		names[i] = fmt.Sprintf("batch %d of %d", i+1, len(batches))
@@ -591,19 +611,19 @@ func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
 	shown := map[string]*item{}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Theme: %s\n\nRules:\n", x.opt.Theme)
-	for _, it := range top(rules, preselect*(maxTier1+maxTier2+maxTier3)) {
+	for _, it := range top(rules, int(preselect*(maxTier1+maxTier2+maxTier3))) {
 		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | %s | importance %d | IF %s THEN %s\n", it.id, it.tier, it.importance, oneLine(it.condition), oneLine(it.conclusion))
+		fmt.Fprintf(&sb, "%s | %s %d | IF %s THEN %s\n", it.id, it.tier, it.importance, oneLine(it.condition), oneLine(it.conclusion))
 	}
 	sb.WriteString("\nPatterns:\n")
-	for _, it := range top(pats, preselect*maxPatterns) {
+	for _, it := range top(pats, int(preselect*maxPatterns)) {
 		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | pattern | importance %d | %s\n", it.id, it.importance, it.line())
+		fmt.Fprintf(&sb, "%s | pattern %d | %s\n", it.id, it.importance, it.line())
 	}
 	sb.WriteString("\nRed flags:\n")
-	for _, it := range top(flags, preselect*maxRedFlags) {
+	for _, it := range top(flags, int(preselect*maxRedFlags)) {
 		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | %s | importance %d | %s\n", it.id, it.severity, it.importance, it.line())
+		fmt.Fprintf(&sb, "%s | %s %d | %s\n", it.id, it.severity, it.importance, it.line())
 	}
 	if len(shown) == 0 {
 		return sel, nil

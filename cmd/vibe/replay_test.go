@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/internal/testcorpus"
+	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
 
@@ -347,7 +349,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	}
 	rec := loadRecording(t, recDir)
 	dir := t.TempDir()
-	if k := os.Getenv("REPLAYKEEP"); k != "" {
+	if k := os.Getenv("VIBE_REPLAY_DIR"); k != "" { // keep the workspace for inspection
 		dir = k
 	}
 	src := filepath.Join(dir, "knowledge", "zp", "source")
@@ -361,12 +363,72 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "子平真诠.md"), book, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The fake server reports prompt tokens counted as vibe counts them
+	// (tiktoken o200k_base, the encoding of gpt-4o-mini).
+	sp, err := chunk.New(chunk.Options{Encoding: llm.EncodingO200K})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := llmtest.New(t)
-	srv.SetFallback(rec.answer)
+	srv.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		rep := rec.answer(r)
+		req := llm.Request{Messages: r.Messages}
+		if name := r.SchemaName(); name != "" {
+			var rf struct {
+				JSONSchema struct {
+					Schema json.RawMessage `json:"schema"`
+				} `json:"json_schema"`
+			}
+			_ = json.Unmarshal(r.ResponseFormat, &rf)
+			req.Schema = &llm.Schema{Name: name, JSON: rf.JSONSchema.Schema}
+		}
+		rep.PromptTokens = llm.PromptTokens(req, sp.Count)
+		return rep
+	})
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
-	code, out, errOut := runVibe(t, env, "-w", dir, "build", "zp", "--llm", "openai")
+	code, out, errOut := runVibe(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--until", "ingest")
+	if code != 0 {
+		t.Fatalf("build --until ingest exit %d:\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runVibe(t, env, "-w", dir, "extract", "zp", "--llm", "openai", "--dry-run", "--json")
+	var plan struct {
+		DryRun struct {
+			Total struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"total"`
+		} `json:"dry_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); code != 0 || err != nil || srv.Count() != 0 {
+		t.Fatalf("dry run: exit %d, %v, %d requests sent:\n%s\n%s", code, err, srv.Count(), out, errOut)
+	}
+	code, out, errOut = runVibe(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--from", "extract")
 	if code != 0 {
 		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// Prompt cost: the recording sent 1.90 prompt tokens per source token
+	// (extraction and SKILL.md prose); this build sends 1.80, and must not
+	// go back. The goal of issue 13 is under 1.5, not reached yet
+	// (docs/extract.md). The dry run's estimate is within 15% of what is
+	// sent.
+	var st struct {
+		SourceTokens int `json:"source_tokens"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".vibe", "reports", "zp", "extract.json")); err != nil || json.Unmarshal(b, &st) != nil || st.SourceTokens == 0 {
+		t.Fatalf("extraction report: %v", err)
+	}
+	sent, byPass := 0, map[string]int{}
+	for _, r := range srv.Requests() {
+		n := llm.PromptTokens(llm.Request{Messages: r.Messages}, sp.Count)
+		sent += n
+		byPass[r.SchemaName()] += n
+	}
+	ratio := float64(sent) / float64(st.SourceTokens)
+	t.Logf("prompt tokens: %d sent (%v) for %d source tokens: %.2f per source token; dry-run estimate %d", sent, byPass, st.SourceTokens, ratio, plan.DryRun.Total.PromptTokens)
+	if ratio > 1.81 {
+		t.Errorf("%.2f prompt tokens per source token, want at most 1.81 (the goal is under 1.5)", ratio)
+	}
+	if est := float64(plan.DryRun.Total.PromptTokens); est < 0.85*float64(sent) || est > 1.15*float64(sent) {
+		t.Errorf("dry-run estimate %d prompt tokens, %d sent: want within 15%%", plan.DryRun.Total.PromptTokens, sent)
 	}
 	for _, r := range srv.Requests() {
 		if r.SchemaName() == "" {
