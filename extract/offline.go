@@ -339,6 +339,11 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			continue
 		}
 		seen[key] = true
+		if s.Zh && continuedAfter(sents, i) {
+			// 若伤官伤尽，四柱不留一点；又行旺运及印绶运，却为贵也: the verdict
+			// is in the next sentence, so this one alone is a cut rule.
+			continue
+		}
 		p, ok := parseRule(s.Text, s.Zh)
 		if !ok {
 			continue
@@ -725,4 +730,21 @@ func orEmpty[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
+}
+
+// zhContinue open a sentence that goes on with the one before it (又,
+// 却, 方 ...): after a "；" the previous sentence has not given its verdict.
+var zhContinue = []string{"又", "却", "方", "乃", "则", "而", "亦", "便", "即", "必", "然后", "始", "才"}
+
+// continuedAfter reports that sentence i ends with a semicolon and the next
+// sentence of the same chunk continues it.
+func continuedAfter(sents []sentence, i int) bool {
+	s := sents[i]
+	if !strings.HasSuffix(s.Text, "；") && !strings.HasSuffix(s.Text, ";") {
+		return false
+	}
+	if i+1 >= len(sents) || sents[i+1].Chunk != s.Chunk {
+		return false
+	}
+	return hasPrefixAny(sents[i+1].Text, zhContinue) != ""
 }
