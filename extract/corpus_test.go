@@ -201,13 +201,13 @@ func checkGrounded(t *testing.T, f knowledge.Files, chunks []chunk.Chunk) {
 		}
 	}
 	for _, p := range f.Patterns.Patterns.QuickPatterns {
-		q := p.Evidence[0].Quote
+		q := despaceHan(p.Evidence[0].Quote)
 		if p.Signature == "" || p.Indication == "" || !strings.Contains(q, p.Signature) || !strings.Contains(q, p.Indication) {
 			t.Errorf("pattern %s %q: signature %q / indication %q are not taken from its quote %q", p.ID, p.Name, p.Signature, p.Indication, q)
 		}
 	}
 	for _, x := range f.Patterns.Patterns.RedFlags {
-		if !strings.Contains(x.Evidence[0].Quote, x.Signal) || x.Action == "" {
+		if !strings.Contains(despaceHan(x.Evidence[0].Quote), x.Signal) || x.Action == "" {
 			t.Errorf("red flag %s: signal %q not in its quote %q, or no action (%q)", x.ID, x.Signal, x.Evidence[0].Quote, x.Action)
 		}
 	}
@@ -218,7 +218,9 @@ func checkGrounded(t *testing.T, f knowledge.Files, chunks []chunk.Chunk) {
 // punctuation, and the consequent starts after 则 or clause punctuation; an
 // English consequent starts after ", (then)" or is the whole statement.
 func clauseProblem(r knowledge.Rule) string {
-	q := r.Evidence[0].Quote
+	// Parts are the quote's words without the layout spaces between Chinese
+	// characters (四 柱 → 四柱).
+	q := despaceHan(r.Evidence[0].Quote)
 	concl := r.Conclusion + r.Action
 	ci, ki := strings.Index(q, r.Condition), strings.Index(q, concl)
 	if !hasHan(q) && strings.HasPrefix(q, concl) && ki == 0 {

@@ -305,6 +305,9 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			}
 		}
 		c := &chunks[i]
+		if frontMatter(c) {
+			continue
+		}
 		d, ok := docIdx[c.Doc]
 		if !ok {
 			d = len(docIdx)
@@ -339,12 +342,17 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			continue
 		}
 		seen[key] = true
+		if s.Zh && continuedAfter(sents, i) {
+			// 若伤官伤尽，四柱不留一点；又行旺运及印绶运，却为贵也: the verdict
+			// is in the next sentence, so this one alone is a cut rule.
+			continue
+		}
 		p, ok := parseRule(s.Text, s.Zh)
 		if !ok {
 			continue
 		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
-		score := p.score + sal.of(p.Cond+p.Concl) + frontMatterPenalty(s.Chunk)
+		score := p.score + sal.of(p.Cond+p.Concl)
 		if f, ok := redFlagOf(p, s.Text); ok {
 			f.Evidence = ev
 			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: f, score: score - 2*float64(sevRank(f.Severity))})
@@ -390,18 +398,25 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 	return files, nil
 }
 
-// frontMatterPenalty lowers the score of text in a preface, a table of
-// contents or an editor's note: it rarely states the expert's rules.
-var frontMatterRe = regexp.MustCompile(`(?i)^(?:序|.{0,8}序言?|凡例|目录|目次|提要|跋|前言|后记|.{0,8}卷前|.{0,8}卷首|preface|foreword|contents|table of contents|acknowledg\w*|about (?:this|the) book)$`)
+// frontMatterRe is a heading of text that is not the expert's doctrine: a
+// preface, a table of contents, an editor's note.
+var frontMatterRe = regexp.MustCompile(`(?i)^(?:序|.{0,8}[序叙]言?|自序|凡例|目录|目次|.{0,8}总目.{0,6}|提要|跋|前言|后记|.{0,8}卷前|.{0,8}卷首|preface|foreword|contents|table of contents|acknowledg\w*|about (?:this|the) book)$`)
 
-func frontMatterPenalty(c *chunk.Chunk) float64 {
-	if len(c.HeadingPath) == 0 {
-		return 0
+// prefaceOpen opens a chunk that is a preface or a table of contents even
+// where no heading says so: 补刻三命通会叙夫命岂易言哉, 三命通会总目卷之一,
+// 目录：.
+var prefaceOpen = regexp.MustCompile(`^(?:目录|目次)[：:]?|^(?:补刻|重刻|新刻|重订|增补|原)?\p{Han}{1,8}(?:叙|自序|序言|总目)`)
+
+// frontMatter reports that c is front matter — a preface, a table of
+// contents, an editor's note — which is not mined: its sentences speak about
+// the book, not the doctrine.
+func frontMatter(c *chunk.Chunk) bool {
+	for _, h := range c.HeadingPath {
+		if frontMatterRe.MatchString(strings.TrimSpace(h)) {
+			return true
+		}
 	}
-	if frontMatterRe.MatchString(strings.TrimSpace(c.HeadingPath[len(c.HeadingPath)-1])) {
-		return -3
-	}
-	return 0
+	return prefaceOpen.MatchString(strings.TrimLeft(c.Text, " \t\n　#"))
 }
 
 func sevRank(s string) int {
@@ -725,4 +740,21 @@ func orEmpty[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
+}
+
+// zhContinue open a sentence that goes on with the one before it (又,
+// 却, 方 ...): after a "；" the previous sentence has not given its verdict.
+var zhContinue = []string{"又", "却", "方", "乃", "则", "而", "亦", "便", "即", "必", "然后", "始", "才"}
+
+// continuedAfter reports that sentence i ends with a semicolon and the next
+// sentence of the same chunk continues it.
+func continuedAfter(sents []sentence, i int) bool {
+	s := sents[i]
+	if !strings.HasSuffix(s.Text, "；") && !strings.HasSuffix(s.Text, ";") {
+		return false
+	}
+	if i+1 >= len(sents) || sents[i+1].Chunk != s.Chunk {
+		return false
+	}
+	return hasPrefixAny(sents[i+1].Text, zhContinue) != ""
 }

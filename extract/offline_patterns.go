@@ -3,6 +3,8 @@ package extract
 import (
 	"math"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +20,9 @@ var (
 	zhStageTerms = strings.NewReplacer("死绝", "", "死墓", "", "病死", "", "死地", "", "病地", "", "绝地", "", "墓绝", "", "囚死", "", "休囚", "", "死囚", "", "衰病", "", "病乡", "", "死乡", "", "死法", "", "活法", "", "所死", "", "所生", "", "为之死", "", "为之生", "")
 	zhFlagCrit   = regexp.MustCompile(`死|夭|亡|残疾|大凶|横祸|霉|毒|变质`)
 	zhFlagWarn   = regexp.MustCompile(`凶|灾|祸|刑伤|疾病|病|贫|孤|寡|破败|险|受潮|浑浊`)
+	// zhHarmUndone is harm that the sentence removes, not predicts: 化金之毒
+	// (water dissolves metal's poison, 金白水清), 解凶, 去病, 制其祸.
+	zhHarmUndone = regexp.MustCompile(`[化解去除制救消][^，,。；]{0,3}?(?:之)?(?:毒|凶|灾|祸|病)`)
 	// zhFlagNeg before a warning word takes it back: 不凶, 无灾, 免祸, 化凶.
 	zhFlagNeg = "不无免解化非未"
 	zhDo      = regexp.MustCompile(`^(?:切勿|勿|切忌|忌|宜|须|当|应|不可|莫|弃|速)`)
@@ -31,7 +36,7 @@ var (
 // harm the source predicts.
 func redFlagOf(p ruleParse, text string) (knowledge.RedFlag, bool) {
 	if p.Zh {
-		concl := zhStageTerms.Replace(genericPairs.Replace(p.Concl))
+		concl := zhHarmUndone.ReplaceAllString(zhStageTerms.Replace(genericPairs.Replace(p.Concl)), "")
 		sev := ""
 		switch {
 		case zhFlagHit(zhFlagCrit, concl):
@@ -42,14 +47,22 @@ func redFlagOf(p ruleParse, text string) (knowledge.RedFlag, bool) {
 			return knowledge.RedFlag{}, false
 		}
 		act, harm := "", ""
-		for _, c := range clausesOf(p.Concl) {
+		for k, c := range clausesOf(p.Concl) {
+			if k > 0 && hasPrefixAny(c.Text, zhOpen) != "" && harm == "" {
+				// 则要助子，……，若午之党多，或……必凶: the harm hangs on a new
+				// condition the signal does not state.
+				return knowledge.RedFlag{}, false
+			}
 			if act == "" && zhDo.MatchString(c.Text) {
 				act = trimClause(p.Concl[c.Start:])
 			}
-			t := zhStageTerms.Replace(genericPairs.Replace(c.Text))
+			t := zhHarmUndone.ReplaceAllString(zhStageTerms.Replace(genericPairs.Replace(c.Text)), "")
 			if harm == "" && (zhFlagHit(zhFlagCrit, t) || sev == "warning" && zhFlagHit(zhFlagWarn, t)) {
 				harm = strings.TrimPrefix(c.Text, "则")
 			}
+		}
+		if harm == "" && act == "" {
+			return knowledge.RedFlag{}, false
 		}
 		if act == "" {
 			act = "原文断为「" + harm + "」：先核实确有此情形，再向用户说明此断语及其出处。"
@@ -117,6 +130,7 @@ var (
 type patternCand struct {
 	name, sig, ind string
 	declared       bool // named by a section heading
+	chapter        bool // a chapter of its own treats it ("论正官")
 }
 
 // findPatterns collects named configurations — sections headed "Pattern:
@@ -132,19 +146,30 @@ func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
 	byName := map[string]*group{}
 	var order []string
 	doneHeading := map[string]bool{}
+	chapters := chapterPatterns(sents)
 	for _, s := range sents {
 		pc, ok := patternIn(s, doneHeading)
 		if !ok {
-			continue
+			if pc, ok = chapters.in(s); !ok {
+				continue
+			}
 		}
-		k := normalise(pc.name)
-		if _, dup := byName[k]; dup {
+		k := patternKey(pc.name)
+		if g, dup := byName[k]; dup && (!pc.chapter || g.c.n == -2) {
 			continue
+		} else if dup {
+			// The chapter that treats the pattern speaks for it, not an
+			// earlier sentence that merely names it.
+			delete(byName, k)
+			order = slices.DeleteFunc(order, func(n string) bool { return patternKey(n) == k })
 		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
 		byName[k] = &group{c: cand[knowledge.Pattern]{s: s, v: knowledge.Pattern{Name: pc.name, Signature: pc.sig, Indication: pc.ind, Evidence: ev}}, first: s.Seq}
 		if pc.declared {
 			byName[k].c.n = -1
+		}
+		if pc.chapter {
+			byName[k].c.n = -2
 		}
 		order = append(order, pc.name)
 	}
@@ -152,13 +177,13 @@ func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
 		return nil
 	}
 	mentions, docs := countMentions(sents, order)
-	var cands []cand[knowledge.Pattern]
+	var cands, chapter []cand[knowledge.Pattern]
 	for _, name := range order {
-		g := byName[normalise(name)]
+		g := byName[patternKey(name)]
 		m, d := mentions[name], docs[name]
 		c := g.c
 		switch {
-		case c.n == -1 || d >= 2 || m >= 5:
+		case c.n < 0 || d >= 2 || m >= 5:
 			c.v.Confidence = "medium"
 		default:
 			c.v.Confidence = "low"
@@ -167,12 +192,26 @@ func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
 			c.v.Confidence = "high"
 		}
 		c.score = float64(d) + math.Log1p(float64(m))
-		if c.n == -1 {
+		switch c.n {
+		case -1:
 			c.score += 3
+		case -2:
+			// A pattern a book gives a chapter of its own is one of its
+			// main ones: kept before any a sentence merely names.
+			c.score += 20
+		}
+		if c.n == -2 {
+			chapter = append(chapter, c)
+			continue
 		}
 		cands = append(cands, c)
 	}
-	return best(cands, maxPatterns, func(p knowledge.Pattern) string { return p.Signature + p.Indication })
+	// A book's own chapter patterns are all kept (子平真诠's eight 正格);
+	// the rest are taken in turn from each book.
+	chapter = chapter[:min(len(chapter), maxPatterns/2)]
+	out := append(chapter, best(cands, maxPatterns-len(chapter), func(p knowledge.Pattern) string { return p.Signature + p.Indication })...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].s.Seq < out[j].s.Seq })
+	return out
 }
 
 // patternIn reads one sentence as a named configuration.
@@ -204,13 +243,13 @@ func patternIn(s sentence, doneHeading map[string]bool) (patternCand, bool) {
 	if m := zhNamedLine.FindStringSubmatchIndex(body); m != nil {
 		name := body[m[2]:m[3]]
 		if sig, ind, ok := zhSigInd(body[m[1]:]); ok && zhNameOK(name, true) {
-			return patternCand{name: name, sig: sig, ind: ind, declared: true}, true
+			return patternCand{name: name, sig: despaceHan(sig), ind: despaceHan(ind), declared: true}, true
 		}
 	}
 	if m := zhNamedHead.FindStringSubmatchIndex(body); m != nil && strings.ContainsAny(body, "格局") {
 		name := body[m[2]:m[3]]
 		if sig, ind, ok := zhSigInd(body[m[1]:]); ok && zhNameOK(name, true) {
-			return patternCand{name: name, sig: sig, ind: ind}, true
+			return patternCand{name: name, sig: despaceHan(sig), ind: despaceHan(ind)}, true
 		}
 	}
 	cl := clausesOf(body)
@@ -231,7 +270,7 @@ func patternIn(s sentence, doneHeading map[string]bool) (patternCand, bool) {
 		if runeLen(sig) < 3 || runeLen(sig) > 40 || runeLen(ind) < 2 || runeLen(ind) > 40 || strings.ContainsRune(zhPronoun, first) || !zhIndOK(ind) {
 			return patternCand{}, false
 		}
-		return patternCand{name: m[1], sig: sig, ind: ind}, true
+		return patternCand{name: m[1], sig: despaceHan(sig), ind: despaceHan(ind)}, true
 	}
 	return patternCand{}, false
 }
@@ -386,4 +425,94 @@ func countMentions(sents []sentence, names []string) (mentions, docs map[string]
 		}
 	}
 	return mentions, docs
+}
+
+// patternKey is the name under which two spellings of one pattern meet:
+// 官印双全 and 官印两全, 阳刃之格 and 阳刃格.
+func patternKey(name string) string {
+	k := normalise(name)
+	k = strings.NewReplacer("两", "双", "之格", "格", "之局", "局", "煞", "杀").Replace(k)
+	if n := runeLen(k); n > 2 {
+		k = strings.TrimSuffix(strings.TrimSuffix(k, "格"), "局")
+	}
+	return k
+}
+
+// zhChapterNum is the number opening a chapter title: "三十一、", "一．".
+var zhChapterNum = regexp.MustCompile(`^[一二三四五六七八九十百零\d]+\s*[、．.]\s*`)
+
+// chapterTitle returns a heading without its number and spaces.
+func chapterTitle(h string) string {
+	return despaceHan(strings.TrimSpace(zhChapterNum.ReplaceAllString(strings.TrimSpace(h), "")))
+}
+
+// chapters maps a chapter title "论X" (document and title) to the pattern
+// it treats: a book that has a chapter "论X" and a chapter "论X取运" (how a
+// chart of that pattern fares in the luck cycles) names X as one of its
+// patterns — 子平真诠's eight 正格 论正官 … 论建禄月劫.
+type chapters struct {
+	names map[string]string // doc + "\x00" + title -> pattern name
+	done  map[string]bool
+}
+
+func chapterPatterns(sents []sentence) chapters {
+	titles := map[string]bool{}
+	for _, s := range sents {
+		if !s.Zh || len(s.Chunk.HeadingPath) == 0 {
+			continue
+		}
+		titles[s.Chunk.Doc+"\x00"+chapterTitle(s.Chunk.HeadingPath[len(s.Chunk.HeadingPath)-1])] = true
+	}
+	c := chapters{names: map[string]string{}, done: map[string]bool{}}
+	for k := range titles {
+		doc, t, _ := strings.Cut(k, "\x00")
+		x, ok := strings.CutPrefix(t, "论")
+		if !ok || runeLen(x) < 1 || runeLen(x) > 4 || !titles[doc+"\x00论"+x+"取运"] {
+			continue
+		}
+		name := x
+		if !strings.HasSuffix(x, "格") {
+			name += "格"
+		}
+		c.names[k] = name
+	}
+	return c
+}
+
+// in reads the first sentence of a "论X" chapter that parses as a rule as
+// the signature and indication of pattern X.
+func (c chapters) in(s sentence) (patternCand, bool) {
+	if len(c.names) == 0 || !s.Zh || len(s.Chunk.HeadingPath) == 0 {
+		return patternCand{}, false
+	}
+	k := s.Chunk.Doc + "\x00" + chapterTitle(s.Chunk.HeadingPath[len(s.Chunk.HeadingPath)-1])
+	name, ok := c.names[k]
+	if !ok || c.done[k] {
+		return patternCand{}, false
+	}
+	// The sentence must speak of the pattern: its name, its first two
+	// characters (建禄 of 建禄月劫) or its last (官 of 正官, 煞 of 偏官's
+	// 七煞 is not caught, and that chapter waits for a sentence naming 官).
+	term := []rune(strings.TrimSuffix(name, "格"))
+	body := strings.TrimRight(s.Text, "。！；;")
+	if !strings.Contains(body, string(term[:min(2, len(term))])) && !strings.ContainsRune(body, term[len(term)-1]) || strings.ContainsAny(body, "？?何岂") || hasCorruption(body) || runeLen(body) > 120 {
+		return patternCand{}, false
+	}
+	sig, ind, ok := zhSigInd(body)
+	if !ok {
+		// The chapter's first statement about its pattern: its first
+		// clause describes it, the rest says what it means (阳刃者，劫我正财
+		// 之神，乃正财之七煞也).
+		cl := clausesOf(body)
+		if len(cl) < 2 {
+			return patternCand{}, false
+		}
+		sig = trimClause(strings.TrimSuffix(trimClause(body[:cl[0].End]), "者"))
+		ind = zhIndStart(body[cl[1].Start:])
+		if runeLen(sig) < 2 || runeLen(ind) < 2 || runeLen(ind) > 60 {
+			return patternCand{}, false
+		}
+	}
+	c.done[k] = true
+	return patternCand{name: name, sig: despaceHan(sig), ind: despaceHan(ind), declared: true, chapter: true}, true
 }

@@ -3,6 +3,7 @@ package extract
 import (
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -104,7 +105,7 @@ var (
 	// zhCondVerbs are the verbs that make a "……者" subject a situation
 	// (身弱而财多者) rather than a term being defined (太乙者).
 	zhCondVerbs = "见逢遇有无多少旺衰弱强透藏克合冲刑破得失犯坐会化值行喜忌过"
-	zhBackRef   = regexp.MustCompile(`^(?:反是|反此|亦然|同此|仿此|准此|同论|不在此论|不作此论|不以此论|亦如之)$`)
+	zhBackRef   = regexp.MustCompile(`^(?:反是|反此|亦然|同此|仿此|准此|同论|不然|不在此论|不作此论|不以此论|亦如之)$`)
 	// zhParticle are sentence-final particles dropped from a conclusion.
 	zhParticle = "也矣焉耳哉"
 )
@@ -171,6 +172,22 @@ func zhRule(s string) (ruleParse, bool) {
 		cond = trimClause(cond[len(p):]) // 若或无金: "if (perhaps) there is no metal"
 	}
 	concl = trimClause(strings.TrimRight(trimClause(concl), zhParticle))
+	if how == "then" {
+		// 不贫则夭, 非孤则贫: "if not X then Y" is one verdict, "X or Y"; cut
+		// at 则 it would read "IF 不贫 THEN 夭". The negated clause belongs
+		// to the consequent.
+		if cl := clausesOf(cond); len(cl) > 1 {
+			last := cl[len(cl)-1]
+			if hasPrefixAny(last.Text, []string{"不", "非", "未", "无"}) != "" && runeLen(last.Text) <= 3 {
+				concl = last.Text + "则" + concl
+				cond = trimClause(cond[:last.Start])
+			}
+		}
+	}
+	cond, concl = despaceHan(cond), despaceHan(concl)
+	if !zhCondClean(cond) {
+		return ruleParse{}, false
+	}
 	if runeLen(concl) == 1 && strings.Contains(zhJudgement, concl) && how == "then" {
 		// 则吉: a one-character judgement keeps its 则, so it reads (and
 		// can be found in the source) as a phrase.
@@ -683,4 +700,48 @@ func participleBase(w string) string {
 		return stem + "e"
 	}
 	return stem
+}
+
+// despaceHan drops the spaces the conversion left between Chinese
+// characters (四 柱, 运北 地): they are layout, not text.
+func despaceHan(s string) string {
+	if !strings.ContainsAny(s, " 　") {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		if r == ' ' || r == '　' {
+			j := i + 1
+			for j < len(rs) && (rs[j] == ' ' || rs[j] == '　') {
+				j++
+			}
+			if i > 0 && j < len(rs) && hanOrPunct(rs[i-1]) && hanOrPunct(rs[j]) {
+				continue
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hanOrPunct(r rune) bool {
+	return unicode.Is(unicode.Han, r) || r >= 0x3000 && r <= 0x303f || r >= 0xff00 && r <= 0xff0f || r == '，' || r == '：' || r == '；'
+}
+
+// zhCondClean rejects a condition that is itself a statement: a clause
+// giving a verdict of its own (运喜财官，不宜身旺，食伤则尤忌: the rule is
+// about 食伤, 不宜身旺 is another verdict), or a clause that already holds
+// a complete "X者Y" judgement (忌木而入土者脾病，忌火而入金则肺病: a list
+// of parallel verdicts cut in the middle).
+func zhCondClean(cond string) bool {
+	for i, c := range clausesOf(cond) {
+		if i > 0 && hasPrefixAny(c.Text, []string{"不宜", "不可", "切忌", "忌", "宜", "必", "须", "切"}) != "" {
+			return false
+		}
+		if j := strings.Index(c.Text, "者"); j > 0 && j+len("者") < len(c.Text) {
+			return false
+		}
+	}
+	return true
 }
