@@ -305,7 +305,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			}
 		}
 		c := &chunks[i]
-		if frontMatter(c) {
+		if frontMatterChunk(c) {
 			continue
 		}
 		d, ok := docIdx[c.Doc]
@@ -407,10 +407,10 @@ var frontMatterRe = regexp.MustCompile(`(?i)^(?:序|.{0,8}[序叙]言?|自序|�
 // 目录：.
 var prefaceOpen = regexp.MustCompile(`^(?:目录|目次)[：:]?|^(?:补刻|重刻|新刻|重订|增补|原)?\p{Han}{1,8}(?:叙|自序|序言|总目)`)
 
-// frontMatter reports that c is front matter — a preface, a table of
+// frontMatterChunk reports that c is front matter — a preface, a table of
 // contents, an editor's note — which is not mined: its sentences speak about
 // the book, not the doctrine.
-func frontMatter(c *chunk.Chunk) bool {
+func frontMatterChunk(c *chunk.Chunk) bool {
 	for _, h := range c.HeadingPath {
 		if frontMatterRe.MatchString(strings.TrimSpace(h)) {
 			return true
