@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	goruntime "runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,21 +56,52 @@ func childMain(argsJSON string) int {
 	return run(ctx, iostreams.System(), args, getenv)
 }
 
-// vibeChild returns an unstarted vibe process (this test binary re-executed).
+var (
+	childBinOnce sync.Once
+	childBin     string
+	childBinErr  error
+)
+
+// vibeChild returns an unstarted vibe process with only HOME, PATH and
+// TMPDIR in its environment: this test binary re-executed, or, when the
+// tests run with -race (whose binary makes the 41 builds of the crash suite
+// several times slower), a vibe built once without it.
 func vibeChild(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	var env []string
+	for _, k := range []string{"HOME", "PATH", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if raceEnabled {
+		childBinOnce.Do(func() {
+			dir, err := os.MkdirTemp("", "vibe-crash-bin-")
+			if err != nil {
+				childBinErr = err
+				return
+			}
+			childBin = filepath.Join(dir, "vibe")
+			build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", childBin, "./cmd/vibe")
+			build.Dir = demoRepo
+			if out, err := build.CombinedOutput(); err != nil {
+				childBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+			}
+		})
+		if childBinErr != nil {
+			t.Fatal(childBinErr)
+		}
+		cmd := exec.Command(childBin, args...)
+		cmd.Env = env
+		return cmd
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := json.Marshal(args)
 	cmd := exec.Command(exe)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, childArgsEnv+"=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, childArgsEnv+"="+string(a))
+	cmd.Env = append(env, childArgsEnv+"="+string(a))
 	return cmd
 }
 

@@ -111,6 +111,9 @@ func TestMain(m *testing.M) {
 	if demoDir != "" {
 		os.RemoveAll(demoDir)
 	}
+	if childBin != "" {
+		os.RemoveAll(filepath.Dir(childBin))
+	}
 	os.Exit(code)
 }
 
