@@ -185,7 +185,8 @@ func zhRule(s string) (ruleParse, bool) {
 		}
 	}
 	cond, concl = despaceHan(cond), despaceHan(concl)
-	if !zhCondClean(cond) {
+	if !zhCondClean(cond) || strings.HasSuffix(cond, "论之") || strings.HasSuffix(cond, "言之") || strings.HasSuffix(cond, "观之") {
+		// 以五行而统论之: a point of view, not a condition.
 		return ruleParse{}, false
 	}
 	if runeLen(concl) == 1 && strings.Contains(zhJudgement, concl) && how == "then" {
@@ -212,6 +213,11 @@ func zhRule(s string) (ruleParse, bool) {
 		p.score++
 	}
 	p.score -= float64(max(0, runeLen(cond)-16)+max(0, runeLen(concl)-24)) / 12
+	if hasPrefixAny(cond, []string{"遇", "见", "逢", "向", "不见"}) != "" && runeLen(cond) <= 6 {
+		// 见官星, 遇火盛: whose 官星, whose fire the sentence before says;
+		// read alone the rule is thin.
+		p.score -= 1.5
+	}
 	switch {
 	case exc != "" || zhReverse.MatchString(concl):
 		p.Tier = 3
@@ -258,7 +264,17 @@ func zhSplit(after string, opened bool) (cond, concl, how string) {
 	}
 	cl := clausesOf(after)
 	for k := 1; k < len(cl); k++ {
-		if hasPrefixAny(cl[k].Text, zhConseq) != "" {
+		if w := hasPrefixAny(cl[k].Text, zhConseq); w != "" {
+			// 或一派壬癸，不得寅时，又无庚金，必主穷困: 不得 here is "does not
+			// get", still the condition; the verdict is the later 必 clause.
+			if w == "不得" || w == "不" {
+				for j := k + 1; j < len(cl); j++ {
+					if hasPrefixAny(cl[j].Text, []string{"必", "主", "定", "决", "断", "乃"}) != "" {
+						k = j
+						break
+					}
+				}
+			}
 			return after[:cl[k].Start], after[cl[k].Start:], "word"
 		}
 	}
