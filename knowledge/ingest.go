@@ -15,6 +15,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/knowledge/lexical"
 )
 
 // Splitter cuts a converted file into chunks (chunk.Splitter satisfies it).
@@ -230,9 +231,14 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 	return rep, errors.Join(errs...)
 }
 
+// contentHash is the hash ingest compares to decide whether a document must
+// be re-indexed: the file's bytes and the lexical index version, so a change
+// in how text becomes tokens re-indexes every store on its next build.
 func contentHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	fmt.Fprintf(h, "lexical-v%d\x00", lexical.Version)
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id string, known map[string]Document, rep *IngestReport) error {

@@ -27,7 +27,8 @@ type Document struct {
 	// Source is the original under knowledge/<theme>/source/.
 	Source string `json:"source"`
 	Title  string `json:"title"`
-	// ContentHash is the sha256 of the converted file; ingest compares it to
+	// ContentHash is the sha256 of the lexical index version and the converted
+	// file; ingest compares it to
 	// decide whether a document changed.
 	ContentHash string    `json:"content_hash"`
 	Chunks      int       `json:"chunks"`

@@ -16,7 +16,9 @@ func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// Tokens splits text into index tokens, in order, with repeats.
+// Tokens splits text into index tokens, in order, with repeats. Han
+// characters are folded to one form (see [Folder]), so traditional and
+// simplified spellings and variants such as 杀/煞 give the same tokens.
 func Tokens(text string) []string {
 	var out []string
 	var word []rune
@@ -40,7 +42,7 @@ func Tokens(text string) []string {
 		switch {
 		case isCJK(r):
 			flushWord()
-			cjk = append(cjk, r)
+			cjk = append(cjk, defaultFolder.Rune(r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
 			word = append(word, unicode.ToLower(r))

@@ -76,3 +76,24 @@ func TestIndexChunk(t *testing.T) {
 		t.Errorf("IndexChunk without title or headings = %q", got)
 	}
 }
+
+func TestFoldVariantsAndTraditional(t *testing.T) {
+	if err := defaultFolder.Err(); err != nil {
+		t.Fatalf("OpenCC t2s table: %v", err)
+	}
+	for in, want := range map[string]string{
+		"食神制煞":   "食神制杀",
+		"食神製殺":   "食神制杀",
+		"傷官見官":   "伤官见官",
+		"印綬":     "印绶",
+		"相剋":     "相克",
+		"day 日主": "day 日主",
+	} {
+		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, want := IndexText("七煞"), IndexText("七杀"); got != want {
+		t.Errorf("IndexText(七煞) = %q, IndexText(七杀) = %q; want equal", got, want)
+	}
+}

@@ -80,6 +80,26 @@ func Run(t *testing.T, open func(t *testing.T) knowledge.Store) {
 		}
 	})
 
+	// Variant and traditional spellings reach the same passages, both ways:
+	// the index and the query are folded alike (lexical.Folder).
+	withStore("VariantCharacters", func(t *testing.T, s knowledge.Store) {
+		mustReplace(t, s, "bazi", "v", []string{"财官印绶 俱全", "食神制煞 格成", "傷官見官 為禍百端", "日主 强弱 无关"})
+		for _, c := range []struct{ q, want string }{
+			{"食神制杀", "bazi-v-1"},
+			{"食神製殺", "bazi-v-1"},
+			{"伤官见官", "bazi-v-2"},
+			{"財官印綬", "bazi-v-0"},
+		} {
+			hits, err := s.Search(ctx, knowledge.Query{Theme: "bazi", Text: c.q, Mode: knowledge.SearchLexical, K: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) == 0 || hits[0].Chunk.ID != c.want {
+				t.Errorf("Search(%q) = %v, want %s first", c.q, ids(hits), c.want)
+			}
+		}
+	})
+
 	withStore("ReplaceListChunks", func(t *testing.T, s knowledge.Store) {
 		want, _ := mustReplace(t, s, "bazi", "a", []string{"论用神 八字", "日主 强弱", "财官 印绶"})
 		mustReplace(t, s, "bazi", "b", []string{"格局 成败"})
