@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -225,6 +226,7 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 			res.Warnings = append(res.Warnings, "the model's SKILL.md prose failed the checks after one repair round, so the offline template was used: "+strings.Join(problems, "; "))
 		}
 	}
+	prose = dropUnofferedTools(prose, tools)
 	regions := renderRegions(opt.Theme, ks, tools, L, prose, count, lim.MaxSkillTokens)
 	var old []byte
 	if !opt.Regenerate {
@@ -604,4 +606,35 @@ func h1(md string) (string, int) {
 		off += end + 1
 	}
 	return "", -1
+}
+
+// toolMention finds snake_case names that look like tools (calculate_bazi).
+var toolMention = regexp.MustCompile(`\b[a-z]+(?:_[a-z0-9]+)+\b`)
+
+// dropUnofferedTools leaves out the scope, style and forbidden bullets of
+// the prose that name a tool the skill does not offer: "never chart by hand
+// instead of calling calculate_bazi" forbids the only way left to answer
+// when no plugin runs calculate_bazi.
+func dropUnofferedTools(p Prose, tools ToolsFile) Prose {
+	offered := map[string]bool{}
+	for _, t := range tools.Tools {
+		offered[t.Name] = true
+	}
+	keep := func(xs []string) []string {
+		var out []string
+		for _, x := range xs {
+			ok := true
+			for _, m := range toolMention.FindAllString(x, -1) {
+				if (strings.HasPrefix(m, "calc") || strings.HasPrefix(m, "compute_") || strings.HasPrefix(m, "show_")) && !offered[m] && !isCoreTool(m) {
+					ok = false
+				}
+			}
+			if ok {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	p.Scope, p.Style, p.Forbidden = keep(p.Scope), keep(p.Style), keep(p.Forbidden)
+	return p
 }
