@@ -4,7 +4,7 @@ BIN     := bin/vibe
 DEMO    := demo
 PKGS    := ./...
 
-.PHONY: all build install test test-short test-deps vet fmt-check tidy-check corpus-check demo clean bench
+.PHONY: all build install fuzz test test-short test-deps vet fmt-check tidy-check corpus-check demo clean bench
 
 all: build
 
@@ -49,7 +49,12 @@ fmt-check:
 test: test-deps tidy-check vet fmt-check corpus-check
 	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
 	$(GO) test -race -timeout 40m $(PKGS) && \
-	$(GO) test -timeout 10m -run '$(FULLSIZE)' ./knowledge/sqlite ./knowledge/pgvector
+	$(GO) test -timeout 10m -run '$(FULLSIZE)' ./knowledge/sqlite ./knowledge/pgvector && \
+	bash scripts/fuzz.sh $(FUZZTIME)
+
+# Every fuzz target runs this long in make test (the seed corpora also run
+# in plain go test); scripts/fuzz.sh 10m is the long run of docs/fuzz.md.
+FUZZTIME := 3s
 
 # Single-goroutine tests over large synthetic corpora: under -race (60 times
 # slower on the pure-Go SQLite) they use a smaller corpus, so make test runs
@@ -61,6 +66,9 @@ FULLSIZE := TestLexicalPruningKeepsRanking|TestBM25MatchesSQLite
 test-short: vet fmt-check corpus-check
 	set -a; [ -f .vibe/test.env ] && . ./.vibe/test.env; set +a; \
 	$(GO) test -race -short -timeout 20m $(PKGS)
+
+fuzz:
+	bash scripts/fuzz.sh $(FUZZTIME)
 
 demo: build
 	bash scripts/demo.sh $(BIN) $(DEMO)

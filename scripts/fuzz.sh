@@ -36,7 +36,7 @@ while IFS= read -r file; do
 			result=FAIL
 			fail=1
 		fi
-		execs="$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | awk '{print $2}')"
+		execs="$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | awk '{print $2}' || true)"
 		printf '%-28s %-12s %-8s %-14s %s\n' "$target" "$pkg" "$duration" "${execs:-?}" "$result"
 		if [[ "$result" == FAIL ]]; then
 			sed 's/^/    /' "$log" | tail -40
