@@ -2,6 +2,11 @@ package chunk
 
 import "strings"
 
+// Version identifies how files are cut into chunks; ingest mixes it into a
+// document's content hash so a change re-indexes every store (version 2: a
+// table of contents ends with its list and is marked Navigation).
+const Version = 2
+
 // Chunk is a span of a converted document, the unit of retrieval and citation.
 type Chunk struct {
 	// ID is derived from the document, the chunk's position and its content;
@@ -27,6 +32,10 @@ type Chunk struct {
 	Text string `json:"text" yaml:"text"`
 	// Tokens is the token count of Text in the configured encoding.
 	Tokens int `json:"tokens" yaml:"tokens"`
+	// Navigation marks a chunk that only helps a reader move around the
+	// book (a table of contents under 目录 / Contents): it answers no
+	// question, so the knowledge index leaves it out of search.
+	Navigation bool `json:"navigation,omitempty" yaml:"navigation,omitempty"`
 }
 
 // Citation is the chunk's place in its document as a reader cites it: the

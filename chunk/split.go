@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
 	"github.com/vibelife/vibe/convert"
@@ -125,7 +126,7 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 	var out []Chunk
 	seen := map[string]int{}
 	// emit records runes[start:end]; tokens is its count when known, or -1.
-	emit := func(path []string, start, end, tokens int) {
+	emit := func(path []string, nav bool, start, end, tokens int) {
 		if a, b := trim(runes, start, end); a != start || b != end {
 			start, end, tokens = a, b, -1
 		}
@@ -151,6 +152,7 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 			Ordinal:     len(out),
 			Text:        text,
 			Tokens:      tokens,
+			Navigation:  nav,
 		})
 	}
 	for _, sec := range sections(runes, bodyOff, doc.Title) {
@@ -165,11 +167,11 @@ func (s *Splitter) SplitFile(ctx context.Context, relPath string, data []byte) (
 			continue
 		}
 		if n, ok := s.fits(runes, a, b); ok {
-			emit(sec.path, a, b, n)
+			emit(sec.path, sec.nav, a, b, n)
 			continue
 		}
 		for _, sp := range s.pack(runes, a, b) {
-			emit(sec.path, sp[0], sp[1], sp[2])
+			emit(sec.path, sec.nav, sp[0], sp[1], sp[2])
 		}
 	}
 	return out, nil
@@ -180,6 +182,7 @@ type section struct {
 	start     int // rune offset of the heading line (or body start)
 	bodyStart int // rune offset after the heading line
 	end       int
+	nav       bool // a table of contents (see isTOCHeading)
 }
 
 // sections cuts runes[from:] at ATX headings outside fenced code. When the
@@ -198,6 +201,16 @@ func sections(runes []rune, from int, title string) []section {
 	cur := section{start: from, bodyStart: from}
 	inFence := false
 	var fence string
+	tocEntries := 0 // entries seen under an open table-of-contents heading
+	pathOf := func() []string {
+		path := make([]string, 0, len(stack))
+		for _, h := range stack {
+			if !h.hide {
+				path = append(path, h.title)
+			}
+		}
+		return path
+	}
 	for i := from; i < len(runes); {
 		j := i
 		for j < len(runes) && runes[j] != '\n' {
@@ -225,13 +238,19 @@ func sections(runes []rune, from int, title string) []section {
 				}
 				stack = append(stack, open{level, htitle, first && sameTitle(htitle, title)})
 				first = false
-				path := make([]string, 0, len(stack))
-				for _, h := range stack {
-					if !h.hide {
-						path = append(path, h.title)
-					}
+				cur = section{path: pathOf(), start: i, bodyStart: next, nav: isTOCHeading(htitle)}
+				tocEntries = 0
+			} else if cur.nav && strings.TrimSpace(line) != "" {
+				// A table of contents ends where its list does: the text
+				// after it belongs to the heading above 目录, not to 目录.
+				if isTOCEntry(trimmed) {
+					tocEntries++
+				} else if tocEntries > 0 {
+					cur.end = i
+					out = append(out, cur)
+					stack = stack[:len(stack)-1]
+					cur = section{path: pathOf(), start: i, bodyStart: i}
 				}
-				cur = section{path: path, start: i, bodyStart: next}
 			}
 		}
 		i = next
@@ -239,6 +258,29 @@ func sections(runes []rune, from int, title string) []section {
 	cur.end = len(runes)
 	out = append(out, cur)
 	return out
+}
+
+// isTOCHeading reports whether a heading names a table of contents.
+func isTOCHeading(h string) bool {
+	switch strings.ToLower(strings.Join(strings.Fields(h), " ")) {
+	case "目录", "目錄", "目 录", "目 錄", "总目", "總目", "contents", "table of contents":
+		return true
+	}
+	return false
+}
+
+// isTOCEntry reports whether a line reads as an entry of a table of
+// contents: a list item or link, or a short title without sentence
+// punctuation (卷一 论十干, 第三章 论用神 …… 12).
+func isTOCEntry(line string) bool {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "+ ") || strings.HasPrefix(t, "[") {
+		return true
+	}
+	if n := strings.IndexAny(t, ".)、"); n > 0 && n <= 4 && strings.Trim(t[:n], "0123456789") == "" {
+		return true
+	}
+	return utf8.RuneCountInString(t) <= 40 && !strings.ContainsAny(t, "。，；！？,;!?")
 }
 
 // sameTitle compares a heading with the document title, ignoring case and

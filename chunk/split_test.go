@@ -355,3 +355,29 @@ func TestSplitTitleHeadingNotRepeated(t *testing.T) {
 		t.Errorf("EmbedText without title or path = %q", got)
 	}
 }
+
+// A table of contents ends where its list does: the book's text after it is
+// filed under the heading above 目录, and only the list is Navigation.
+func TestSplitTableOfContents(t *testing.T) {
+	body := "# 滴天髓\n\n## 目录\n\n- 通神论\n- 六亲论\n1. 天道\n\n论天干地支之理，甲木参天，脱胎要火。\n\n## 通神论\n\n天道欲识天元一，先观帝载与神功。\n"
+	s := newSplitter(t, Options{MaxTokens: 200})
+	data := render(t, body)
+	chunks, err := s.SplitFile(context.Background(), "knowledge/t/converted/x.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s, data, chunks)
+	if len(chunks) != 3 {
+		t.Fatalf("got %d chunks, want 3: %+v", len(chunks), chunks)
+	}
+	toc, after, next := chunks[0], chunks[1], chunks[2]
+	if !toc.Navigation || strings.Join(toc.HeadingPath, ">") != "滴天髓>目录" || !strings.Contains(toc.Text, "六亲论") || strings.Contains(toc.Text, "甲木") {
+		t.Errorf("TOC chunk = %+v", toc)
+	}
+	if after.Navigation || strings.Join(after.HeadingPath, ">") != "滴天髓" || !strings.HasPrefix(after.Text, "论天干地支之理") {
+		t.Errorf("text after the TOC = %+v, want outside 目录 and not navigation", after)
+	}
+	if next.Navigation || strings.Join(next.HeadingPath, ">") != "滴天髓>通神论" {
+		t.Errorf("next section = %+v", next)
+	}
+}

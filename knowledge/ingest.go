@@ -231,12 +231,28 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 	return rep, errors.Join(errs...)
 }
 
+// dropNavigation leaves out the chunks that only help a reader move around
+// the book (tables of contents): they answer no question, and a search that
+// returned them would crowd out the passages that do. The rest keep their
+// order and are numbered from 0 again.
+func dropNavigation(chunks []chunk.Chunk) []chunk.Chunk {
+	out := chunks[:0]
+	for _, c := range chunks {
+		if c.Navigation {
+			continue
+		}
+		c.Ordinal = len(out)
+		out = append(out, c)
+	}
+	return out
+}
+
 // contentHash is the hash ingest compares to decide whether a document must
 // be re-indexed: the file's bytes and the lexical index version, so a change
 // in how text becomes tokens re-indexes every store on its next build.
 func contentHash(data []byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "lexical-v%d\x00", lexical.Version)
+	fmt.Fprintf(h, "lexical-v%d chunk-v%d\x00", lexical.Version, chunk.Version)
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -270,6 +286,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	if err != nil {
 		return err
 	}
+	chunks = dropNavigation(chunks)
 	info := InfoOf(opts.Embedder)
 	var vectors [][]float32
 	for a := 0; a < len(chunks); a += opts.BatchSize {

@@ -297,3 +297,40 @@ func TestIngestCancelledMidDocument(t *testing.T) {
 		t.Fatalf("next run = %+v, %v", rep, err)
 	}
 }
+
+// A table of contents is not indexed: a question naming a chapter finds the
+// chapter, never the 目录 list that names it too.
+func TestIngestLeavesOutTableOfContents(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(root, ".vibe", "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sp, err := chunk.New(chunk.Options{MaxTokens: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.WriteConverted(t, root, "bazi", "a", "# 子平真诠\n\n## 目录\n\n- 论用神\n- 论伤官\n\n## 论伤官\n\n伤官虽非吉神，实为秀气。\n", false)
+	opts := knowledge.IngestOptions{Theme: "bazi", Root: root, ConvertedDir: filepath.Join(root, "knowledge", "bazi", "converted"), Splitter: sp, Embedder: &countingEmbedder{}}
+	if _, err := knowledge.Ingest(ctx, store, opts); err != nil {
+		t.Fatal(err)
+	}
+	all, err := store.Chunks(ctx, "bazi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].Ordinal != 0 || !strings.Contains(all[0].Text, "秀气") {
+		t.Fatalf("stored chunks = %+v, want only the 论伤官 passage", all)
+	}
+	hits, err := store.Search(ctx, knowledge.Query{Theme: "bazi", Text: "论用神", K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if strings.Contains(strings.Join(h.Chunk.HeadingPath, ">"), "目录") {
+			t.Errorf("search returned the table of contents: %+v", h.Chunk)
+		}
+	}
+}
