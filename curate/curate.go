@@ -401,7 +401,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 		switch {
 		case errors.Is(c.err, ErrTooLarge):
-			drop(true, "too large: %v", c.err)
+			drop(true, "%v", c.err) // the error already starts "too large: "
 		case errors.Is(c.err, ErrDownload), errors.Is(c.err, ErrNoFiles):
 			drop(true, "%v", c.err)
 		case c.err != nil:

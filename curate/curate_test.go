@@ -271,6 +271,9 @@ func TestRunURLs(t *testing.T) {
 		if e.Status != w.status || e.File != w.file || e.MediaType != w.mtype || !strings.Contains(e.Reason, w.reason) {
 			t.Errorf("%s: got %s %q %q %q, want %s %q %q reason containing %q", e.Origin, e.Status, e.File, e.MediaType, e.Reason, w.status, w.file, w.mtype, w.reason)
 		}
+		if strings.Contains(e.Reason, "too large: too large") {
+			t.Errorf("%s: doubled prefix in %q", e.Origin, e.Reason)
+		}
 		if w.status == StatusDropped && !e.Failed {
 			t.Errorf("%s: download problem not marked failed", e.Origin)
 		}

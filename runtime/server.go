@@ -32,6 +32,10 @@ type ServerOptions struct {
 	// client address may send a minute before it gets 429 (default 20;
 	// negative: no limit).
 	FailedAuthPerMin int
+	// CORSOrigins are the exact origins allowed to call the API from a
+	// browser page served elsewhere; empty (the default) sends no CORS
+	// header, so browsers refuse cross-origin calls.
+	CORSOrigins []string
 	// TurnTimeout bounds one turn (default 5 minutes).
 	TurnTimeout time.Duration
 	// BodyTimeout bounds reading a request body (default 30s); WriteTimeout
@@ -95,7 +99,32 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" && s.corsAllowed(origin) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Conversation-ID")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// corsAllowed reports whether origin is one of serve.cors_origins (exact,
+// scheme and host and port; "*" is not accepted: keys are credentials).
+func (s *Server) corsAllowed(origin string) bool {
+	for _, o := range s.opts.CORSOrigins {
+		if strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
 
 // ShutdownGrace returns how long Serve lets open streams finish.
 func (s *Server) ShutdownGrace() time.Duration { return s.opts.ShutdownGrace }

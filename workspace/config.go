@@ -145,6 +145,9 @@ type ServeConfig struct {
 	SummaryEvery    int           `yaml:"summary_every"`
 	ToolTimeout     time.Duration `yaml:"tool_timeout"`
 	HistoryMessages int           `yaml:"history_messages"`
+	// CORSOrigins are the origins (https://app.example.org) whose pages may
+	// call the API from a browser; empty keeps CORS off.
+	CORSOrigins []string `yaml:"cors_origins"`
 }
 
 // EvalConfig configures vibe eval: the k of rule hit@k and passage

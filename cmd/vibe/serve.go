@@ -192,7 +192,8 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 		return nil, nil, nil, err
 	}
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
-		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now})
+		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
+		CORSOrigins: cfg.Serve.CORSOrigins})
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
