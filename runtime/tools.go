@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -506,9 +507,13 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 	if err != nil {
 		return nil, err
 	}
-	q := knowledge.Query{Theme: sk.Theme, Text: query, K: k, Mode: knowledge.SearchLexical}
+	text := query
+	if exp := a.bridge(sk, query); exp != "" {
+		text = query + " " + exp
+	}
+	q := knowledge.Query{Theme: sk.Theme, Text: text, K: k, Mode: knowledge.SearchLexical}
 	if a.cfg.Embedder != nil {
-		if v, err := a.cfg.Embedder.Embed(ctx, []string{query}); err == nil && len(v) == 1 {
+		if v, err := a.cfg.Embedder.Embed(ctx, []string{text}); err == nil && len(v) == 1 {
 			q.Vector, q.Mode = v[0], knowledge.SearchHybrid
 		}
 	}
@@ -522,4 +527,44 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
 	}
 	return out, nil
+}
+
+// bridge returns, for a query written mostly in another script than Han
+// (an English question over Chinese books), the Chinese terms and aliases
+// of the skill's glossary entries the query names ("hurting officer meets
+// officer" -> 伤官见官), so the search reaches passages that never use the
+// user's words. "" when the skill has no glossary, the query is mostly
+// Chinese already, or it names no glossary term.
+func (a *Agent) bridge(sk *skills.Skill, query string) string {
+	han, letters := 0, 0
+	for _, r := range query {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			han++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	// A letter run is about five letters a word; a word weighs as much
+	// as a character or two of Chinese.
+	if han*3 >= letters/5 || letters == 0 {
+		return ""
+	}
+	idx, err := a.rules.get(sk)
+	if err != nil || len(idx.glossary) == 0 {
+		return ""
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Fields(idx.expansion(query)) {
+		hasHan := false
+		for _, r := range f {
+			hasHan = hasHan || unicode.Is(unicode.Han, r)
+		}
+		if hasHan && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }

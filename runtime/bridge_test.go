@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/skills"
+)
+
+// recordingSearcher keeps the query texts it was asked.
+type recordingSearcher struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *recordingSearcher) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.texts = append(r.texts, q.Text)
+	return nil, nil
+}
+
+// An English question over Chinese books is searched with the Chinese terms
+// of the glossary entries it names; a Chinese question is searched as is.
+func TestSearchBridgesEnglishThroughTheGlossary(t *testing.T) {
+	root := writeSkills(t, "", map[string]string{
+		"bazi/SKILL.md":               "---\nname: bazi\ndescription: 八字命理\n---\n# bazi\n",
+		"bazi/" + skills.GlossaryPath: "terms:\n  - term: 伤官见官\n    aliases: [hurting officer meets officer]\n  - term: 七杀\n    aliases: [seven killings, 七煞]\n  - term: 正月\n    aliases: [寅月, first month]\n",
+	})
+	rs := &recordingSearcher{}
+	a := agentOver(t, root, nil, func(c *Config) { c.Searcher = rs })
+	for _, q := range []string{"What happens when the hurting officer meets the officer?", "How are the seven killings controlled?", "伤官见官会怎样", "What is the weather?"} {
+		if _, err := a.Passages(context.Background(), "bazi", q, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []struct{ has, not string }{
+		{"伤官见官", "hurting officer meets officer"}, // the term, not the English alias again
+		{"七杀 七煞", ""},
+		{"", "七杀"},
+		{"", "伤官"},
+	}
+	for i, w := range want {
+		got := rs.texts[i]
+		if w.has != "" && !strings.Contains(got, w.has) || w.not != "" && strings.Contains(strings.TrimPrefix(got, strings.SplitN(got, "?", 2)[0]), w.not) {
+			t.Errorf("query %d searched as %q", i, got)
+		}
+	}
+	if rs.texts[2] != "伤官见官会怎样" || rs.texts[3] != "What is the weather?" {
+		t.Errorf("unbridged queries changed: %q, %q", rs.texts[2], rs.texts[3])
+	}
+}
