@@ -30,7 +30,7 @@ while IFS= read -r file; do
 			continue
 		fi
 		log="$(mktemp)"
-		if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -parallel "$parallel" "$pkg" >"$log" 2>&1; then
+		if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$duration" -fuzzminimizetime 5s -parallel "$parallel" "$pkg" >"$log" 2>&1; then
 			result=ok
 		else
 			result=FAIL
