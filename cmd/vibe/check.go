@@ -55,12 +55,8 @@ Exit status: 0 clean, 1 errors (or warnings with --strict), 2 the check could no
 				return err
 			}
 			opts.theme = theme
-			known := false
-			for _, f := range integrate.Formats {
-				known = known || f == opts.format
-			}
-			if !known {
-				return flagErrorf("--format %q: use one of %s", opts.format, strings.Join(integrate.Formats, ", "))
+			if err := knownFormat(opts.format, integrate.Formats); err != nil {
+				return err
 			}
 			return a.runCheck(cmd.Context(), opts)
 		},
@@ -166,16 +162,7 @@ func (a *app) runCheck(ctx context.Context, opts *checkOptions) error {
 	if err != nil {
 		return withExit(exitError, err)
 	}
-	var w io.Writer = a.io.Out
-	if opts.output != "" {
-		f, err := os.Create(opts.output)
-		if err != nil {
-			return withExit(exitError, fmt.Errorf("--output: %w", err))
-		}
-		defer f.Close()
-		w = f
-	}
-	if err := integrate.Write(w, rep, opts.format); err != nil {
+	if err := a.writeReport(opts.output, func(w io.Writer) error { return integrate.Write(w, rep, opts.format) }); err != nil {
 		return withExit(exitError, err)
 	}
 	if opts.output != "" && (!a.quiet || rep.Failed(opts.strict)) {

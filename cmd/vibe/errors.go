@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -117,4 +119,33 @@ func jsonEncoder(w io.Writer) *json.Encoder {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc
+}
+
+// knownFormat refuses a --format value not among formats.
+func knownFormat(format string, formats []string) error {
+	if slices.Contains(formats, format) {
+		return nil
+	}
+	return flagErrorf("--format %q: use one of %s", format, strings.Join(formats, ", "))
+}
+
+// writeReport runs write on the --output file (standard output when
+// output is empty); a failed close (a full disk) is an error, not a
+// silently cut report.
+func (a *app) writeReport(output string, write func(io.Writer) error) error {
+	if output == "" {
+		return write(a.io.Out)
+	}
+	f, err := os.Create(output)
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	return nil
 }

@@ -71,12 +71,8 @@ for review; it never writes eval.yaml.`,
 				return err
 			}
 			opts.theme = theme
-			known := false
-			for _, f := range agenteval.Formats {
-				known = known || f == opts.format
-			}
-			if !known {
-				return flagErrorf("--format %q: use one of %s", opts.format, strings.Join(agenteval.Formats, ", "))
+			if err := knownFormat(opts.format, agenteval.Formats); err != nil {
+				return err
 			}
 			if opts.generate {
 				return a.runEvalGenerate(opts)
@@ -180,16 +176,7 @@ func (a *app) runEval(ctx context.Context, opts *evalOptions) error {
 	if baseline != nil {
 		agenteval.CompareBaseline(rep, baseline)
 	}
-	var w io.Writer = a.io.Out
-	if opts.output != "" {
-		out, err := os.Create(opts.output)
-		if err != nil {
-			return withExit(exitError, fmt.Errorf("--output: %w", err))
-		}
-		defer out.Close()
-		w = out
-	}
-	if err := agenteval.Write(w, rep, opts.format); err != nil {
+	if err := a.writeReport(opts.output, func(w io.Writer) error { return agenteval.Write(w, rep, opts.format) }); err != nil {
 		return withExit(exitError, err)
 	}
 	if opts.output != "" || opts.format != "text" {

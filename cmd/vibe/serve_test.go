@@ -218,27 +218,34 @@ func brewAgent(t *testing.T) func(llmtest.Request) llmtest.Reply {
 		case tools["calc_brew"] == "":
 			return calls(llm.ToolCall{ID: "c4", Name: "calc_brew", Arguments: `{"tea":"green","vessel_ml":300}`})
 		case tools["show_brew_card"] == "":
-			var calc struct {
-				Result struct {
-					Grams      float64 `json:"grams"`
-					WaterTempC int     `json:"water_temp_c"`
-					SteepsS    []int   `json:"steeps_s"`
-					Method     string  `json:"method"`
-				} `json:"result"`
-			}
-			if err := json.Unmarshal([]byte(tools["calc_brew"]), &calc); err != nil {
-				return llmtest.Text("calc_brew result unreadable: " + err.Error())
-			}
-			props, _ := json.Marshal(map[string]any{"tea": "green", "vessel_ml": 300, "grams": calc.Result.Grams,
-				"water_temp_c": calc.Result.WaterTempC, "steeps_s": calc.Result.SteepsS, "method": calc.Result.Method,
-				"citations": []string{temperaturePassage(t, tools["search_knowledge"]).ChunkID}})
-			return calls(llm.ToolCall{ID: "c5", Name: "show_brew_card", Arguments: string(props)})
+			return brewCardCall(t, tools)
 		default:
 			p := temperaturePassage(t, tools["search_knowledge"])
 			return llmtest.Text(fmt.Sprintf("For 300 ml of green tea use 6 g of leaves and water at 80 °C, never at a rolling boil; "+
 				"spring buds want 75 to 80 °C [%s, %s].", p.ChunkID, strings.Join(p.HeadingPath, " > ")))
 		}
 	}
+}
+
+// brewCardCall is the scripted model's show_brew_card call: the figures of
+// the calc_brew result and the chunk of the passage on green tea's water
+// temperatures.
+func brewCardCall(t *testing.T, tools map[string]string) llmtest.Reply {
+	var calc struct {
+		Result struct {
+			Grams      float64 `json:"grams"`
+			WaterTempC int     `json:"water_temp_c"`
+			SteepsS    []int   `json:"steeps_s"`
+			Method     string  `json:"method"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(tools["calc_brew"]), &calc); err != nil {
+		return llmtest.Text("calc_brew result unreadable: " + err.Error())
+	}
+	props, _ := json.Marshal(map[string]any{"tea": "green", "vessel_ml": 300, "grams": calc.Result.Grams,
+		"water_temp_c": calc.Result.WaterTempC, "steeps_s": calc.Result.SteepsS, "method": calc.Result.Method,
+		"citations": []string{temperaturePassage(t, tools["search_knowledge"]).ChunkID}})
+	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c5", Name: "show_brew_card", Arguments: string(props)}}}
 }
 
 // temperaturePassage is the passage of the search result that states green
