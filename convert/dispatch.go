@@ -72,6 +72,12 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 			err = fmt.Errorf("%w: the %s parser failed (%v); the file is probably damaged", ErrDamaged, format, r)
 		}
 	}()
+	if format == FormatPDF && opts.PDFium != nil && opts.PDFEngine != "ledongthuc" {
+		// Outside the bounds: starting the engine is not this PDF's work. A
+		// start-up error is returned by the conversion itself (and the
+		// auto engine falls back to the other reader).
+		_ = opts.PDFium.Start()
+	}
 	doc, err = bounded(ctx, opts, format, func(ctx context.Context) (Document, error) {
 		switch format {
 		case FormatPDF:

@@ -83,6 +83,11 @@ func FuzzConvertPDF(f *testing.F) {
 	f.Add([]byte("%PDF-1.4\n1 0 obj\n<< /Type /Page >>\nendobj\n"))
 	engine := NewPDFium(PDFiumOptions{Instances: 1, MaxMemoryBytes: fuzzMemory})
 	f.Cleanup(func() { engine.Close() })
+	// Compiling pdfium is not the input's work: outside the bounds (as in
+	// ConvertBytes), or the first seed times out on a fresh or busy machine.
+	if err := engine.Start(); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := fuzzOptions()
 		opts.PDFium = engine

@@ -107,6 +107,27 @@ func (p *PDFium) instance(ctx context.Context) (pdfium.Pdfium, error) {
 	return pool.GetInstanceWithContext(ctx)
 }
 
+// Start compiles (or loads from the cache directory) the pdfium module and
+// creates the instance pool, if that has not happened yet, and returns the
+// start-up error. Conversions start the engine on first use anyway;
+// [ConvertBytes] calls Start before a PDF's time and memory bounds begin, so
+// the one-off compilation (tens of seconds on a fresh machine, more under
+// the race detector) is never charged to the first PDF as a hang.
+func (p *PDFium) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errPDFiumClosed
+	}
+	if p.pool == nil && p.err == nil {
+		p.start()
+	}
+	if p.err != nil {
+		return fmt.Errorf("start pdfium: %w", p.err)
+	}
+	return nil
+}
+
 // start compiles (or loads) the module and creates the pool; p.mu is held.
 func (p *PDFium) start() {
 	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
