@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/textmetric"
 )
 
@@ -43,6 +44,7 @@ var reListMarker = regexp.MustCompile(`(?m)^\s*(?:\d+\.|[a-zA-Z]\.|[-*•])[ \t]
 var reMarkdownSyntax = regexp.MustCompile(`(?m)^#{1,6} |\*\*|__|\[|\]\([^)]*\)|^\s*[-*] |^\s*\d+\. |\|`)
 
 func TestFidelityAgainstReferenceTools(t *testing.T) {
+	racetest.SequentialOnly(t)
 	corpus := corpusDir(t)
 	type tc struct {
 		file    string
@@ -164,6 +166,7 @@ func TestBrokenCorpusFilesGetOneClearError(t *testing.T) {
 }
 
 func TestEncodingsAndChapterHeadings(t *testing.T) {
+	racetest.SequentialOnly(t)
 	corpus := corpusDir(t)
 	tests := []struct {
 		file, encoding, heading string

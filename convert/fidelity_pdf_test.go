@@ -13,6 +13,7 @@ import (
 
 	"github.com/ledongthuc/pdf"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/textmetric"
 )
 
@@ -54,6 +55,7 @@ func pdftotextPages(t *testing.T, path string) []string {
 // header/footer removal we apply (the issue asks for it, pdftotext keeps
 // them), so the score measures the text itself; the raw score is logged.
 func TestPDFFidelity(t *testing.T) {
+	racetest.SequentialOnly(t)
 	corpus := corpusDir(t)
 	engine := testPDFium(t)
 	files, err := filepath.Glob(filepath.Join(corpus, "pdf", "*.pdf"))
@@ -289,6 +291,7 @@ func BenchmarkConvertPDF(b *testing.B) {
 // engine does not split page 1's columns apart (its title block spans
 // both), so "1. Introduction" is only required of pdfium.
 func TestPDFNumberedSectionHeadings(t *testing.T) {
+	racetest.SequentialOnly(t)
 	path := filepath.Join(corpusDir(t), "pdf", "tracemonkey-2col-en.pdf")
 	sections := []string{"1. Introduction", "2. Overview: Example Tracing Run", "3. Trace Trees", "4. Nested Trace Tree Formation",
 		"5. Trace Tree Optimization", "6. Implementation", "7. Evaluation", "8. Related Work", "9. Conclusions", "10. Future Work",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
@@ -79,6 +80,7 @@ var modes = []string{"bm25", string(knowledge.SearchVector), string(knowledge.Se
 // requires hybrid to be at least as good as each of them on both metrics in
 // both languages.
 func TestRetrievalQuality(t *testing.T) {
+	racetest.SequentialOnly(t)
 	ctx := context.Background()
 	root := t.TempDir()
 	store, err := sqlite.Open(ctx, filepath.Join(root, "vibe.db"))

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -20,6 +23,11 @@ var (
 // and eval file (examples/bazi): what a user gets from `vibe curate bazi
 // --from …` and `vibe build bazi`. Tests must not change it; copy it with
 // copyWorkspace to change it.
+//
+// Under -race the two commands run in a vibe built without it (vibeChild):
+// the build is single-threaded work over five books in the pure-Go SQLite,
+// which the detector slows many times and where it has nothing to find (the
+// demo builds of the other tests run in-process under it).
 func baziWorkspace(t *testing.T) string {
 	t.Helper()
 	corpus := testcorpus.Dir(t, "bazi")
@@ -31,6 +39,24 @@ func baziWorkspace(t *testing.T) string {
 		}
 		baziDir = dir
 		env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
+		runVibe := func(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+			if !raceEnabled {
+				return runVibe(t, env, args...)
+			}
+			cmd := vibeChild(t, args...) // offline: the child sees no OPENAI_* or DATABASE_URL
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			switch {
+			case err == nil:
+				return 0, stdout.String(), stderr.String()
+			case errors.As(err, &exit):
+				return exit.ExitCode(), stdout.String(), stderr.String()
+			default:
+				return -1, stdout.String(), err.Error()
+			}
+		}
 		if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "curate", "bazi", "--from", corpus); code != 0 {
 			baziErr = "vibe curate bazi: " + errOut
 			return
