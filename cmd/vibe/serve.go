@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -193,7 +196,7 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	}
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
 		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
-		CORSOrigins: cfg.Serve.CORSOrigins})
+		CORSOrigins: cfg.Serve.CORSOrigins, Logger: a.requestLogger(ctx, cfg.Serve.LogFormat), LogContent: cfg.Serve.LogContent})
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
@@ -229,6 +232,11 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	if opts.listening != nil {
 		opts.listening(ln.Addr())
 	}
+	stopMetrics, err := a.serveMetrics(cfg.Serve.MetricsAddr, srv)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -247,6 +255,48 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	}
 	fmt.Fprintln(a.io.ErrOut, "vibe serve: stopped")
 	return nil
+}
+
+// requestLogger is the logger of the request log: one line per request on
+// stderr, text or JSON (serve.log_format), at the level of --log-level.
+func (a *app) requestLogger(ctx context.Context, format string) *slog.Logger {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lvl := slog.LevelWarn
+	switch {
+	case a.log == nil || a.log.Enabled(ctx, slog.LevelDebug):
+		lvl = slog.LevelDebug
+	case a.log.Enabled(ctx, slog.LevelInfo):
+		lvl = slog.LevelInfo
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(a.io.ErrOut, ho))
+	}
+	return slog.New(slog.NewTextHandler(a.io.ErrOut, ho))
+}
+
+// serveMetrics serves GET /metrics on addr (serve.metrics_addr), a listener
+// of its own so the metrics are never reachable through the API's address
+// by accident; "" serves none. The returned function stops it.
+func (a *app) serveMetrics(addr string, srv *runtime.Server) (func(), error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, withHint(fmt.Errorf("metrics listener serve.metrics_addr %s: %w", addr, err), "choose another serve.metrics_addr HOST:PORT, or \"\" for none")
+	}
+	if !isLoopback(ln.Addr()) {
+		fmt.Fprintf(a.io.ErrOut, "note: metrics on %s are reachable from other machines; keep that port behind a firewall\n", ln.Addr())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", srv.Metrics().Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	fmt.Fprintf(a.io.ErrOut, "vibe serve: metrics on http://%s/metrics\n", ln.Addr())
+	return func() { _ = hs.Close() }, nil
 }
 
 // isLoopback reports whether addr only accepts local connections.
