@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
@@ -82,6 +83,8 @@ type agentOptions struct {
 	wrapModel func(runtime.Model) runtime.Model
 	// quiet drops the notes about the mode.
 	quiet bool
+	// tracerProvider records the runtime's spans (nil: none).
+	tracerProvider trace.TracerProvider
 }
 
 func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agent, func(), error) {
@@ -104,6 +107,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
+		TracerProvider: opt.tracerProvider,
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil {
@@ -190,10 +194,16 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	if opts.InsecureDev {
 		fmt.Fprintln(a.io.ErrOut, "WARNING: --insecure-dev: authentication is OFF; every request acts as user \"dev\". Never expose this server.")
 	}
-	ag, closeStore, err := a.newAgent(ctx)
+	tp, stopTracing, err := a.newTracerProvider(ctx, cfg.Serve.OTLPEndpoint)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	ag, closeAgent, err := a.newAgentWith(ctx, agentOptions{tracerProvider: tp})
+	if err != nil {
+		stopTracing()
+		return nil, nil, nil, err
+	}
+	closeStore := func() { closeAgent(); stopTracing() }
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
 		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
 		CORSOrigins: cfg.Serve.CORSOrigins, Logger: a.requestLogger(ctx, cfg.Serve.LogFormat), LogContent: cfg.Serve.LogContent})
