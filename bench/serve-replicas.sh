@@ -92,7 +92,7 @@ for t in "${targets[@]}"; do
 done
 echo "    replicas: ${targets[*]} (pids ${rpids[*]})"
 
-echo "==> load: $streams concurrent streams for $duration, alternating replicas"
+echo "==> load: $streams concurrent streams for $duration, alternating replicas ($(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) before)"
 set +e
 "$tmp/serveload" load -targets "$(IFS=,; echo "${targets[*]}")" -streams "$streams" -duration "$duration" -skill demo | tee "$tmp/load.json"
 status=${PIPESTATUS[0]}
@@ -107,7 +107,10 @@ for i in 0 1; do
 	turns=$(echo "$m" | awk '/^vibe_turns_total/ {s+=$2} END {print s+0}')
 	errs=$(echo "$m" | awk '/^vibe_errors_total/ {s+=$2} END {print s+0}')
 	lines=$(grep -c '"msg":"request"' "$tmp/replica$((i + 1)).log" || true)
-	printf '    replica %d: peak RSS %d MiB, RSS now %d MiB, vibe_turns_total %s, vibe_errors_total %s, request log lines %s\n' \
-		$((i + 1)) $((hwm / 1024)) $((rss / 1024)) "$turns" "$errs" "$lines"
+	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$pid/stat")
+	printf '    replica %d: peak RSS %d MiB, RSS now %d MiB, CPU %s s, vibe_turns_total %s, vibe_errors_total %s, request log lines %s\n' \
+		$((i + 1)) $((hwm / 1024)) $((rss / 1024)) "$cpu" "$turns" "$errs" "$lines"
 done
+echo "    PostgreSQL connections of the run's database at the end: $(psql -tA "$admin_url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'")"
+echo "    load average after: $(cut -d' ' -f1 /proc/loadavg)"
 exit "$status"
