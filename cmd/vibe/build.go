@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/internal/latency"
 )
 
 // buildStage is one stage of `vibe build`.
@@ -171,12 +173,12 @@ func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) (
 		}
 	}()
 	for _, s := range stages {
-		t0 := time.Now()
+		t0, cpu0 := time.Now(), latency.ProcessCPU()
 		if !a.quiet {
 			fmt.Fprintf(a.io.ErrOut, "==> %s %s\n", s.name, theme)
 		}
 		err := s.run(ctx, theme)
-		run := stageRun{name: s.name, took: time.Since(t0), outcome: "ok"}
+		run := stageRun{name: s.name, took: time.Since(t0), cpu: latency.ProcessCPU() - cpu0, outcome: "ok"}
 		var ec *exitCodeError
 		switch {
 		case err == nil:

@@ -150,6 +150,9 @@ func TestBuildWritesMetricsTextfile(t *testing.T) {
 	if v, _ := value("vibe_build_stage_duration_seconds", "theme", "demo", "stage", "convert"); v < 0.02 {
 		t.Errorf("convert took %v s, want at least 0.02", v)
 	}
+	if _, ok := value("vibe_build_stage_cpu_seconds", "theme", "demo", "stage", "extract"); !ok {
+		t.Error("no CPU time for the extract stage")
+	}
 	for stage, outcome := range map[string]string{"convert": "ok", "extract": "ok", "integrate": "partial"} {
 		if v, ok := value("vibe_build_stage_outcome", "stage", stage, "outcome", outcome); !ok || v != 1 {
 			t.Errorf("stage %s: outcome %s = %v (%v)", stage, outcome, v, ok)

@@ -23,7 +23,8 @@ func (a *app) trackLLM(c *llm.Client) *llm.Client {
 type stageRun struct {
 	name    string
 	took    time.Duration
-	outcome string // ok, partial, failed
+	cpu     time.Duration // the process's CPU time during the stage
+	outcome string        // ok, partial, failed
 }
 
 // buildMetricsPath is where a build's metrics go: --metrics-file, else
@@ -48,6 +49,8 @@ func (a *app) writeBuildMetrics(path, theme string, runs []stageRun, took time.D
 	reg := prometheus.NewRegistry()
 	stageSeconds := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vibe_build_stage_duration_seconds",
 		Help: "Time of one stage of the last vibe build of the theme."}, []string{"theme", "stage"})
+	stageCPU := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vibe_build_stage_cpu_seconds",
+		Help: "CPU time (user plus system) vibe used during one stage of the last build: unlike the stage's duration, it does not grow when the machine is busy or the stage waits on the LLM."}, []string{"theme", "stage"})
 	stageOutcome := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vibe_build_stage_outcome",
 		Help: "1 for how the stage of the last build ended: ok, partial (some items failed) or failed."}, []string{"theme", "stage", "outcome"})
 	buildSeconds := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vibe_build_duration_seconds",
@@ -64,10 +67,11 @@ func (a *app) writeBuildMetrics(path, theme string, runs []stageRun, took time.D
 		Help: "Tokens the endpoint reported for the build's requests, by direction (in: prompt, out: completion)."}, []string{"theme", "stage", "direction"})
 	cost := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_cost_total",
 		Help: "Estimated cost of the build's LLM requests at llm.prices (the prices' currency)."}, []string{"theme", "stage"})
-	reg.MustRegister(stageSeconds, stageOutcome, buildSeconds, buildOK, buildTime, calls, cached, tokens, cost)
+	reg.MustRegister(stageSeconds, stageCPU, stageOutcome, buildSeconds, buildOK, buildTime, calls, cached, tokens, cost)
 
 	for _, r := range runs {
 		stageSeconds.WithLabelValues(theme, r.name).Set(r.took.Seconds())
+		stageCPU.WithLabelValues(theme, r.name).Set(r.cpu.Seconds())
 		stageOutcome.WithLabelValues(theme, r.name, r.outcome).Set(1)
 	}
 	buildSeconds.WithLabelValues(theme).Set(took.Seconds())
