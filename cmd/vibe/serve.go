@@ -242,7 +242,7 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	if opts.listening != nil {
 		opts.listening(ln.Addr())
 	}
-	stopMetrics, err := a.serveMetrics(cfg.Serve.MetricsAddr, srv)
+	_, stopMetrics, err := a.serveMetrics(cfg.Serve.MetricsAddr, srv)
 	if err != nil {
 		return err
 	}
@@ -289,14 +289,15 @@ func (a *app) requestLogger(ctx context.Context, format string) *slog.Logger {
 
 // serveMetrics serves GET /metrics on addr (serve.metrics_addr), a listener
 // of its own so the metrics are never reachable through the API's address
-// by accident; "" serves none. The returned function stops it.
-func (a *app) serveMetrics(addr string, srv *runtime.Server) (func(), error) {
+// by accident; "" serves none. It returns the address listened on and the
+// function that stops it.
+func (a *app) serveMetrics(addr string, srv *runtime.Server) (net.Addr, func(), error) {
 	if addr == "" {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("metrics listener serve.metrics_addr %s: %w", addr, err), "choose another serve.metrics_addr HOST:PORT, or \"\" for none")
+		return nil, nil, withHint(fmt.Errorf("metrics listener serve.metrics_addr %s: %w", addr, err), "choose another serve.metrics_addr HOST:PORT, or \"\" for none")
 	}
 	if !isLoopback(ln.Addr()) {
 		fmt.Fprintf(a.io.ErrOut, "note: metrics on %s are reachable from other machines; keep that port behind a firewall\n", ln.Addr())
@@ -306,7 +307,7 @@ func (a *app) serveMetrics(addr string, srv *runtime.Server) (func(), error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	fmt.Fprintf(a.io.ErrOut, "vibe serve: metrics on http://%s/metrics\n", ln.Addr())
-	return func() { _ = hs.Close() }, nil
+	return ln.Addr(), func() { _ = hs.Close() }, nil
 }
 
 // isLoopback reports whether addr only accepts local connections.
