@@ -119,10 +119,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" && s.corsAllowed(origin) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id")
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Conversation-ID")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Conversation-ID, X-Request-Id")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
