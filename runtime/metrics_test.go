@@ -1,11 +1,15 @@
 package runtime
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -151,5 +155,73 @@ func TestMetricsOfAScriptedConversation(t *testing.T) {
 	}
 	if got[`process_resident_memory_bytes{}`] <= 0 {
 		t.Errorf("no process memory series: %v", got[`process_resident_memory_bytes{}`])
+	}
+}
+
+// failingModel fails every request; waitingModel waits for the turn's
+// context to end.
+type failingModel struct{}
+
+func (failingModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
+	return llm.Response{}, errors.New("endpoint down")
+}
+
+type waitingModel struct{}
+
+func (waitingModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
+	<-ctx.Done()
+	return llm.Response{}, ctx.Err()
+}
+
+// TestMetricsOfFailedTurns checks a turn whose model fails counts as an
+// error of kind model, and one cut by serve.turn_timeout as a timeout (and
+// not as a model error), in the metrics and in the log line.
+func TestMetricsOfFailedTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		model   Model
+		outcome string
+		kind    string
+		model0  string // the model call's outcome
+	}{
+		{"model error", failingModel{}, "error", "model", "error"},
+		{"timeout", waitingModel{}, "timeout", "timeout", "error"},
+	} {
+		a, _ := newTestAgent(t, tc.model, nil)
+		var buf syncBuffer
+		s, err := NewServer(a, ServerOptions{Insecure: true, TurnTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := httptest.NewServer(s)
+		metrics := httptest.NewServer(s.Metrics().Handler())
+		resp := do(t, "POST", api.URL+"/api/chat", "", `{"message":"你好","skill":"bazi"}`)
+		evs := readSSE(t, resp.Body)
+		resp.Body.Close()
+		if len(evs) == 0 || evs[len(evs)-1].Type != EventError {
+			t.Errorf("%s: events %+v, want an error last", tc.name, evs)
+		}
+		got := scrape(t, metrics.URL)
+		api.Close()
+		metrics.Close()
+		want := map[string]float64{
+			`vibe_turns_total{outcome="` + tc.outcome + `"}`:                    1,
+			`vibe_turns_total{outcome="stop"}`:                                  0,
+			`vibe_errors_total{kind="` + tc.kind + `"}`:                         1,
+			`vibe_model_calls_total{outcome="` + tc.model0 + `",stage="serve"}`: 1,
+			`vibe_active_streams{}`:                                             0,
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %v, want %v", tc.name, k, got[k], v)
+			}
+		}
+		if tc.kind == "timeout" && got[`vibe_errors_total{kind="model"}`] != 0 {
+			t.Errorf("timeout: counted as a model error too")
+		}
+		lines := logLines(t, buf.String())
+		if len(lines) != 1 || lines[0]["outcome"] != tc.outcome || lines[0]["error_kind"] != tc.kind {
+			t.Errorf("%s: log %v", tc.name, lines)
+		}
 	}
 }
