@@ -53,10 +53,18 @@ Every request needs "Authorization: Bearer <key>". Keys map to user ids:
 --insecure-dev turns authentication off for local development.
 
 With no model configured (llm.provider: offline, or no OPENAI_API_KEY /
-OPENAI_BASE_URL) chat runs in a labelled retrieval-only mode.`,
+OPENAI_BASE_URL) chat runs in a labelled retrieval-only mode.
+
+Operations (docs/operations.md): one log line per request on stderr
+(serve.log_format text or json; X-Request-Id is kept or generated and
+returned; no message content unless serve.log_content), Prometheus metrics at
+/metrics on a listener of their own (serve.metrics_addr, off by default), and
+OpenTelemetry traces over OTLP/HTTP when serve.otlp_endpoint or
+OTEL_EXPORTER_OTLP_ENDPOINT is set (off by default).`,
 		Example: `  VIBE_API_KEYS=s3cret:alice vibe serve
   vibe serve --addr 0.0.0.0:8080 --keys keys.txt
-  vibe serve --insecure-dev`,
+  vibe serve --insecure-dev
+  VIBE_SERVE_METRICS_ADDR=127.0.0.1:9464 VIBE_SERVE_LOG_FORMAT=json vibe serve --keys keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runServe(cmd.Context(), opts)
