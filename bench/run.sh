@@ -21,6 +21,9 @@
 #   runtime   the runtime's own work per turn (memory and SQLite stores, the
 #             demo workspace through vibe serve's wiring) and the memory of
 #             idle conversations
+#   replicas  bench/serve-replicas.sh: two vibe serve replicas on one
+#             PostgreSQL, 200 streams for 30 s against a fake model: errors,
+#             p50/p99, RSS and CPU per replica (docs/operations.md, ## Load)
 #
 # --quick uses 20000 chunks for the search benchmarks and 5000 for the
 # ingest comparison. PostgreSQL comes from .vibe/test.env (make test-deps
@@ -37,18 +40,18 @@ groups=()
 for a in "$@"; do
 	case "$a" in
 	--quick) quick=1 ;;
-	store | chunk | convert | extract | runtime) groups+=("$a") ;;
+	store | chunk | convert | extract | runtime | replicas) groups+=("$a") ;;
 	-h | --help)
 		sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "bench/run.sh: unknown group or flag '$a' (groups: store chunk convert extract runtime; flag: --quick)" >&2
+		echo "bench/run.sh: unknown group or flag '$a' (groups: store chunk convert extract runtime replicas; flag: --quick)" >&2
 		exit 2
 		;;
 	esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(store chunk convert extract runtime)
+[ ${#groups[@]} -eq 0 ] && groups=(store chunk convert extract runtime replicas)
 
 if [ -f .vibe/test.env ]; then
 	set -a
@@ -119,6 +122,13 @@ for g in "${groups[@]}"; do
 		gobench runtime ./runtime/ 'BenchmarkIdleConversation$' 1x
 		gobench runtime ./cmd/vibe/ 'BenchmarkServeTurnDemo$' 1000x
 		;;
+	replicas)
+		if [ -z "${VIBE_TEST_DATABASE_URL:-}" ]; then
+			echo "SKIP replicas: no PostgreSQL (VIBE_TEST_DATABASE_URL)" | tee -a "$out/replicas.txt"
+		elif ! bash bench/serve-replicas.sh 200 30s 2>&1 | tee -a "$out/replicas.txt"; then
+			failed+=("replicas bench/serve-replicas.sh")
+		fi
+		;;
 	esac
 done
 
@@ -146,6 +156,9 @@ for g in "${groups[@]}"; do
 		/^[ \t]+\| / { sub(/^[ \t]+/, ""); print "    " $0 }
 		/^(SKIP|--- SKIP)/ || /NOT RUN/ { sub(/^[ \t]+/, ""); print "    skipped: " $0 }
 	' "$out/$g.txt"
+	if [ "$g" = replicas ]; then
+		grep -E '"(turns|errors|turns_per_s|p50_ms|p99_ms)"|^    replica [0-9]' "$out/replicas.txt" | sed 's/^ */    /'
+	fi
 	if [ "$g" = convert ]; then
 		# convertbench's per-format table: mean F1 and time against the
 		# reference tool.

@@ -13,6 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
@@ -109,12 +114,20 @@ type Config struct {
 	ModelEndpoint string
 	HTTPClient    *http.Client
 	Now           func() time.Time
+	// Metrics receive the agent's counts (nil: a new set, see
+	// Agent.Metrics).
+	Metrics *Metrics
+	// TracerProvider makes the spans of turns, model calls, tool calls and
+	// searches (nil: none are recorded).
+	TracerProvider trace.TracerProvider
 }
 
 // Agent runs conversations. It is safe for concurrent use.
 type Agent struct {
-	cfg   Config
-	rules ruleCache
+	cfg     Config
+	rules   ruleCache
+	metrics *Metrics
+	tracer  trace.Tracer
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.
@@ -156,8 +169,21 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Agent{cfg: cfg}, nil
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = noop.NewTracerProvider()
+	}
+	a := &Agent{cfg: cfg, metrics: cfg.Metrics, tracer: cfg.TracerProvider.Tracer(tracerName)}
+	if cfg.Model != nil {
+		a.cfg.Model = observedModel{Model: cfg.Model, m: a.metrics, tracer: a.tracer}
+	}
+	return a, nil
 }
+
+// Metrics returns the agent's metrics.
+func (a *Agent) Metrics() *Metrics { return a.metrics }
 
 // Wait blocks until the background work started by finished turns (rolling
 // summaries) is done; call it before closing the memory store.
@@ -289,6 +315,64 @@ func (t *turn) activeSkill() string {
 // final answer text. Errors of the model end the turn with an error event and
 // are returned; tool errors go back to the model as results.
 func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) error) (string, error) {
+	start := time.Now()
+	st := &turnStats{}
+	ctx = context.WithValue(ctx, turnStatsKey{}, st)
+	ctx, span := a.tracer.Start(ctx, "vibe.turn", trace.WithAttributes(attribute.String("vibe.request_id", RequestID(ctx)),
+		attribute.String("vibe.user", req.UserID), attribute.String("vibe.conversation_id", req.ConversationID)))
+	defer span.End()
+	info := TurnInfo{ConversationID: req.ConversationID, Skill: req.Skill, Message: req.Message}
+	answer, err := a.turn(ctx, req, func(ev Event) error {
+		switch ev.Type {
+		case EventDone:
+			info.Outcome, info.ConversationID, info.Skill = ev.Reason, ev.ConversationID, ev.Skill
+			if ev.Usage != nil {
+				info.Usage = *ev.Usage
+			}
+		case EventToolResult:
+			st.toolCalls.Add(1)
+		}
+		return emit(ev)
+	}, st)
+	info.Duration = time.Since(start)
+	info.Answer = answer
+	info.ModelCalls, info.ToolCalls = int(st.modelCalls.Load()), int(st.toolCalls.Load())
+	info.Outcome, info.ErrorKind = turnOutcome(ctx, info.Outcome, err, st)
+	m := a.metrics
+	m.turns.WithLabelValues(info.Outcome).Inc()
+	m.turnSeconds.WithLabelValues(info.Outcome).Observe(info.Duration.Seconds())
+	m.turnToolCalls.Observe(float64(info.ToolCalls))
+	if !a.Offline() {
+		m.turnTokens.Observe(float64(info.Usage.TotalTokens))
+	}
+	m.classifySearches(st, answer)
+	switch info.ErrorKind {
+	case "", errKindModel, errKindTool, errKindSearch:
+		// counted where they happened
+	default:
+		m.fail(info.ErrorKind)
+	}
+	if info.Outcome == "rejected" {
+		m.guard(guardInputRejected)
+	}
+	span.SetAttributes(attribute.String("vibe.outcome", info.Outcome), attribute.String("vibe.skill", info.Skill),
+		attribute.String("vibe.conversation_id", info.ConversationID), attribute.Int("vibe.model_calls", info.ModelCalls),
+		attribute.Int("vibe.tool_calls", info.ToolCalls), attribute.Int("gen_ai.usage.input_tokens", info.Usage.PromptTokens),
+		attribute.Int("gen_ai.usage.output_tokens", info.Usage.CompletionTokens))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	if ri := requestInfoFrom(ctx); ri != nil {
+		ri.mu.Lock()
+		ri.turn = &info
+		ri.mu.Unlock()
+	}
+	return answer, err
+}
+
+// turn runs Turn's turn; st collects what the metrics need.
+func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) error, st *turnStats) (string, error) {
 	if req.UserID == "" {
 		return "", errors.New("runtime: a user id is required")
 	}
@@ -312,6 +396,7 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		t.nodes, t.scope, t.message = true, req.TranscriptScope, req.Message
 		t.convID, t.stateConv = "", transcriptNode(req.UserID, req.TranscriptScope, req.Transcript)
 		if err := a.cfg.Memory.EnsureUser(ctx, req.UserID); err != nil {
+			st.setErr(errKindStore)
 			return "", fmt.Errorf("runtime: user %s: %w", req.UserID, err)
 		}
 	} else {
@@ -319,6 +404,9 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 			t.convID = randomID("c-")
 		}
 		if err := a.OpenConversation(ctx, req.UserID, t.convID); err != nil {
+			if !errors.Is(err, ErrConversationNotFound) {
+				st.setErr(errKindStore)
+			}
 			return "", err
 		}
 		t.stateConv = t.convID
@@ -328,6 +416,7 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if t.stateConv != "" {
 		var err error
 		if all, refreshed, err = a.history(ctx, req.UserID, t.stateConv); err != nil {
+			st.setErr(errKindStore)
 			return "", err
 		}
 	}
@@ -553,7 +642,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			stepText.WriteString(rest)
 			_ = t.send(Event{Type: EventContent, Content: rest})
 		}
+		if g.softened > 0 {
+			a.metrics.guardrails.WithLabelValues(guardOutputSoftened).Add(float64(g.softened))
+		}
 		if err != nil {
+			statsFrom(ctx).setErr(errKindModel)
 			_ = a.persist(ctx, t, recs)
 			_ = t.send(Event{Type: EventError, Error: err.Error()})
 			return answer.String(), fmt.Errorf("runtime: model: %w", err)
@@ -573,12 +666,14 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		}
 	}
 	if step == a.cfg.MaxSteps {
+		a.metrics.guard(guardMaxSteps)
 		reason = "max_steps"
 		note := fmt.Sprintf("\n（已达到单轮最多 %d 步的上限 serve.max_steps，回答可能不完整。）", a.cfg.MaxSteps)
 		answer.WriteString(note)
 		_ = t.send(Event{Type: EventContent, Content: note})
 	}
 	if d := Disclaimer(msg, answer.String()); d != "" && reason != "form" {
+		a.metrics.guard(guardDisclaimer)
 		d = "\n" + d
 		answer.WriteString(d)
 		_ = t.send(Event{Type: EventContent, Content: d})
@@ -599,6 +694,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		}
 	}
 	if err := a.persist(ctx, t, recs); err != nil {
+		statsFrom(ctx).setErr(errKindStore)
 		return answer.String(), fmt.Errorf("runtime: save conversation: %w", err)
 	}
 	if err := t.sendCitations(answer.String()); err != nil {
@@ -629,7 +725,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 			go func(i int, c llm.ToolCall) {
 				defer wg.Done()
 				_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
-				res, err := a.execTool(ctx, t, c.Name, json.RawMessage(c.Arguments))
+				res, err := a.runTool(ctx, t, c.Name, json.RawMessage(c.Arguments))
 				var out json.RawMessage
 				isErr := err != nil
 				if err != nil {

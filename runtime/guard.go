@@ -122,6 +122,8 @@ func Disclaimer(texts ...string) string {
 // many bytes as the longest pattern could still need.
 type outputGuard struct {
 	pending string
+	// softened counts the promises softened so far.
+	softened int
 }
 
 func newOutputGuard() *outputGuard {
@@ -129,16 +131,19 @@ func newOutputGuard() *outputGuard {
 	return g
 }
 
-func soften(s string) string {
+func (g *outputGuard) soften(s string) string {
 	for _, r := range softenings {
-		s = strings.ReplaceAll(s, r.from, r.to)
+		if n := strings.Count(s, r.from); n > 0 {
+			g.softened += n
+			s = strings.ReplaceAll(s, r.from, r.to)
+		}
 	}
 	return s
 }
 
 // Write takes streamed text and returns what can be emitted now.
 func (g *outputGuard) Write(s string) string {
-	buf := soften(g.pending + s)
+	buf := g.soften(g.pending + s)
 	// Keep the longest suffix that is a proper prefix of some pattern.
 	keep := 0
 	for _, r := range softenings {
@@ -159,7 +164,7 @@ func (g *outputGuard) Write(s string) string {
 
 // Flush returns what is still held back.
 func (g *outputGuard) Flush() string {
-	s := soften(g.pending)
+	s := g.soften(g.pending)
 	g.pending = ""
 	return s
 }

@@ -67,6 +67,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		}
 	}
 	if d := Disclaimer(msg); d != "" {
+		a.metrics.guard(guardDisclaimer)
 		sb.WriteString(d + "\n")
 	}
 	answer := sb.String()
@@ -75,6 +76,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	}
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
 	if err := a.persist(ctx, t, recs); err != nil {
+		statsFrom(ctx).setErr(errKindStore)
 		return answer, fmt.Errorf("runtime: save conversation: %w", err)
 	}
 	if err := t.sendCitations(answer); err != nil {

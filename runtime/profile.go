@@ -67,6 +67,8 @@ func (a *Agent) profileTool(ctx context.Context, userID string, args map[string]
 			missing = append(missing, p)
 		}
 	}
+	a.metrics.profileFields.WithLabelValues("found").Add(float64(len(found)))
+	a.metrics.profileFields.WithLabelValues("missing").Add(float64(len(missing)))
 	return jsonOf(map[string]any{"found": found, "missing": missing})
 }
 

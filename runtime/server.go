@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -47,6 +48,10 @@ type ServerOptions struct {
 	// to stop (default TurnTimeout plus 10s).
 	ShutdownGrace time.Duration
 	Now           func() time.Time
+	// Logger receives one line per request (nil: none); LogContent adds
+	// the turn's message and answer to it (off: logs hold no content).
+	Logger     *slog.Logger
+	LogContent bool
 }
 
 // Server is the HTTP API over an Agent.
@@ -84,6 +89,9 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 	if opts.FailedAuthPerMin == 0 {
 		opts.FailedAuthPerMin = 20
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	s := &Server{agent: a, opts: opts, mux: http.NewServeMux(),
 		rate:  newRateLimiter(opts.RequestsPerMin, opts.Now),
 		fails: newRateLimiter(opts.FailedAuthPerMin, opts.Now)}
@@ -100,13 +108,22 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observe(w, r, http.HandlerFunc(s.route))
+}
+
+// Metrics returns the metrics of the server and its agent; serve them on a
+// listener of their own (Metrics.Handler), not on the API's.
+func (s *Server) Metrics() *Metrics { return s.agent.metrics }
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" && s.corsAllowed(origin) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id")
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Conversation-ID")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Conversation-ID, X-Request-Id")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -227,6 +244,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			}
 			user = u
 		}
+		noteUser(r.Context(), user)
 		if !s.rate.allow(user) {
 			w.Header().Set("Retry-After", "60")
 			writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("rate limit of %d requests per minute exceeded (serve.requests_per_minute)", s.opts.RequestsPerMin))
@@ -437,6 +455,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
+		s.agent.metrics.guard(guardInputRejected)
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())
 		return
 	}
@@ -452,6 +471,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
+	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
 	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse}, func(ev Event) error {
@@ -623,6 +643,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := CheckInput(last, s.agent.cfg.MaxInputChars); err != nil {
+		s.agent.metrics.guard(guardInputRejected)
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "messages: "+err.Error())
 		return
 	}
@@ -638,6 +659,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
+	defer s.streaming()()
 	id := randomID("chatcmpl-")
 	created := s.opts.Now().Unix()
 	// usage is the done event's: the tokens of the turn's model calls

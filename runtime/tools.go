@@ -15,6 +15,10 @@ import (
 	"time"
 	"unicode"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
@@ -201,7 +205,32 @@ func (a *Agent) ExecuteTool(ctx context.Context, userID, skill, name string, arg
 		emit = func(Event) error { return nil }
 	}
 	t := &turn{a: a, userID: userID, active: skill, emit: emit}
-	return a.execTool(ctx, t, name, args)
+	return a.runTool(ctx, t, name, args)
+}
+
+// runTool runs one tool for a turn (or for the tools API), counted, timed
+// and traced.
+func (a *Agent) runTool(ctx context.Context, t *turn, name string, raw json.RawMessage) (json.RawMessage, error) {
+	ctx, span := a.tracer.Start(ctx, "vibe.tool", trace.WithAttributes(attribute.String("vibe.tool", name),
+		attribute.String("vibe.request_id", RequestID(ctx))))
+	defer span.End()
+	t0 := time.Now()
+	res, err := a.execTool(ctx, t, name, raw)
+	label := name
+	if errors.Is(err, ErrToolUnavailable) {
+		// Any name the model sends lands here: one series for them all.
+		label = "unknown"
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		a.metrics.fail(errKindTool)
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	a.metrics.toolCalls.WithLabelValues(label, outcome).Inc()
+	a.metrics.toolSeconds.WithLabelValues(label).Observe(time.Since(t0).Seconds())
+	return res, err
 }
 
 // execTool runs one tool for a turn.
@@ -499,7 +528,21 @@ type Passage struct {
 	Text        string   `json:"text"`
 }
 
-func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Passage, error) {
+func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []Passage, err error) {
+	ctx, span := a.tracer.Start(ctx, "vibe.search", trace.WithAttributes(attribute.String("vibe.skill", active),
+		attribute.Int("vibe.k", k), attribute.String("vibe.request_id", RequestID(ctx))))
+	t0 := time.Now()
+	defer func() {
+		a.metrics.searchSeconds.Observe(time.Since(t0).Seconds())
+		span.SetAttributes(attribute.Int("vibe.passages", len(ps)))
+		if err != nil {
+			a.metrics.searches.WithLabelValues(searchError).Inc()
+			a.metrics.fail(errKindSearch)
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	if a.cfg.Searcher == nil {
 		return nil, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
 	}
@@ -522,9 +565,16 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 		return nil, fmt.Errorf("search_knowledge: %w", err)
 	}
 	out := make([]Passage, 0, len(hits))
+	ids := make([]string, 0, len(hits))
 	for _, h := range hits {
 		c := h.Chunk
 		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
+		ids = append(ids, c.ID)
+	}
+	if st := statsFrom(ctx); st != nil {
+		st.addSearch(ids)
+	} else {
+		a.metrics.searches.WithLabelValues(searchNoTurn).Inc()
 	}
 	return out, nil
 }

@@ -148,6 +148,17 @@ type ServeConfig struct {
 	// CORSOrigins are the origins (https://app.example.org) whose pages may
 	// call the API from a browser; empty keeps CORS off.
 	CORSOrigins []string `yaml:"cors_origins"`
+	// MetricsAddr is the HOST:PORT of the Prometheus /metrics listener,
+	// apart from the API's ("" keeps it off; docs/operations.md).
+	MetricsAddr string `yaml:"metrics_addr"`
+	// LogFormat is the request log's format: text or json; LogContent
+	// adds each turn's message and answer to it (off by default).
+	LogFormat  string `yaml:"log_format"`
+	LogContent bool   `yaml:"log_content"`
+	// OTLPEndpoint is the OTLP/HTTP endpoint traces are sent to
+	// (http://collector:4318); "" leaves tracing off unless
+	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
 }
 
 // EvalConfig configures vibe eval: the k of rule hit@k and passage
@@ -203,6 +214,7 @@ func DefaultConfig() Config {
 		},
 		Serve: ServeConfig{
 			Addr:            "127.0.0.1:8080",
+			LogFormat:       "text",
 			MaxSteps:        8,
 			MaxInputChars:   8000,
 			MaxBodyBytes:    1 << 20,
@@ -318,6 +330,7 @@ var allowedValues = []struct {
 	{"convert.pdf_engine", func(c *Config) string { return c.Convert.PDFEngine }, []string{"auto", "pdfium", "ledongthuc"}},
 	{"chunk.encoding", func(c *Config) string { return c.Chunk.Encoding }, []string{"cl100k_base", "o200k_base"}},
 	{"extract.extractor", func(c *Config) string { return c.Extract.Extractor }, []string{"auto", "llm", "offline"}},
+	{"serve.log_format", func(c *Config) string { return c.Serve.LogFormat }, []string{"text", "json"}},
 }
 
 // Validate checks the values that must be one of a fixed set. The error names

@@ -14,6 +14,7 @@ import (
 	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/internal/atomicfile"
 	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/workspace"
 )
@@ -39,6 +40,10 @@ type app struct {
 	// extract stage.
 	buildLLM    string
 	buildBudget float64
+	// buildMetricsFile is `vibe build --metrics-file`; llmClients are the
+	// LLM clients the build's stages made, whose usage it reports.
+	buildMetricsFile string
+	llmClients       []*llm.Client
 
 	ws         *workspace.Workspace
 	cfg        *workspace.Config

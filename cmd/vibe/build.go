@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vibelife/vibe/internal/latency"
 )
 
 // buildStage is one stage of `vibe build`.
@@ -46,7 +48,11 @@ A stage whose items partly failed (a damaged PDF, say) lets the build go on
 with the rest and makes the build exit with status 1 at the end.
 
 Use --from-stage and --until-stage to run a slice of the pipeline. (To add
-a source, use 'vibe curate <theme> --from PATH'.)`,
+a source, use 'vibe curate <theme> --from PATH'.)
+
+Each build writes its stage timings, outcome and LLM calls, tokens and cost
+as a Prometheus textfile: .vibe/metrics/build_<theme>.prom, or --metrics-file
+(docs/operations.md).`,
 		Example: `  vibe build bazi
   vibe build bazi --from-stage ingest      # sources already converted
   vibe build bazi --until-stage convert    # only gather and convert
@@ -96,6 +102,7 @@ a source, use 'vibe curate <theme> --from PATH'.)`,
 	_ = cmd.Flags().MarkDeprecated("until", "use --until-stage STAGE")
 	cmd.Flags().StringVar(&a.buildLLM, "llm", "", "extractor of the extract stage: offline or openai (default: openai when an endpoint is configured)")
 	cmd.Flags().Float64Var(&a.buildBudget, "budget", 0, "most the extract stage may spend on the LLM (overrides llm.budget)")
+	cmd.Flags().StringVar(&a.buildMetricsFile, "metrics-file", "", "write the build's metrics (Prometheus text format) to `FILE` (default .vibe/metrics/build_<theme>.prom)")
 	return cmd
 }
 
@@ -151,28 +158,44 @@ func selectStages(all []buildStage, theme, from, until string) ([]buildStage, er
 	return all[lo : hi+1], nil
 }
 
-func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) error {
+func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) (err error) {
 	start := a.now()
+	t0build := time.Now()
 	partial := false
+	var runs []stageRun
+	defer func() {
+		path := a.buildMetricsPath(theme)
+		if path == "" {
+			return
+		}
+		if werr := a.writeBuildMetrics(path, theme, runs, time.Since(t0build), err == nil); werr != nil {
+			fmt.Fprintf(a.io.ErrOut, "warning: %v\n", werr)
+		}
+	}()
 	for _, s := range stages {
-		t0 := time.Now()
+		t0, cpu0 := time.Now(), latency.ProcessCPU()
 		if !a.quiet {
 			fmt.Fprintf(a.io.ErrOut, "==> %s %s\n", s.name, theme)
 		}
 		err := s.run(ctx, theme)
+		run := stageRun{name: s.name, took: time.Since(t0), cpu: latency.ProcessCPU() - cpu0, outcome: "ok"}
 		var ec *exitCodeError
 		switch {
 		case err == nil:
 		case errors.As(err, &ec) && ec.code == exitFailure:
 			// Some items failed but the stage produced the rest: go on.
 			partial = true
+			run.outcome = "partial"
 			if ec.err != nil {
 				fmt.Fprintf(a.io.ErrOut, "vibe: %s: %v\n", s.name, ec.err)
 			}
 		default:
+			run.outcome = "failed"
+			runs = append(runs, run)
 			return fmt.Errorf("build %s: stage %s: %w", theme, s.name, err)
 		}
-		a.log.Debug("stage finished", "stage", s.name, "took", time.Since(t0).Round(time.Millisecond))
+		runs = append(runs, run)
+		a.log.Debug("stage finished", "stage", s.name, "took", run.took.Round(time.Millisecond))
 	}
 	took := a.now().Sub(start).Round(time.Millisecond)
 	if partial {

@@ -195,7 +195,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			}
 			emb = e
 		}
-		client = newLLMClient(ws, cfg, cfg.LLM.Model, budget, opts.DryRun)
+		client = a.trackLLM(newLLMClient(ws, cfg, cfg.LLM.Model, budget, opts.DryRun))
 		eo.Completer, eo.Model, eo.Concurrency = client, cfg.LLM.Model, max(1, cfg.LLM.MaxConcurrency)
 		eo.Embedder, eo.SimilarityThreshold, eo.CountTokens = emb, cfg.Extract.Similarity, client.CountTokens
 		extractor = "llm:" + cfg.LLM.Model

@@ -103,7 +103,7 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if cfg.LLMEnabled() {
 		// The prose answer is cached with every other answer in .vibe/cache/llm,
 		// so a rebuild of unchanged knowledge asks nothing.
-		opt.LLM, opt.Model = newLLMClient(ws, cfg, cfg.LLM.Model, cfg.LLM.Budget, false), cfg.LLM.Model
+		opt.LLM, opt.Model = a.trackLLM(newLLMClient(ws, cfg, cfg.LLM.Model, cfg.LLM.Budget, false)), cfg.LLM.Model
 	}
 	res, err := integrate.Integrate(ctx, opt)
 	var te *integrate.ToolsFileError

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
@@ -49,10 +53,18 @@ Every request needs "Authorization: Bearer <key>". Keys map to user ids:
 --insecure-dev turns authentication off for local development.
 
 With no model configured (llm.provider: offline, or no OPENAI_API_KEY /
-OPENAI_BASE_URL) chat runs in a labelled retrieval-only mode.`,
+OPENAI_BASE_URL) chat runs in a labelled retrieval-only mode.
+
+Operations (docs/operations.md): one log line per request on stderr
+(serve.log_format text or json; X-Request-Id is kept or generated and
+returned; no message content unless serve.log_content), Prometheus metrics at
+/metrics on a listener of their own (serve.metrics_addr, off by default), and
+OpenTelemetry traces over OTLP/HTTP when serve.otlp_endpoint or
+OTEL_EXPORTER_OTLP_ENDPOINT is set (off by default).`,
 		Example: `  VIBE_API_KEYS=s3cret:alice vibe serve
   vibe serve --addr 0.0.0.0:8080 --keys keys.txt
-  vibe serve --insecure-dev`,
+  vibe serve --insecure-dev
+  VIBE_SERVE_METRICS_ADDR=127.0.0.1:9464 VIBE_SERVE_LOG_FORMAT=json vibe serve --keys keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runServe(cmd.Context(), opts)
@@ -79,6 +91,8 @@ type agentOptions struct {
 	wrapModel func(runtime.Model) runtime.Model
 	// quiet drops the notes about the mode.
 	quiet bool
+	// tracerProvider records the runtime's spans (nil: none).
+	tracerProvider trace.TracerProvider
 }
 
 func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agent, func(), error) {
@@ -101,6 +115,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
+		TracerProvider: opt.tracerProvider,
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil {
@@ -187,13 +202,19 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	if opts.InsecureDev {
 		fmt.Fprintln(a.io.ErrOut, "WARNING: --insecure-dev: authentication is OFF; every request acts as user \"dev\". Never expose this server.")
 	}
-	ag, closeStore, err := a.newAgent(ctx)
+	tp, stopTracing, err := a.newTracerProvider(ctx, cfg.Serve.OTLPEndpoint)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	ag, closeAgent, err := a.newAgentWith(ctx, agentOptions{tracerProvider: tp})
+	if err != nil {
+		stopTracing()
+		return nil, nil, nil, err
+	}
+	closeStore := func() { closeAgent(); stopTracing() }
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
 		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
-		CORSOrigins: cfg.Serve.CORSOrigins})
+		CORSOrigins: cfg.Serve.CORSOrigins, Logger: a.requestLogger(ctx, cfg.Serve.LogFormat), LogContent: cfg.Serve.LogContent})
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
@@ -229,6 +250,11 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	if opts.listening != nil {
 		opts.listening(ln.Addr())
 	}
+	_, stopMetrics, err := a.serveMetrics(cfg.Serve.MetricsAddr, srv)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -247,6 +273,49 @@ func (a *app) runServe(ctx context.Context, opts *ServeOptions) error {
 	}
 	fmt.Fprintln(a.io.ErrOut, "vibe serve: stopped")
 	return nil
+}
+
+// requestLogger is the logger of the request log: one line per request on
+// stderr, text or JSON (serve.log_format), at the level of --log-level.
+func (a *app) requestLogger(ctx context.Context, format string) *slog.Logger {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lvl := slog.LevelWarn
+	switch {
+	case a.log == nil || a.log.Enabled(ctx, slog.LevelDebug):
+		lvl = slog.LevelDebug
+	case a.log.Enabled(ctx, slog.LevelInfo):
+		lvl = slog.LevelInfo
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(a.io.ErrOut, ho))
+	}
+	return slog.New(slog.NewTextHandler(a.io.ErrOut, ho))
+}
+
+// serveMetrics serves GET /metrics on addr (serve.metrics_addr), a listener
+// of its own so the metrics are never reachable through the API's address
+// by accident; "" serves none. It returns the address listened on and the
+// function that stops it.
+func (a *app) serveMetrics(addr string, srv *runtime.Server) (net.Addr, func(), error) {
+	if addr == "" {
+		return nil, func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, withHint(fmt.Errorf("metrics listener serve.metrics_addr %s: %w", addr, err), "choose another serve.metrics_addr HOST:PORT, or \"\" for none")
+	}
+	if !isLoopback(ln.Addr()) {
+		fmt.Fprintf(a.io.ErrOut, "note: metrics on %s are reachable from other machines; keep that port behind a firewall\n", ln.Addr())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", srv.Metrics().Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	fmt.Fprintf(a.io.ErrOut, "vibe serve: metrics on http://%s/metrics\n", ln.Addr())
+	return ln.Addr(), func() { _ = hs.Close() }, nil
 }
 
 // isLoopback reports whether addr only accepts local connections.

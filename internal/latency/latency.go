@@ -52,3 +52,7 @@ func (r *Recorder) Report(b *testing.B) {
 		b.ReportMetric(ms(cpu-r.cpuStart)/float64(len(r.d)), "cpu-ms/op")
 	}
 }
+
+// ProcessCPU returns the user plus system CPU time of the process so far
+// (0 where it is not measured).
+func ProcessCPU() time.Duration { return processCPU() }
