@@ -69,6 +69,9 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Citations, on a citations event, are the sources of the answer.
 	Citations []Citation `json:"citations,omitempty"`
+	// Seed, on a done event, is the seed of the turn's random draws (set
+	// when the turn drew): pass it as the request's seed to replay them.
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // Usage counts the tokens of a turn's model calls, as the endpoint reported
@@ -109,12 +112,17 @@ type Config struct {
 	ModelEndpoint string
 	HTTPClient    *http.Client
 	Now           func() time.Time
+	// ToolCacheSize bounds the cache of compute-tool results (0: 256;
+	// negative: no cache).
+	ToolCacheSize int
 }
 
 // Agent runs conversations. It is safe for concurrent use.
 type Agent struct {
 	cfg   Config
 	rules ruleCache
+	// cache holds deterministic tools' results (nil: none).
+	cache *toolCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.
@@ -156,7 +164,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Agent{cfg: cfg}, nil
+	size := cfg.ToolCacheSize
+	if size == 0 {
+		size = DefaultToolCacheSize
+	}
+	return &Agent{cfg: cfg, cache: newToolCache(size)}, nil
 }
 
 // Wait blocks until the background work started by finished turns (rolling
@@ -202,6 +214,10 @@ type TurnRequest struct {
 	// starts from the state before it. A client that alters the answers it
 	// resends gets no state from the turns before.
 	TranscriptScope string
+	// Seed, when set, seeds the turn's random draws: the done event and
+	// each draw's result give the seed a turn used, and a turn replayed
+	// with it (the same tool calls in the same order) draws the same items.
+	Seed *int64
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -244,6 +260,13 @@ type turn struct {
 	active   string
 	computed []string
 	formSent bool
+	// seed seeds the turn's random draws (set on first use unless the
+	// request gave one); calls counts the turn's tool calls; draws are the
+	// results of its random tools, stored with the turn.
+	seed   int64
+	seeded bool
+	calls  int
+	draws  []string
 	// user is the narrative of the profile, read once per turn and again
 	// after save_skill_data changed it; summary is read once per turn.
 	user    string
@@ -254,6 +277,23 @@ type turn struct {
 	// as a citations event before done.
 	citations []Citation
 	citeSeen  map[string]bool
+}
+
+// turnSeed returns the seed of the turn's draws, choosing one on first use.
+func (t *turn) turnSeed() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.seeded {
+		t.seed, t.seeded = newSeed(), true
+	}
+	return t.seed
+}
+
+// usedSeed returns the turn's seed when it drew.
+func (t *turn) usedSeed() (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seed, len(t.draws) > 0
 }
 
 func (t *turn) send(ev Event) error {
@@ -307,6 +347,12 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return "", err
 	}
 	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, stateConv: req.ConversationID, transcript: req.Transcript, emit: emit}
+	if req.Seed != nil {
+		if *req.Seed < 0 || *req.Seed > maxSeed {
+			return "", fmt.Errorf("runtime: seed %d is outside 0..2^53-1", *req.Seed)
+		}
+		t.seed, t.seeded = *req.Seed, true
+	}
 	if req.TranscriptScope != "" {
 		// The conversation is named once the answer is known (persist).
 		t.nodes, t.scope, t.message = true, req.TranscriptScope, req.Message
@@ -589,6 +635,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if protocol != nil && protocol.Name != startProtocol {
 		recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: protocol.Name})
 	}
+	t.mu.Lock()
+	for _, d := range t.draws {
+		recs = append(recs, knowledge.StoredMessage{Role: roleDraw, Content: d})
+	}
+	t.mu.Unlock()
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer.String()})
 	if protocol != nil && len(protocol.Steps) > 0 {
 		// Finished with this answer: record the end, so a later trigger
@@ -611,13 +662,21 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			a.summarize(context.WithoutCancel(ctx), t, all, msg, answer.String())
 		}()
 	}
-	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage})
+	done := Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage}
+	if seed, ok := t.usedSeed(); ok {
+		done.Seed = &seed
+	}
+	return answer.String(), t.send(done)
 }
 
 // runCalls executes a step's tool calls in parallel, emitting events, and
 // returns the results as JSON text in call order.
 func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []string {
 	results := make([]string, len(calls))
+	t.mu.Lock()
+	base := t.calls
+	t.calls += len(calls)
+	t.mu.Unlock()
 	var wg sync.WaitGroup
 	// use_skill changes the state the other calls see: run it first.
 	order := func(first bool) {
@@ -629,7 +688,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 			go func(i int, c llm.ToolCall) {
 				defer wg.Done()
 				_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
-				res, err := a.execTool(ctx, t, c.Name, json.RawMessage(c.Arguments))
+				res, err := a.execTool(withCallSeq(ctx, base+i), t, c.Name, json.RawMessage(c.Arguments))
 				var out json.RawMessage
 				isErr := err != nil
 				if err != nil {

@@ -387,6 +387,9 @@ type ChatRequest struct {
 	// FormResponse answers the form a collect_info call showed: the
 	// message is then made from it.
 	FormResponse *FormResponse `json:"form_response,omitempty"`
+	// Seed replays the random draws of a recorded turn (the done event's
+	// seed).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -454,7 +457,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse}, func(ev Event) error {
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})
@@ -576,6 +579,8 @@ type oaiRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	User string `json:"user,omitempty"`
+	// Seed seeds the turn's random draws (OpenAI's seed parameter).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // completions is the OpenAI-compatible endpoint. The last user message is
@@ -630,7 +635,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "vibe"
 	}
-	turn := TurnRequest{UserID: userOf(r), Message: last, Skill: skill, Transcript: transcript}
+	turn := TurnRequest{UserID: userOf(r), Message: last, Skill: skill, Transcript: transcript, Seed: req.Seed}
 	if turn.ConversationID = r.Header.Get("X-Conversation-ID"); turn.ConversationID == "" {
 		turn.TranscriptScope = model
 	} else if !s.openConversation(w, r, turn.ConversationID, "send another X-Conversation-ID, or none") {
