@@ -431,4 +431,3 @@ func passagesOf(res json.RawMessage) []Passage {
 	}
 	return out.Passages
 }
-
