@@ -20,6 +20,7 @@ import (
 	"github.com/vibelife/vibe/internal/atomicfile"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -169,7 +170,13 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	}
 	L := corpusLanguage(ks)
 	res.Language = L.code
-	tools := mergeTools(deriveTools(ks.sop.SOP, L), declared)
+	gen, missing := deriveTools(ks.sop.SOP, L)
+	tools := mergeTools(gen, declared)
+	for _, name := range missing {
+		if _, ok := toolByName(tools, name); !ok {
+			res.Warnings = append(res.Warnings, "the SOP calls "+name+", which is not declared and cannot run undeclared: "+undeclaredHint(name, opt.Theme))
+		}
+	}
 	res.Tools = len(tools.Tools)
 	tdata, err := yaml.Marshal(tools)
 	if err != nil {
@@ -406,7 +413,9 @@ func renderRegions(theme string, ks *knowledgeSet, tools ToolsFile, L labels, p 
 		b.WriteString("\n")
 		for _, st := range ph.Steps {
 			tool := ""
-			if st.Tool != "" {
+			if _, offered := toolByName(tools, st.Tool); st.Tool != "" && (offered || isCoreTool(st.Tool)) {
+				// A tool the skill does not offer is not named: the
+				// agent is not sent to a tool it cannot call.
 				tool = " → `" + st.Tool + "`"
 			}
 			fmt.Fprintf(&b, "   - %s%s\n", clip(st.Action, 120), tool)
@@ -606,6 +615,15 @@ func h1(md string) (string, int) {
 		off += end + 1
 	}
 	return "", -1
+}
+
+func toolByName(tf ToolsFile, name string) (skills.Tool, bool) {
+	for _, t := range tf.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return skills.Tool{}, false
 }
 
 // toolMention finds snake_case names that look like tools (calculate_bazi).

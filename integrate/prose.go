@@ -400,7 +400,9 @@ func toolRows(L labels, s knowledge.SOP, tools []skills.Tool) string {
 	}
 	for _, p := range s.Phases {
 		for _, st := range p.Steps {
-			if st.Tool != "" && !seen[st.Tool] {
+			// Core tools only: a tool of the skill's own is listed above
+			// when offered, and one not offered must not be named.
+			if st.Tool != "" && !seen[st.Tool] && isCoreTool(st.Tool) {
 				seen[st.Tool] = true
 				row(fmt.Sprintf(L.phaseStep, nonEmpty(p.Name, p.ID), st.Action), st.Tool, L.avoid[toolType(st.Tool)])
 			}

@@ -14,8 +14,23 @@ import (
 	"github.com/vibelife/vibe/skills"
 )
 
+// stepCalls makes step P2_S1 of the copied clean fixture call a compute tool.
+func stepCalls(t *testing.T, dir, tool string) {
+	t.Helper()
+	sop := filepath.Join(dir, "knowledge", "sop.yaml")
+	s, _ := os.ReadFile(sop)
+	out := strings.Replace(string(s), "action: 计算日主旺衰\n", "action: 计算日主旺衰\n          tool: "+tool+"\n", 1)
+	if out == string(s) {
+		t.Fatal("step P2_S1 not found in the clean fixture")
+	}
+	if err := os.WriteFile(sop, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
+	stepCalls(t, dir, "calc_strength")
 	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: "testdata/declared/tools.yaml"})
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +90,21 @@ func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
 
 func TestDeclaredToolsStaleAndMissing(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
+	stepCalls(t, dir, "calc_strength")
 	ctx := context.Background()
-	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+	res, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Undeclared, the compute tool has no plugin: not offered, and said so.
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "calc_strength is a compute tool, which needs a plugin") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	if tf, _ := os.ReadFile(res.ToolsYAML); strings.Contains(string(tf), "calc_strength") {
+		t.Errorf("a compute tool without a plugin was generated:\n%s", tf)
+	}
+	if md, _ := os.ReadFile(res.SkillMD); strings.Contains(string(md), "calc_strength") || strings.Contains(string(md), "自行推算结果") {
+		t.Errorf("SKILL.md names the tool it does not offer, or forbids working the result out:\n%s", md)
 	}
 	// Declared after the last integrate: the check says so, at the tool's line.
 	decl := filepath.Join(t.TempDir(), "tools.yaml")
@@ -101,15 +128,15 @@ func TestDeclaredToolsStaleAndMissing(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("no tools.stale finding for %v:\n%s", want, textOf(t, rep))
 	}
-	// Without a plugin the generated compute tool cannot run: a warning on tools.yaml.
+	// The step names a compute tool that is not offered: an error with the fix.
 	found := false
 	for _, f := range rep.Findings {
-		if f.Check == "tools.no-plugin" && f.Item == "calc_strength" && f.File == "tools/tools.yaml" && f.Line == 4 {
+		if f.Check == "ref.tool-missing" && f.Item == "P2_S1" && f.Severity == SevError {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no tools.no-plugin warning for calc_strength at tools/tools.yaml:4:\n%s", textOf(t, rep))
+		t.Errorf("no ref.tool-missing error for calc_strength:\n%s", textOf(t, rep))
 	}
 
 	// A tool the SOP calls that is missing from tools.yaml but declared by hand.
@@ -206,6 +233,44 @@ func TestDeclaredToolsErrorsNameFileAndLine(t *testing.T) {
       url: "http://exa mple.org/d"
 `, []string{"5:tools.plugin", "9:tools.plugin", "13:tools.plugin", "19:tools.plugin"}},
 		{"not YAML", "tools: [\n", []string{"1:schema.invalid"}},
+		{"tools the runtime cannot run", `tools:
+  - name: calc_x
+    type: compute
+    description: no plugin
+  - name: draw_x
+    type: random
+    description: nothing to draw
+  - name: roll_x
+    type: random
+    description: more than there is
+    draw: {items: [1, 2], count: 3}
+  - name: ask_x
+    type: collect
+    description: no form
+  - name: quiz_x
+    type: flow
+    description: a step leading nowhere
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}, next: b}
+  - name: loop_x
+    type: flow
+    description: never ends
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}, next: a}
+  - name: search_x
+    type: retrieve
+    description: no query
+    parameters:
+      - {name: text, type: string}
+`, []string{"2:tools.unrunnable", "5:tools.unrunnable", "11:tools.unrunnable", "12:tools.unrunnable", "19:tools.unrunnable", "24:tools.unrunnable", "29:tools.unrunnable"}},
+		{"random with flow steps", `tools:
+  - name: draw_y
+    type: random
+    description: d
+    draw: {items: [a, b]}
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}}
+`, []string{"7:tools.unrunnable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
