@@ -178,6 +178,9 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 		}
 	}
 	res.Tools = len(tools.Tools)
+	if err := copyDrawFiles(tools, opt.DeclaredTools, opt.SkillDir); err != nil {
+		return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
+	}
 	tdata, err := yaml.Marshal(tools)
 	if err != nil {
 		return Result{}, err
@@ -615,6 +618,41 @@ func h1(md string) (string, int) {
 		off += end + 1
 	}
 	return "", -1
+}
+
+// copyDrawFiles copies the item lists random tools name in draw.items_file
+// from beside the declarations (knowledge/<theme>/) into the skill, where the
+// runtime reads them. A path leaving the directory is refused; a list
+// missing beside the declarations is left to vibe check, which names it.
+func copyDrawFiles(tools ToolsFile, declared, skillDir string) error {
+	if declared == "" {
+		return nil
+	}
+	from := filepath.Dir(declared)
+	for _, t := range tools.Tools {
+		if t.Draw == nil || t.Draw.ItemsFile == "" {
+			continue
+		}
+		rel := filepath.Clean(filepath.FromSlash(t.Draw.ItemsFile))
+		if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("tool %s: draw.items_file %s leaves the theme directory: give a path inside knowledge/<theme>/ such as data/items.yaml", t.Name, t.Draw.ItemsFile)
+		}
+		data, err := os.ReadFile(filepath.Join(from, rel))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(skillDir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := writeIfChanged(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func toolByName(tf ToolsFile, name string) (skills.Tool, bool) {

@@ -397,3 +397,71 @@ func TestPluginCommandsExist(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomItemsFileCopiedAndChecked(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	kdir := t.TempDir()
+	decl := filepath.Join(kdir, "tools.yaml")
+	doc := "tools:\n  - name: draw_hexagram\n    type: random\n    description: 起一卦\n    draw:\n      items_file: data/hexagrams.yaml\n"
+	if err := os.WriteFile(decl, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(kdir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "data", "hexagrams.yaml"), []byte("- 乾\n- 坤\n- 屯\n- 蒙\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: decl}); err != nil {
+		t.Fatal(err)
+	}
+	sk, err := skills.LoadFS(skills.DirFS(dir), "demo", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := sk.Tool("draw_hexagram")
+	if items, err := tool.Draw.Load(sk.FS()); err != nil || len(items) != 4 {
+		t.Fatalf("items %v, %v", items, err)
+	}
+	unrunnable := func(rep Report) []Finding {
+		var out []Finding
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.Check, "tools.") && f.Severity == SevError {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := unrunnable(rep); len(fs) != 0 {
+		t.Fatalf("unexpected: %+v", fs)
+	}
+	// The list gone from the skill: check fails at the declaration's draw.
+	if err := os.Remove(filepath.Join(dir, "data", "hexagrams.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	fs := unrunnable(rep)
+	if len(fs) != 1 || fs[0].Check != "tools.unrunnable" || fs[0].Line != 6 || !strings.Contains(fs[0].Message, "data/hexagrams.yaml is not in the skill") {
+		t.Fatalf("findings %+v", fs)
+	}
+	// A flow in tools/tools.yaml alone that cannot end: reported there.
+	tf := filepath.Join(dir, "tools", "tools.yaml")
+	b, _ := os.ReadFile(tf)
+	b = append(b, []byte("    - name: quiz\n      type: flow\n      description: loops\n      steps:\n        - {id: a, prompt: Ask A, field: {type: string}, next: a}\n")...)
+	if err := os.WriteFile(tf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	found := false
+	for _, f := range unrunnable(rep) {
+		found = found || (f.Item == "quiz" && f.File == "tools/tools.yaml" && strings.Contains(f.Message, "can never end"))
+	}
+	if !found {
+		t.Fatalf("no unrunnable finding for the flow:\n%s", textOf(t, rep))
+	}
+}
