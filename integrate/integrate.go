@@ -236,7 +236,7 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 			res.Warnings = append(res.Warnings, "the model's SKILL.md prose failed the checks after one repair round, so the offline template was used: "+strings.Join(problems, "; "))
 		}
 	}
-	prose = dropUnofferedTools(prose, tools)
+	prose = dropUnofferedTools(prose, tools, L)
 	regions := renderRegions(opt.Theme, ks, tools, L, prose, count, lim.MaxSkillTokens)
 	var old []byte
 	if !opt.Regenerate {
@@ -664,6 +664,13 @@ func toolByName(tf ToolsFile, name string) (skills.Tool, bool) {
 	return skills.Tool{}, false
 }
 
+// handWorkZH and handWorkEN find a bullet forbidding working a result out
+// by hand.
+var (
+	handWorkZH = regexp.MustCompile(`(自行|手工|手动|人工|心算|凭空|徒手)(排盘|起盘|排八字|排命盘|计算|推算|演算|换算|排|算)`)
+	handWorkEN = regexp.MustCompile(`(?i)((by hand|yourself|manually|in your head|mentally)\b.*\b(chart|calculat|comput|work)|\b(chart|calculat|comput|work)\w*\b.*(by hand|yourself|manually|in your head|mentally))`)
+)
+
 // toolMention finds snake_case names that look like tools (calculate_bazi).
 var toolMention = regexp.MustCompile(`\b[a-z]+(?:_[a-z0-9]+)+\b`)
 
@@ -671,10 +678,30 @@ var toolMention = regexp.MustCompile(`\b[a-z]+(?:_[a-z0-9]+)+\b`)
 // the prose that name a tool the skill does not offer: "never chart by hand
 // instead of calling calculate_bazi" forbids the only way left to answer
 // when no plugin runs calculate_bazi.
-func dropUnofferedTools(p Prose, tools ToolsFile) Prose {
+//
+// With no compute tool offered at all, a bullet forbidding working a result
+// out by hand ("不得自行排盘", "never chart by hand") goes too, and the
+// template's "call the tools to compute or show" becomes "call them to
+// show; work the rest out showing the working".
+func dropUnofferedTools(p Prose, tools ToolsFile, L labels) Prose {
 	offered := map[string]bool{}
+	computes := false
 	for _, t := range tools.Tools {
 		offered[t.Name] = true
+		computes = computes || t.Type == skills.TypeCompute
+	}
+	if !computes {
+		var out []string
+		for _, x := range p.Forbidden {
+			switch {
+			case x == L.say.forbidden[1]:
+				out = append(out, L.say.noComputeTool)
+			case handWorkZH.MatchString(x) || handWorkEN.MatchString(x):
+			default:
+				out = append(out, x)
+			}
+		}
+		p.Forbidden = out
 	}
 	keep := func(xs []string) []string {
 		var out []string

@@ -465,3 +465,21 @@ func TestRandomItemsFileCopiedAndChecked(t *testing.T) {
 		t.Fatalf("no unrunnable finding for the flow:\n%s", textOf(t, rep))
 	}
 }
+
+func TestNoComputeToolNothingForbidsWorkingItOut(t *testing.T) {
+	p := Prose{Forbidden: []string{"不得自行排盘，须调用排盘工具。", zhLabels.say.forbidden[1], "不编造知识库中没有的规则。"}}
+	got := dropUnofferedTools(p, ToolsFile{Tools: []skills.Tool{{Name: "show_chart", Type: "display"}}}, zhLabels)
+	want := []string{zhLabels.say.noComputeTool, "不编造知识库中没有的规则。"}
+	if strings.Join(got.Forbidden, "|") != strings.Join(want, "|") {
+		t.Errorf("forbidden %q, want %q", got.Forbidden, want)
+	}
+	en := Prose{Forbidden: []string{"Never chart by hand.", "Never work the result out yourself.", "Never invent quotations."}}
+	if got := dropUnofferedTools(en, ToolsFile{}, enLabels); strings.Join(got.Forbidden, "|") != "Never invent quotations." {
+		t.Errorf("forbidden %q", got.Forbidden)
+	}
+	// With a compute tool offered, the bullets stand.
+	tf := ToolsFile{Tools: []skills.Tool{{Name: "calc_x", Type: "compute", Plugin: &skills.Plugin{Command: []string{"x"}}}}}
+	if got := dropUnofferedTools(p, tf, zhLabels); len(got.Forbidden) != 3 {
+		t.Errorf("forbidden %q", got.Forbidden)
+	}
+}
