@@ -55,9 +55,9 @@ type phrases struct {
 	collectBirth, collectInfo, noDecisions string
 	// noComputeTool replaces forbidden[1] when the skill offers no compute
 	// tool: show cards with the tools, work the rest out showing the working.
-	noComputeTool string
-	redFlag                                string // %s signal, %s action
-	signalClip, actionClip                 int
+	noComputeTool          string
+	redFlag                string // %s signal, %s action
+	signalClip, actionClip int
 }
 
 var zhLabels = labels{
@@ -93,9 +93,9 @@ var zhLabels = labels{
 		},
 		noComputeTool: "需要展示时调用「可用工具」中的工具，不用文字代替；没有工具可算的结果，写出推算步骤与依据。",
 		collectBirth:  "缺少出生信息时先调用 `collect_info` 收集，不猜测。",
-		collectInfo:  "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。",
-		noDecisions:  "不把推断说成确定无疑的医疗、法律或财务决定。",
-		redFlag:      "不可略过「%s」这一信号：%s", signalClip: 40, actionClip: 60,
+		collectInfo:   "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。",
+		noDecisions:   "不把推断说成确定无疑的医疗、法律或财务决定。",
+		redFlag:       "不可略过「%s」这一信号：%s", signalClip: 40, actionClip: 60,
 	},
 }
 
@@ -132,9 +132,9 @@ var enLabels = labels{
 		},
 		noComputeTool: "Never describe in words what a tool under Tools should show; work out what no tool computes step by step, showing the working.",
 		collectBirth:  "Never guess missing birth data: collect it with `collect_info` first.",
-		collectInfo:  "Never guess information the analysis needs: collect it with `collect_info` first.",
-		noDecisions:  "Never present an inference as a certain medical, legal or financial decision.",
-		redFlag:      "Never pass over the signal \"%s\": %s", signalClip: 60, actionClip: 80,
+		collectInfo:   "Never guess information the analysis needs: collect it with `collect_info` first.",
+		noDecisions:   "Never present an inference as a certain medical, legal or financial decision.",
+		redFlag:       "Never pass over the signal \"%s\": %s", signalClip: 60, actionClip: 80,
 	},
 }
 
