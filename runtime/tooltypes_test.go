@@ -363,3 +363,54 @@ func TestRandomFlowCollectAreNeverCached(t *testing.T) {
 		t.Fatalf("cache used: %d entries, %d lookups", a.cache.len(), a.cache.hits+a.cache.misses)
 	}
 }
+
+// TestCompletionsSeedReplaysTheDraw: OpenAI's seed on /v1/chat/completions
+// seeds the turn's draws, stored with the turn.
+func TestCompletionsSeedReplaysTheDraw(t *testing.T) {
+	m := &fakeModel{}
+	a, mem := oracleAgent(t, m)
+	keys := &Keys{}
+	if err := ParseKeysEnv("ka:alice", keys); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(a, ServerOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	drawn := func(conv string) string {
+		t.Helper()
+		m.mu.Lock()
+		m.script = []step{{calls: []llm.ToolCall{call("1", "draw_cards", `{}`)}}, {text: []string{"read"}}}
+		m.mu.Unlock()
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"vibe/oracle","seed":12345,"messages":[{"role":"user","content":"draw"}]}`))
+		req.Header.Set("Authorization", "Bearer ka")
+		req.Header.Set("X-Conversation-ID", conv)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		msgs, _ := mem.Messages(context.Background(), "alice", conv, 0)
+		for _, m := range msgs {
+			if m.Role == roleDraw {
+				var r map[string]any
+				_ = json.Unmarshal([]byte(m.Content), &r)
+				if r["turn_seed"] != float64(12345) {
+					t.Fatalf("turn seed %v", r["turn_seed"])
+				}
+				b, _ := json.Marshal(r["draws"])
+				return string(b)
+			}
+		}
+		t.Fatalf("no draw stored in %v", msgs)
+		return ""
+	}
+	if a, b := drawn("s-1"), drawn("s-2"); a != b {
+		t.Fatalf("the same seed drew %s and %s", a, b)
+	}
+}
