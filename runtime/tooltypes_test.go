@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
 )
 
 const oracleSkill = "---\nname: oracle\ndescription: draws, forms, questionnaires and searches\n---\nuse the tools"
@@ -412,5 +414,47 @@ func TestCompletionsSeedReplaysTheDraw(t *testing.T) {
 	}
 	if a, b := drawn("s-1"), drawn("s-2"); a != b {
 		t.Fatalf("the same seed drew %s and %s", a, b)
+	}
+}
+
+// BenchmarkComputeTool measures a compute call through ExecuteTool with the
+// result cache (hits after the first call) and without (every call reaches
+// the HTTP plugin).
+func BenchmarkComputeTool(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Input map[string]float64 `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		fmt.Fprintf(w, `{"result":{"sum":%v}}`, in.Input["a"]+in.Input["b"])
+	}))
+	defer srv.Close()
+	for _, bc := range []struct {
+		name string
+		size int
+	}{{"cached", 0}, {"uncached", -1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			root := b.TempDir()
+			for rel, content := range map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "5s")} {
+				p := root + "/" + rel
+				_ = os.MkdirAll(p[:strings.LastIndex(p, "/")], 0o755)
+				_ = os.WriteFile(p, []byte(content), 0o644)
+			}
+			set, err := skills.Open(root, skills.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := New(Config{Skills: set, Model: &fakeModel{}, Memory: NewMemStore(), ToolCacheSize: bc.size})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := json.RawMessage(`{"a":1,"b":2}`)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := a.ExecuteTool(context.Background(), "u", "calc", "add", args, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
