@@ -301,7 +301,7 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 				continue
 			}
 			if is := t.Issues(fsys); len(is) > 0 {
-				return nil, fmt.Errorf("load skill %s: tools/tools.yaml: tools[%d].%s: %s (vibe check %s lists every problem)", where, i, is[0].Field, is[0].Message, filepath.Base(where))
+				return nil, fmt.Errorf("load skill %s: tools/tools.yaml: tools[%d].%s: %s (a tool an older vibe integrate generated goes on the next run of it; vibe check %s lists every problem)", where, i, is[0].Field, is[0].Message, filepath.Base(where))
 			}
 		}
 		sk.Tools = tf.Tools
