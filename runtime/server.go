@@ -508,6 +508,8 @@ type ToolRequest struct {
 	Skill string          `json:"skill,omitempty"`
 	Tool  string          `json:"tool"`
 	Args  json.RawMessage `json:"args"`
+	// Seed seeds a random tool's draw (its result's turn_seed replays it).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
@@ -522,7 +524,11 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	events := []Event{}
-	res, err := s.agent.ExecuteTool(r.Context(), userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
+	ctx := r.Context()
+	if req.Seed != nil {
+		ctx = WithSeed(ctx, *req.Seed)
+	}
+	res, err := s.agent.ExecuteTool(ctx, userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
 	if err != nil {
 		code := http.StatusUnprocessableEntity
 		if errors.Is(err, ErrToolUnavailable) {

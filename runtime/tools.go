@@ -201,6 +201,12 @@ func (a *Agent) ExecuteTool(ctx context.Context, userID, skill, name string, arg
 		emit = func(Event) error { return nil }
 	}
 	t := &turn{a: a, userID: userID, active: skill, emit: emit}
+	if seed, ok := ctx.Value(seedKey{}).(int64); ok {
+		if seed < 0 || seed > maxSeed {
+			return nil, fmt.Errorf("seed %d is outside 0..2^53-1", seed)
+		}
+		t.seed, t.seeded = seed, true
+	}
 	return a.execTool(ctx, t, name, args)
 }
 

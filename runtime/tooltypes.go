@@ -89,7 +89,16 @@ func drawItems(items []any, count int, repeat, reversed bool, seed int64) []Draw
 	return out
 }
 
-type callSeqKey struct{}
+type (
+	callSeqKey struct{}
+	seedKey    struct{}
+)
+
+// WithSeed returns ctx carrying the seed ExecuteTool draws with (a random
+// tool's result gives it as turn_seed, so the same call draws the same).
+func WithSeed(ctx context.Context, seed int64) context.Context {
+	return context.WithValue(ctx, seedKey{}, seed)
+}
 
 // withCallSeq marks ctx with the call's place among the turn's tool calls,
 // from which a random tool derives its seed.

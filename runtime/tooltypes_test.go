@@ -458,3 +458,30 @@ func BenchmarkComputeTool(b *testing.B) {
 		})
 	}
 }
+
+func TestExecuteToolSeed(t *testing.T) {
+	a, _ := oracleAgent(t, &fakeModel{})
+	s, err := NewServer(a, ServerOptions{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	exec := func(body string) map[string]any {
+		t.Helper()
+		resp := do(t, "POST", ts.URL+"/api/tools/execute", "", body)
+		defer resp.Body.Close()
+		var out struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("status %d, %v", resp.StatusCode, err)
+		}
+		return out.Result
+	}
+	first := exec(`{"skill":"oracle","tool":"draw_cards","args":{}}`)
+	again := exec(fmt.Sprintf(`{"skill":"oracle","tool":"draw_cards","args":{},"seed":%d}`, int64(first["turn_seed"].(float64))))
+	if !reflect.DeepEqual(first["draws"], again["draws"]) {
+		t.Fatalf("replayed %v, first %v", again["draws"], first["draws"])
+	}
+}
