@@ -17,6 +17,7 @@ import (
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
+	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -236,6 +237,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 		declared = c.checkDeclaredTools(opt.DeclaredTools, tools)
 	}
 	c.checkPluginCommands(tools, declared)
+	c.checkRunnable(tools, declared)
 
 	// Unique ids across files.
 	seen := map[string]string{}
@@ -513,7 +515,10 @@ func (c *checker) checkSOP(s knowledge.SOP, l *loaded, tools *toolsDoc, declared
 	for _, ph := range s.Phases {
 		for _, st := range ph.Steps {
 			if st.Tool != "" && !known[st.Tool] {
-				hint := "run `vibe integrate " + c.opt.Theme + "`, which declares every tool the SOP calls, or use a core tool"
+				hint := "run `vibe integrate " + c.opt.Theme + "`, which declares the display and retrieve tools the SOP calls, or use a core tool"
+				if t := toolType(st.Tool); t != skills.TypeDisplay && t != skills.TypeRetrieve {
+					hint = undeclaredHint(st.Tool, c.opt.Theme)
+				}
 				if handMade[st.Tool] {
 					hint = "it is declared in " + c.rel(c.opt.DeclaredTools) + ": run `vibe integrate " + c.opt.Theme + "` to merge it"
 				}

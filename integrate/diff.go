@@ -156,7 +156,8 @@ func Diff(old, cur Snapshot) []Change {
 
 // diffTools lists the tools added, removed and changed, and for a changed
 // one what changed: its type, description, when_to_call, parameters,
-// returns, card type and props, plugin.
+// returns, card type and props, plugin, draw, steps, form, sources, version
+// and cache.
 func diffTools(old, cur ToolsFile) []Change {
 	var out []Change
 	oldT, newT := map[string]skills.Tool{}, map[string]skills.Tool{}
@@ -201,6 +202,17 @@ func diffTools(old, cur ToolsFile) []Change {
 		}
 		if a, b := pluginNote(o.Plugin), pluginNote(n.Plugin); a != b {
 			note("plugin", "plugin %s -> %s", nonEmpty(strings.TrimPrefix(a, ", "), "(none)"), nonEmpty(strings.TrimPrefix(b, ", "), "(none)"))
+		}
+		// The declarations of the other types, compared whole.
+		for _, f := range []struct {
+			name string
+			a, b any
+		}{{"draw", o.Draw, n.Draw}, {"steps", o.Steps, n.Steps}, {"form", o.Form, n.Form}, {"sources", o.Sources, n.Sources}, {"version", o.Version, n.Version}, {"cache", o.Cache, n.Cache}} {
+			ja, _ := yaml.Marshal(f.a)
+			jb, _ := yaml.Marshal(f.b)
+			if string(ja) != string(jb) {
+				note(f.name, "%s changed", f.name)
+			}
 		}
 		if len(fields) > 0 {
 			out = append(out, Change{Kind: "tool-changed", Area: "tool", Item: name, Detail: fmt.Sprintf("tool %s: %s", name, strings.Join(what, "; ")), Fields: fields})

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/skills"
 )
 
 func dirSnapshot(t *testing.T, dir string) Snapshot {
@@ -143,5 +145,20 @@ removed      tool lookup (retrieve): gone
 	}
 	if len(Diff(cur, cur)) != 0 {
 		t.Error("a build's tools differ from themselves")
+	}
+}
+
+func TestDiffToolsOfEveryType(t *testing.T) {
+	old := ToolsFile{Tools: []skills.Tool{
+		{Name: "draw", Type: "random", Description: "d", Draw: &skills.Draw{Items: []any{"a", "b"}}},
+		{Name: "quiz", Type: "flow", Description: "d", Steps: []skills.FlowStep{{ID: "a", Prompt: "A", Field: skills.Field{Type: "string"}}}},
+	}}
+	cur := ToolsFile{Tools: []skills.Tool{
+		{Name: "draw", Type: "random", Description: "d", Draw: &skills.Draw{Items: []any{"a", "b", "c"}}},
+		{Name: "quiz", Type: "flow", Description: "d", Steps: []skills.FlowStep{{ID: "a", Prompt: "A", Field: skills.Field{Type: "string"}}}},
+	}}
+	ch := diffTools(old, cur)
+	if len(ch) != 1 || ch[0].Item != "draw" || strings.Join(ch[0].Fields, ",") != "draw" {
+		t.Fatalf("changes %+v", ch)
 	}
 }

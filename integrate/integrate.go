@@ -20,6 +20,7 @@ import (
 	"github.com/vibelife/vibe/internal/atomicfile"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -169,8 +170,17 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	}
 	L := corpusLanguage(ks)
 	res.Language = L.code
-	tools := mergeTools(deriveTools(ks.sop.SOP, L), declared)
+	gen, missing := deriveTools(ks.sop.SOP, L)
+	tools := mergeTools(gen, declared)
+	for _, name := range missing {
+		if _, ok := toolByName(tools, name); !ok {
+			res.Warnings = append(res.Warnings, "the SOP calls "+name+", which is not declared and cannot run undeclared: "+undeclaredHint(name, opt.Theme))
+		}
+	}
 	res.Tools = len(tools.Tools)
+	if err := copyDrawFiles(tools, opt.DeclaredTools, opt.SkillDir); err != nil {
+		return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
+	}
 	tdata, err := yaml.Marshal(tools)
 	if err != nil {
 		return Result{}, err
@@ -226,7 +236,7 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 			res.Warnings = append(res.Warnings, "the model's SKILL.md prose failed the checks after one repair round, so the offline template was used: "+strings.Join(problems, "; "))
 		}
 	}
-	prose = dropUnofferedTools(prose, tools)
+	prose = dropUnofferedTools(prose, tools, L)
 	regions := renderRegions(opt.Theme, ks, tools, L, prose, count, lim.MaxSkillTokens)
 	var old []byte
 	if !opt.Regenerate {
@@ -406,7 +416,9 @@ func renderRegions(theme string, ks *knowledgeSet, tools ToolsFile, L labels, p 
 		b.WriteString("\n")
 		for _, st := range ph.Steps {
 			tool := ""
-			if st.Tool != "" {
+			if _, offered := toolByName(tools, st.Tool); st.Tool != "" && (offered || isCoreTool(st.Tool)) {
+				// A tool the skill does not offer is not named: the
+				// agent is not sent to a tool it cannot call.
 				tool = " → `" + st.Tool + "`"
 			}
 			fmt.Fprintf(&b, "   - %s%s\n", clip(st.Action, 120), tool)
@@ -608,6 +620,57 @@ func h1(md string) (string, int) {
 	return "", -1
 }
 
+// copyDrawFiles copies the item lists random tools name in draw.items_file
+// from beside the declarations (knowledge/<theme>/) into the skill, where the
+// runtime reads them. A path leaving the directory is refused; a list
+// missing beside the declarations is left to vibe check, which names it.
+func copyDrawFiles(tools ToolsFile, declared, skillDir string) error {
+	if declared == "" {
+		return nil
+	}
+	from := filepath.Dir(declared)
+	for _, t := range tools.Tools {
+		if t.Draw == nil || t.Draw.ItemsFile == "" {
+			continue
+		}
+		rel := filepath.Clean(filepath.FromSlash(t.Draw.ItemsFile))
+		if filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("tool %s: draw.items_file %s leaves the theme directory: give a path inside knowledge/<theme>/ such as data/items.yaml", t.Name, t.Draw.ItemsFile)
+		}
+		data, err := os.ReadFile(filepath.Join(from, rel))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(skillDir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := writeIfChanged(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func toolByName(tf ToolsFile, name string) (skills.Tool, bool) {
+	for _, t := range tf.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return skills.Tool{}, false
+}
+
+// handWorkZH and handWorkEN find a bullet forbidding working a result out
+// by hand.
+var (
+	handWorkZH = regexp.MustCompile(`(自行|手工|手动|人工|心算|凭空|徒手)(排盘|起盘|排八字|排命盘|计算|推算|演算|换算|排|算)`)
+	handWorkEN = regexp.MustCompile(`(?i)((by hand|yourself|manually|in your head|mentally)\b.*\b(chart|calculat|comput|work)|\b(chart|calculat|comput|work)\w*\b.*(by hand|yourself|manually|in your head|mentally))`)
+)
+
 // toolMention finds snake_case names that look like tools (calculate_bazi).
 var toolMention = regexp.MustCompile(`\b[a-z]+(?:_[a-z0-9]+)+\b`)
 
@@ -615,10 +678,30 @@ var toolMention = regexp.MustCompile(`\b[a-z]+(?:_[a-z0-9]+)+\b`)
 // the prose that name a tool the skill does not offer: "never chart by hand
 // instead of calling calculate_bazi" forbids the only way left to answer
 // when no plugin runs calculate_bazi.
-func dropUnofferedTools(p Prose, tools ToolsFile) Prose {
+//
+// With no compute tool offered at all, a bullet forbidding working a result
+// out by hand ("不得自行排盘", "never chart by hand") goes too, and the
+// template's "call the tools to compute or show" becomes "call them to
+// show; work the rest out showing the working".
+func dropUnofferedTools(p Prose, tools ToolsFile, L labels) Prose {
 	offered := map[string]bool{}
+	computes := false
 	for _, t := range tools.Tools {
 		offered[t.Name] = true
+		computes = computes || t.Type == skills.TypeCompute
+	}
+	if !computes {
+		var out []string
+		for _, x := range p.Forbidden {
+			switch {
+			case x == L.say.forbidden[1]:
+				out = append(out, L.say.noComputeTool)
+			case handWorkZH.MatchString(x) || handWorkEN.MatchString(x):
+			default:
+				out = append(out, x)
+			}
+		}
+		p.Forbidden = out
 	}
 	keep := func(xs []string) []string {
 		var out []string

@@ -144,10 +144,20 @@ func TestEnglishCorpusGetsAnEnglishSkill(t *testing.T) {
 	for _, want := range []string{"## Scope", "## Principles", "## Style", "## Tools", "### Core procedure", "### Never",
 		"You are an expert in tea who answers from 3 rules drawn from Brewing Green Tea and 普洱茶",
 		"- Sources: Brewing Green Tea (2 rules), 普洱茶 (1 rule)", "Topics the rules cover: Temperature and Time",
-		"| Choose the water phase: Work out the water temperature | `calc_water` | work the result out yourself |"} {
+		"- Work out the water temperature\n"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("SKILL.md lacks %q:\n%s", want, md)
 		}
+	}
+	// calc_water has no plugin: not offered, not named, and working the
+	// result out is not forbidden.
+	for _, not := range []string{"calc_water", "work the result out yourself"} {
+		if strings.Contains(string(md), not) {
+			t.Errorf("SKILL.md has %q:\n%s", not, md)
+		}
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "calc_water is a compute tool, which needs a plugin") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 	for _, zh := range []string{"能力范围", "禁止事项", "可用工具"} {
 		if strings.Contains(string(md), zh) {

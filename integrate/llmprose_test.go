@@ -45,7 +45,7 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 	}
 	md, _ := os.ReadFile(res.SkillMD)
 	for _, want := range []string{"display_name: 子平八字", "你是精通子平法的命理师", "- 用神的取法", "- 不用文字代替命盘卡片",
-		"## 能力范围", "### 核心流程", "`calc_strength`"} {
+		"## 能力范围", "### 核心流程", "`show_chart`"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("SKILL.md lacks %q:\n%s", want, md)
 		}
@@ -55,7 +55,7 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 		t.Fatalf("%d requests, want one skill_prose request", len(reqs))
 	}
 	prompt := reqs[0].LastUserMessage()
-	for _, want := range []string{`"write_in": "Chinese`, `"name": "ziping"`, "计算日主旺衰", "calc_strength"} {
+	for _, want := range []string{`"write_in": "Chinese`, `"name": "ziping"`, "计算日主旺衰", "show_chart"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks the fact %q:\n%s", want, prompt)
 		}

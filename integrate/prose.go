@@ -53,8 +53,11 @@ type phrases struct {
 	style                                  []string
 	forbidden                              []string
 	collectBirth, collectInfo, noDecisions string
-	redFlag                                string // %s signal, %s action
-	signalClip, actionClip                 int
+	// noComputeTool replaces forbidden[1] when the skill offers no compute
+	// tool: show cards with the tools, work the rest out showing the working.
+	noComputeTool          string
+	redFlag                string // %s signal, %s action
+	signalClip, actionClip int
 }
 
 var zhLabels = labels{
@@ -88,10 +91,11 @@ var zhLabels = labels{
 			"不编造知识库中没有的规则、出处或引文。",
 			"需要计算或展示时调用「可用工具」中的工具，不用文字代替。",
 		},
-		collectBirth: "缺少出生信息时先调用 `collect_info` 收集，不猜测。",
-		collectInfo:  "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。",
-		noDecisions:  "不把推断说成确定无疑的医疗、法律或财务决定。",
-		redFlag:      "不可略过「%s」这一信号：%s", signalClip: 40, actionClip: 60,
+		noComputeTool: "需要展示时调用「可用工具」中的工具，不用文字代替；没有工具可算的结果，写出推算步骤与依据。",
+		collectBirth:  "缺少出生信息时先调用 `collect_info` 收集，不猜测。",
+		collectInfo:   "分析所需的信息不全时先调用 `collect_info` 收集，不猜测。",
+		noDecisions:   "不把推断说成确定无疑的医疗、法律或财务决定。",
+		redFlag:       "不可略过「%s」这一信号：%s", signalClip: 40, actionClip: 60,
 	},
 }
 
@@ -126,10 +130,11 @@ var enLabels = labels{
 			"Never invent rules, sources or quotations the knowledge base does not contain.",
 			"Never describe in words what a tool under Tools should compute or show.",
 		},
-		collectBirth: "Never guess missing birth data: collect it with `collect_info` first.",
-		collectInfo:  "Never guess information the analysis needs: collect it with `collect_info` first.",
-		noDecisions:  "Never present an inference as a certain medical, legal or financial decision.",
-		redFlag:      "Never pass over the signal \"%s\": %s", signalClip: 60, actionClip: 80,
+		noComputeTool: "Never describe in words what a tool under Tools should show; work out what no tool computes step by step, showing the working.",
+		collectBirth:  "Never guess missing birth data: collect it with `collect_info` first.",
+		collectInfo:   "Never guess information the analysis needs: collect it with `collect_info` first.",
+		noDecisions:   "Never present an inference as a certain medical, legal or financial decision.",
+		redFlag:       "Never pass over the signal \"%s\": %s", signalClip: 60, actionClip: 80,
 	},
 }
 
@@ -400,7 +405,9 @@ func toolRows(L labels, s knowledge.SOP, tools []skills.Tool) string {
 	}
 	for _, p := range s.Phases {
 		for _, st := range p.Steps {
-			if st.Tool != "" && !seen[st.Tool] {
+			// Core tools only: a tool of the skill's own is listed above
+			// when offered, and one not offered must not be named.
+			if st.Tool != "" && !seen[st.Tool] && isCoreTool(st.Tool) {
 				seen[st.Tool] = true
 				row(fmt.Sprintf(L.phaseStep, nonEmpty(p.Name, p.ID), st.Action), st.Tool, L.avoid[toolType(st.Tool)])
 			}

@@ -295,6 +295,19 @@ func LoadDeclaredTools(path, display string) (ToolsFile, error) {
 			errs = append(errs, p)
 		}
 	}
+	if d != nil && len(errs) == 0 {
+		// A declared tool the runtime could not run is not offered.
+		for i, t := range d.file.Tools {
+			for _, is := range t.Issues(nil) {
+				key := is.Field
+				if k := strings.IndexAny(key, ".["); k >= 0 {
+					key = key[:k]
+				}
+				p := d.pos(i, key)
+				errs = append(errs, ToolProblem{Line: p.Line, Column: p.Column, Tool: t.Name, Severity: SevError, Check: "tools.unrunnable", Message: is.Field + ": " + is.Message})
+			}
+		}
+	}
 	if len(errs) > 0 || d == nil {
 		return ToolsFile{}, &ToolsFileError{Path: display, Problems: errs}
 	}
@@ -326,8 +339,14 @@ func toolType(name string) string {
 	return "flow"
 }
 
-// deriveTools declares every non-core tool the SOP steps call.
-func deriveTools(s knowledge.SOP, L labels) ToolsFile {
+// deriveTools declares every non-core tool the SOP steps call that runs
+// without a hand declaration: display tools (a card of title and content)
+// and retrieve tools (a search of the skill's sources). A compute tool needs
+// a plugin, a collect tool its form and a flow its steps, which only a
+// declaration in knowledge/<theme>/tools.yaml can give: those are returned
+// in missing too, and mergeTools leaves them out unless declared (vibe
+// check then fails on the step naming the tool, with the fix).
+func deriveTools(s knowledge.SOP, L labels) (out ToolsFile, missing []string) {
 	byName := map[string]*skills.Tool{}
 	var order []string
 	for _, ph := range s.Phases {
@@ -340,21 +359,40 @@ func deriveTools(s knowledge.SOP, L labels) ToolsFile {
 			}
 			t := &skills.Tool{Name: st.Tool, Type: toolType(st.Tool), Description: st.Action}
 			t.WhenToCall = fmt.Sprintf(L.phaseStep, nonEmpty(ph.Name, ph.ID), st.Action)
-			t.Parameters = []skills.Field{{Name: "input", Type: "object", Description: "what the step works on"}}
-			t.Returns = []skills.Field{{Name: "output", Type: "object", Description: nonEmpty(st.Output, "the step's result")}}
-			if t.Type == "display" {
+			switch t.Type {
+			case skills.TypeDisplay:
 				t.CardType = strings.TrimPrefix(strings.TrimPrefix(st.Tool, "show_"), "display_") + "_card"
 				t.CardProps = []skills.Field{{Name: "title", Type: "string", Required: true}, {Name: "content", Type: "object"}}
+			case skills.TypeRetrieve:
+				t.Parameters = []skills.Field{{Name: "query", Type: "string", Required: true, Description: nonEmpty(st.Output, st.Action)}, {Name: "k", Type: "integer", Minimum: ptr(1), Maximum: ptr(20)}}
+			default:
+				// Kept for its place in the SOP order: mergeTools drops it
+				// unless a declaration replaces it.
+				missing = append(missing, st.Tool)
 			}
 			byName[st.Tool] = t
 			order = append(order, st.Tool)
 		}
 	}
-	out := ToolsFile{Tools: []skills.Tool{}}
+	out = ToolsFile{Tools: []skills.Tool{}}
 	for _, n := range order {
 		out.Tools = append(out.Tools, *byName[n])
 	}
-	return out
+	return out, missing
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// undeclaredHint is the fix for an SOP step naming a tool that cannot be
+// generated (see deriveTools).
+func undeclaredHint(name, theme string) string {
+	switch toolType(name) {
+	case skills.TypeCompute:
+		return fmt.Sprintf("%s is a compute tool, which needs a plugin: declare it in knowledge/%s/%s with plugin: {url: ...} or plugin: {command: [...]} and run `vibe integrate %s`, or set the step's tool to \"\" so the agent works the result out and shows its working", name, theme, DeclaredToolsName, theme)
+	case skills.TypeCollect:
+		return fmt.Sprintf("%s is a collect tool, which needs its form: declare it in knowledge/%s/%s with form: [fields] and run `vibe integrate %s`, or use the core tool collect_info", name, theme, DeclaredToolsName, theme)
+	}
+	return fmt.Sprintf("declare %s in knowledge/%s/%s (a flow tool with its steps, a random tool with its draw ...) and run `vibe integrate %s`, or use a core tool", name, theme, DeclaredToolsName, theme)
 }
 
 // mergeTools combines the tools derived from the SOP with the hand-declared
@@ -377,6 +415,9 @@ func mergeTools(gen, hand ToolsFile) ToolsFile {
 			out.Tools = append(out.Tools, h)
 			used[g.Name] = true
 			continue
+		}
+		if len(g.Issues(nil)) > 0 {
+			continue // cannot run undeclared (see deriveTools)
 		}
 		out.Tools = append(out.Tools, g)
 	}
@@ -412,18 +453,46 @@ func (c *checker) readTools(path string) *toolsDoc {
 
 // loadTools checks the skill's tools/tools.yaml (what the runtime reads).
 func (c *checker) loadTools(path string) *toolsDoc {
-	d := c.readTools(path)
-	if d == nil {
-		return nil
+	return c.readTools(path)
+}
+
+// checkRunnable fails every tool of the merged tools.yaml the runtime could
+// not run (skills.Tool.Issues: a compute tool without a plugin, a random
+// tool with nothing to draw, a collect tool without a form, a flow without
+// steps or with a step leading nowhere ...), each with its fix. A tool
+// declared by hand is reported in the declaration, the place to fix it.
+func (c *checker) checkRunnable(merged, declared *toolsDoc) {
+	if merged == nil {
+		return
 	}
-	for i, t := range d.file.Tools {
-		if t.Type == "compute" && (t.Plugin == nil || (t.Plugin.URL == "" && len(t.Plugin.Command) == 0)) {
-			c.add(SevWarning, "VIBE007", "tools.no-plugin", t.Name, path, d.pos(i, "name"),
-				"compute tool %s has no plugin, so the agent cannot run it: declare it in knowledge/%s/%s with plugin: {url: ...} or plugin: {command: [...]}",
-				t.Name, c.opt.Theme, DeclaredToolsName)
+	fsys := skills.DirFS(c.opt.SkillDir)
+	mergedPath := filepath.Join(c.opt.SkillDir, "tools", "tools.yaml")
+	for i, t := range merged.file.Tools {
+		file, doc, at := mergedPath, merged, i
+		if declared != nil {
+			for j, d := range declared.file.Tools {
+				if d.Name == t.Name {
+					file, doc, at = c.opt.DeclaredTools, declared, j
+					break
+				}
+			}
+		}
+		for _, is := range t.Issues(fsys) {
+			check := "tools.unrunnable"
+			if is.Field == "plugin" && t.Type == skills.TypeCompute {
+				check = "tools.no-plugin"
+			}
+			key := is.Field
+			if k := strings.IndexAny(key, ".["); k >= 0 {
+				key = key[:k]
+			}
+			msg := is.Message
+			if file == mergedPath {
+				msg += fmt.Sprintf(" (declare it in knowledge/%s/%s and run `vibe integrate %s`)", c.opt.Theme, DeclaredToolsName, c.opt.Theme)
+			}
+			c.add(SevError, "VIBE007", check, t.Name, file, doc.pos(at, key), "%s: %s", is.Field, msg)
 		}
 	}
-	return d
 }
 
 // checkDeclaredTools checks the hand-written declarations and that the

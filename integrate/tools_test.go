@@ -14,8 +14,23 @@ import (
 	"github.com/vibelife/vibe/skills"
 )
 
+// stepCalls makes step P2_S1 of the copied clean fixture call a compute tool.
+func stepCalls(t *testing.T, dir, tool string) {
+	t.Helper()
+	sop := filepath.Join(dir, "knowledge", "sop.yaml")
+	s, _ := os.ReadFile(sop)
+	out := strings.Replace(string(s), "action: 计算日主旺衰\n", "action: 计算日主旺衰\n          tool: "+tool+"\n", 1)
+	if out == string(s) {
+		t.Fatal("step P2_S1 not found in the clean fixture")
+	}
+	if err := os.WriteFile(sop, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
+	stepCalls(t, dir, "calc_strength")
 	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: "testdata/declared/tools.yaml"})
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +90,21 @@ func TestDeclaredToolsMergedIntoToolsYAML(t *testing.T) {
 
 func TestDeclaredToolsStaleAndMissing(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
+	stepCalls(t, dir, "calc_strength")
 	ctx := context.Background()
-	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+	res, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Undeclared, the compute tool has no plugin: not offered, and said so.
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "calc_strength is a compute tool, which needs a plugin") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	if tf, _ := os.ReadFile(res.ToolsYAML); strings.Contains(string(tf), "calc_strength") {
+		t.Errorf("a compute tool without a plugin was generated:\n%s", tf)
+	}
+	if md, _ := os.ReadFile(res.SkillMD); strings.Contains(string(md), "calc_strength") || strings.Contains(string(md), "自行推算结果") {
+		t.Errorf("SKILL.md names the tool it does not offer, or forbids working the result out:\n%s", md)
 	}
 	// Declared after the last integrate: the check says so, at the tool's line.
 	decl := filepath.Join(t.TempDir(), "tools.yaml")
@@ -101,15 +128,15 @@ func TestDeclaredToolsStaleAndMissing(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("no tools.stale finding for %v:\n%s", want, textOf(t, rep))
 	}
-	// Without a plugin the generated compute tool cannot run: a warning on tools.yaml.
+	// The step names a compute tool that is not offered: an error with the fix.
 	found := false
 	for _, f := range rep.Findings {
-		if f.Check == "tools.no-plugin" && f.Item == "calc_strength" && f.File == "tools/tools.yaml" && f.Line == 4 {
+		if f.Check == "ref.tool-missing" && f.Item == "P2_S1" && f.Severity == SevError {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no tools.no-plugin warning for calc_strength at tools/tools.yaml:4:\n%s", textOf(t, rep))
+		t.Errorf("no ref.tool-missing error for calc_strength:\n%s", textOf(t, rep))
 	}
 
 	// A tool the SOP calls that is missing from tools.yaml but declared by hand.
@@ -206,6 +233,44 @@ func TestDeclaredToolsErrorsNameFileAndLine(t *testing.T) {
       url: "http://exa mple.org/d"
 `, []string{"5:tools.plugin", "9:tools.plugin", "13:tools.plugin", "19:tools.plugin"}},
 		{"not YAML", "tools: [\n", []string{"1:schema.invalid"}},
+		{"tools the runtime cannot run", `tools:
+  - name: calc_x
+    type: compute
+    description: no plugin
+  - name: draw_x
+    type: random
+    description: nothing to draw
+  - name: roll_x
+    type: random
+    description: more than there is
+    draw: {items: [1, 2], count: 3}
+  - name: ask_x
+    type: collect
+    description: no form
+  - name: quiz_x
+    type: flow
+    description: a step leading nowhere
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}, next: b}
+  - name: loop_x
+    type: flow
+    description: never ends
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}, next: a}
+  - name: search_x
+    type: retrieve
+    description: no query
+    parameters:
+      - {name: text, type: string}
+`, []string{"2:tools.unrunnable", "5:tools.unrunnable", "11:tools.unrunnable", "12:tools.unrunnable", "19:tools.unrunnable", "24:tools.unrunnable", "29:tools.unrunnable"}},
+		{"random with flow steps", `tools:
+  - name: draw_y
+    type: random
+    description: d
+    draw: {items: [a, b]}
+    steps:
+      - {id: a, prompt: Ask A, field: {type: string}}
+`, []string{"7:tools.unrunnable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,5 +395,91 @@ func TestPluginCommandsExist(t *testing.T) {
 		if f.Check == "tools.plugin-missing" {
 			t.Errorf("without PluginDir: %+v", f)
 		}
+	}
+}
+
+func TestRandomItemsFileCopiedAndChecked(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	kdir := t.TempDir()
+	decl := filepath.Join(kdir, "tools.yaml")
+	doc := "tools:\n  - name: draw_hexagram\n    type: random\n    description: 起一卦\n    draw:\n      items_file: data/hexagrams.yaml\n"
+	if err := os.WriteFile(decl, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(kdir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "data", "hexagrams.yaml"), []byte("- 乾\n- 坤\n- 屯\n- 蒙\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: decl}); err != nil {
+		t.Fatal(err)
+	}
+	sk, err := skills.LoadFS(skills.DirFS(dir), "demo", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := sk.Tool("draw_hexagram")
+	if items, err := tool.Draw.Load(sk.FS()); err != nil || len(items) != 4 {
+		t.Fatalf("items %v, %v", items, err)
+	}
+	unrunnable := func(rep Report) []Finding {
+		var out []Finding
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.Check, "tools.") && f.Severity == SevError {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := unrunnable(rep); len(fs) != 0 {
+		t.Fatalf("unexpected: %+v", fs)
+	}
+	// The list gone from the skill: check fails at the declaration's draw.
+	if err := os.Remove(filepath.Join(dir, "data", "hexagrams.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: decl})
+	fs := unrunnable(rep)
+	if len(fs) != 1 || fs[0].Check != "tools.unrunnable" || fs[0].Line != 6 || !strings.Contains(fs[0].Message, "data/hexagrams.yaml is not in the skill") {
+		t.Fatalf("findings %+v", fs)
+	}
+	// A flow in tools/tools.yaml alone that cannot end: reported there.
+	tf := filepath.Join(dir, "tools", "tools.yaml")
+	b, _ := os.ReadFile(tf)
+	b = append(b, []byte("    - name: quiz\n      type: flow\n      description: loops\n      steps:\n        - {id: a, prompt: Ask A, field: {type: string}, next: a}\n")...)
+	if err := os.WriteFile(tf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	found := false
+	for _, f := range unrunnable(rep) {
+		found = found || (f.Item == "quiz" && f.File == "tools/tools.yaml" && strings.Contains(f.Message, "can never end"))
+	}
+	if !found {
+		t.Fatalf("no unrunnable finding for the flow:\n%s", textOf(t, rep))
+	}
+}
+
+func TestNoComputeToolNothingForbidsWorkingItOut(t *testing.T) {
+	p := Prose{Forbidden: []string{"不得自行排盘，须调用排盘工具。", zhLabels.say.forbidden[1], "不编造知识库中没有的规则。"}}
+	got := dropUnofferedTools(p, ToolsFile{Tools: []skills.Tool{{Name: "show_chart", Type: "display"}}}, zhLabels)
+	want := []string{zhLabels.say.noComputeTool, "不编造知识库中没有的规则。"}
+	if strings.Join(got.Forbidden, "|") != strings.Join(want, "|") {
+		t.Errorf("forbidden %q, want %q", got.Forbidden, want)
+	}
+	en := Prose{Forbidden: []string{"Never chart by hand.", "Never work the result out yourself.", "Never invent quotations."}}
+	if got := dropUnofferedTools(en, ToolsFile{}, enLabels); strings.Join(got.Forbidden, "|") != "Never invent quotations." {
+		t.Errorf("forbidden %q", got.Forbidden)
+	}
+	// With a compute tool offered, the bullets stand.
+	tf := ToolsFile{Tools: []skills.Tool{{Name: "calc_x", Type: "compute", Plugin: &skills.Plugin{Command: []string{"x"}}}}}
+	if got := dropUnofferedTools(p, tf, zhLabels); len(got.Forbidden) != 3 {
+		t.Errorf("forbidden %q", got.Forbidden)
 	}
 }

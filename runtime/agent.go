@@ -74,6 +74,9 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Citations, on a citations event, are the sources of the answer.
 	Citations []Citation `json:"citations,omitempty"`
+	// Seed, on a done event, is the seed of the turn's random draws (set
+	// when the turn drew): pass it as the request's seed to replay them.
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // Usage counts the tokens of a turn's model calls, as the endpoint reported
@@ -120,6 +123,9 @@ type Config struct {
 	// TracerProvider makes the spans of turns, model calls, tool calls and
 	// searches (nil: none are recorded).
 	TracerProvider trace.TracerProvider
+	// ToolCacheSize bounds the cache of compute-tool results (0: 256;
+	// negative: no cache).
+	ToolCacheSize int
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -128,6 +134,8 @@ type Agent struct {
 	rules   ruleCache
 	metrics *Metrics
 	tracer  trace.Tracer
+	// cache holds deterministic tools' results (nil: none).
+	cache *toolCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.
@@ -175,7 +183,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = noop.NewTracerProvider()
 	}
-	a := &Agent{cfg: cfg, metrics: cfg.Metrics, tracer: cfg.TracerProvider.Tracer(tracerName)}
+	size := cfg.ToolCacheSize
+	if size == 0 {
+		size = DefaultToolCacheSize
+	}
+	a := &Agent{cfg: cfg, metrics: cfg.Metrics, tracer: cfg.TracerProvider.Tracer(tracerName), cache: newToolCache(size)}
 	if cfg.Model != nil {
 		a.cfg.Model = observedModel{Model: cfg.Model, m: a.metrics, tracer: a.tracer}
 	}
@@ -228,6 +240,10 @@ type TurnRequest struct {
 	// starts from the state before it. A client that alters the answers it
 	// resends gets no state from the turns before.
 	TranscriptScope string
+	// Seed, when set, seeds the turn's random draws: the done event and
+	// each draw's result give the seed a turn used, and a turn replayed
+	// with it (the same tool calls in the same order) draws the same items.
+	Seed *int64
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -270,6 +286,13 @@ type turn struct {
 	active   string
 	computed []string
 	formSent bool
+	// seed seeds the turn's random draws (set on first use unless the
+	// request gave one); calls counts the turn's tool calls; draws are the
+	// results of its random tools, stored with the turn.
+	seed   int64
+	seeded bool
+	calls  int
+	draws  []string
 	// user is the narrative of the profile, read once per turn and again
 	// after save_skill_data changed it; summary is read once per turn.
 	user    string
@@ -280,6 +303,23 @@ type turn struct {
 	// as a citations event before done.
 	citations []Citation
 	citeSeen  map[string]bool
+}
+
+// turnSeed returns the seed of the turn's draws, choosing one on first use.
+func (t *turn) turnSeed() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.seeded {
+		t.seed, t.seeded = newSeed(), true
+	}
+	return t.seed
+}
+
+// usedSeed returns the turn's seed when it drew.
+func (t *turn) usedSeed() (int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seed, len(t.draws) > 0
 }
 
 func (t *turn) send(ev Event) error {
@@ -391,6 +431,12 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		return "", err
 	}
 	t := &turn{a: a, userID: req.UserID, convID: req.ConversationID, stateConv: req.ConversationID, transcript: req.Transcript, emit: emit}
+	if req.Seed != nil {
+		if *req.Seed < 0 || *req.Seed > maxSeed {
+			return "", fmt.Errorf("runtime: seed %d is outside 0..2^53-1", *req.Seed)
+		}
+		t.seed, t.seeded = *req.Seed, true
+	}
 	if req.TranscriptScope != "" {
 		// The conversation is named once the answer is known (persist).
 		t.nodes, t.scope, t.message = true, req.TranscriptScope, req.Message
@@ -684,6 +730,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if protocol != nil && protocol.Name != startProtocol {
 		recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: protocol.Name})
 	}
+	t.mu.Lock()
+	for _, d := range t.draws {
+		recs = append(recs, knowledge.StoredMessage{Role: roleDraw, Content: d})
+	}
+	t.mu.Unlock()
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer.String()})
 	if protocol != nil && len(protocol.Steps) > 0 {
 		// Finished with this answer: record the end, so a later trigger
@@ -707,13 +758,21 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			a.summarize(context.WithoutCancel(ctx), t, all, msg, answer.String())
 		}()
 	}
-	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage})
+	done := Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage}
+	if seed, ok := t.usedSeed(); ok {
+		done.Seed = &seed
+	}
+	return answer.String(), t.send(done)
 }
 
 // runCalls executes a step's tool calls in parallel, emitting events, and
 // returns the results as JSON text in call order.
 func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []string {
 	results := make([]string, len(calls))
+	t.mu.Lock()
+	base := t.calls
+	t.calls += len(calls)
+	t.mu.Unlock()
 	var wg sync.WaitGroup
 	// use_skill changes the state the other calls see: run it first.
 	order := func(first bool) {
@@ -725,7 +784,7 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 			go func(i int, c llm.ToolCall) {
 				defer wg.Done()
 				_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
-				res, err := a.runTool(ctx, t, c.Name, json.RawMessage(c.Arguments))
+				res, err := a.runTool(withCallSeq(ctx, base+i), t, c.Name, json.RawMessage(c.Arguments))
 				var out json.RawMessage
 				isErr := err != nil
 				if err != nil {

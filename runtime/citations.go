@@ -115,13 +115,9 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 		if json.Unmarshal(res, &out) == nil {
 			return a.ruleCitations(ctx, out.Rules)
 		}
-	case "search_knowledge":
-		var out struct {
-			Passages []Passage `json:"passages"`
-		}
-		if json.Unmarshal(res, &out) == nil {
-			return passageCitations(out.Passages)
-		}
+	default:
+		// search_knowledge and the skills' retrieve tools answer passages.
+		return passageCitations(passagesOf(res))
 	}
 	return nil
 }

@@ -103,7 +103,8 @@ func TestHTTPPlugin(t *testing.T) {
 	}))
 	defer srv.Close()
 	root := writeSkills(t, "", map[string]string{"calc/SKILL.md": calcSkill, "calc/tools/tools.yaml": calcTools(srv.URL, "200ms")})
-	a := agentOver(t, root, &fakeModel{}, nil)
+	// The plugin answers the same arguments differently by mode: no cache.
+	a := agentOver(t, root, &fakeModel{}, func(c *Config) { c.ToolCacheSize = -1 })
 	tests := []struct {
 		mode, args, want string
 		wantErr          bool

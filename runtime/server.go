@@ -405,6 +405,9 @@ type ChatRequest struct {
 	// FormResponse answers the form a collect_info call showed: the
 	// message is then made from it.
 	FormResponse *FormResponse `json:"form_response,omitempty"`
+	// Seed replays the random draws of a recorded turn (the done event's
+	// seed).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -474,7 +477,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse}, func(ev Event) error {
+	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})
@@ -525,6 +528,8 @@ type ToolRequest struct {
 	Skill string          `json:"skill,omitempty"`
 	Tool  string          `json:"tool"`
 	Args  json.RawMessage `json:"args"`
+	// Seed seeds a random tool's draw (its result's turn_seed replays it).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
@@ -539,7 +544,11 @@ func (s *Server) executeTool(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	events := []Event{}
-	res, err := s.agent.ExecuteTool(r.Context(), userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
+	ctx := r.Context()
+	if req.Seed != nil {
+		ctx = WithSeed(ctx, *req.Seed)
+	}
+	res, err := s.agent.ExecuteTool(ctx, userOf(r), req.Skill, req.Tool, req.Args, func(e Event) error { events = append(events, e); return nil })
 	if err != nil {
 		code := http.StatusUnprocessableEntity
 		if errors.Is(err, ErrToolUnavailable) {
@@ -596,6 +605,8 @@ type oaiRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	User string `json:"user,omitempty"`
+	// Seed seeds the turn's random draws (OpenAI's seed parameter).
+	Seed *int64 `json:"seed,omitempty"`
 }
 
 // completions is the OpenAI-compatible endpoint. The last user message is
@@ -651,7 +662,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "vibe"
 	}
-	turn := TurnRequest{UserID: userOf(r), Message: last, Skill: skill, Transcript: transcript}
+	turn := TurnRequest{UserID: userOf(r), Message: last, Skill: skill, Transcript: transcript, Seed: req.Seed}
 	if turn.ConversationID = r.Header.Get("X-Conversation-ID"); turn.ConversationID == "" {
 		turn.TranscriptScope = model
 	} else if !s.openConversation(w, r, turn.ConversationID, "send another X-Conversation-ID, or none") {

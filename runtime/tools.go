@@ -63,7 +63,7 @@ func (a *Agent) toolsFor(active string) []llm.Tool {
 		return out
 	}
 	for _, t := range sk.Tools {
-		out = append(out, llm.Tool{Name: t.Name, Description: t.Description + whenToCall(t), Parameters: schemaOf(fieldsOf(t))})
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description + whenToCall(t), Parameters: toolSchema(t)})
 	}
 	return out
 }
@@ -205,6 +205,12 @@ func (a *Agent) ExecuteTool(ctx context.Context, userID, skill, name string, arg
 		emit = func(Event) error { return nil }
 	}
 	t := &turn{a: a, userID: userID, active: skill, emit: emit}
+	if seed, ok := ctx.Value(seedKey{}).(int64); ok {
+		if seed < 0 || seed > maxSeed {
+			return nil, fmt.Errorf("seed %d is outside 0..2^53-1", seed)
+		}
+		t.seed, t.seeded = seed, true
+	}
 	return a.runTool(ctx, t, name, args)
 }
 
@@ -376,9 +382,11 @@ func jsonOf(v any) (json.RawMessage, error) {
 // skillTool runs a tool from the active skill's tools.yaml.
 func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, args map[string]any) (json.RawMessage, error) {
 	var tool skills.Tool
+	var sk *skills.Skill
 	found := false
 	if active != "" {
-		if sk, err := a.cfg.Skills.Get(active); err == nil {
+		var err error
+		if sk, err = a.cfg.Skills.Get(active); err == nil {
 			tool, found = sk.Tool(name)
 		}
 	}
@@ -397,10 +405,29 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		}
 		return nil, fmt.Errorf("%w: unknown tool %s", ErrToolUnavailable, name)
 	}
-	if err := validate(fieldsOf(tool), args, a.cfg.Now()); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if fields, ok := argFields(tool); ok {
+		if err := validate(fields, args, a.cfg.Now()); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if is := tool.Issues(sk.FS()); len(is) > 0 && tool.Type != skills.TypeCompute {
+		return nil, fmt.Errorf("%s: cannot run: %s", name, is[0].Message)
+	}
+	wrap := func(out json.RawMessage, err error) (json.RawMessage, error) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return out, nil
 	}
 	switch tool.Type {
+	case skills.TypeRandom:
+		return wrap(a.randomTool(ctx, t, sk, tool, args))
+	case skills.TypeCollect:
+		return wrap(a.collectTool(t, tool, args))
+	case skills.TypeRetrieve:
+		return wrap(a.retrieveTool(ctx, sk, tool, args))
+	case skills.TypeFlow:
+		return wrap(a.flowTool(ctx, t, sk, tool, args))
 	case "display":
 		props, _ := jsonOf(args)
 		ct := tool.CardType
@@ -412,16 +439,26 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		}
 		return jsonOf(map[string]any{"shown": ct})
 	case "compute":
-		out, err := a.callPlugin(ctx, tool, args)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		key, useCache := "", cacheable(tool) && a.cache != nil
+		if useCache {
+			key, useCache = cacheKey(sk.Name, tool, args)
+		}
+		out, hit := a.cache.get(key)
+		if !useCache || !hit {
+			var err error
+			if out, err = a.callPlugin(ctx, tool, args); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if useCache {
+				a.cache.put(key, out)
+			}
 		}
 		t.mu.Lock()
 		t.computed = append(t.computed, fmt.Sprintf("%s → %s", name, out))
 		t.mu.Unlock()
 		return out, nil
 	}
-	return nil, fmt.Errorf("%s: tools of type %q have no runtime behaviour; use the core tools (collect_info, search_knowledge) instead", name, tool.Type)
+	return nil, fmt.Errorf("%s: tools of type %q have no runtime behaviour: use one of %s in tools/tools.yaml", name, tool.Type, strings.Join(skills.Types, ", "))
 }
 
 // PluginResult is the unified output of a compute plugin.

@@ -45,6 +45,14 @@ package skills
 // failure with a non-2xx status or a non-zero exit and a message on stderr;
 // the message goes back to the model as the tool's error.
 //
+// Besides compute and display tools, tools.yaml declares random tools
+// (draw: items or items_file, count, repeat, reversed), collect tools (form:
+// the fields of the form shown), retrieve tools (sources: the theme's
+// sources searched) and flow tools (steps: id, prompt, field, next,
+// branches); docs/tools.md describes each. [Tool.Issues] says why a
+// declared tool could not run; a skill with such a tool (other than a
+// compute tool without a plugin, which vibe check fails) does not load.
+//
 // Skill names follow skill-spec-v5: lower-case letters, digits and single
 // hyphens, at most 32 characters; system and admin are reserved and core is
 // the core skill's. A skill that breaks the rule is skipped with an error

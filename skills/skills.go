@@ -108,7 +108,7 @@ type Plugin struct {
 // Tool is one skill-level tool from tools/tools.yaml.
 type Tool struct {
 	Name        string  `yaml:"name" json:"name"`
-	Type        string  `yaml:"type" json:"type"` // compute|collect|display|retrieve|flow
+	Type        string  `yaml:"type" json:"type"` // compute|random|collect|display|retrieve|flow
 	Description string  `yaml:"description" json:"description"`
 	CardType    string  `yaml:"card_type,omitempty" json:"card_type,omitempty"`
 	CardProps   []Field `yaml:"card_props,omitempty" json:"card_props,omitempty"`
@@ -116,6 +116,23 @@ type Tool struct {
 	Parameters  []Field `yaml:"parameters,omitempty" json:"parameters,omitempty"`
 	Returns     []Field `yaml:"returns,omitempty" json:"returns,omitempty"`
 	Plugin      *Plugin `yaml:"plugin,omitempty" json:"plugin,omitempty"`
+	// Draw is what a random tool draws from.
+	Draw *Draw `yaml:"draw,omitempty" json:"draw,omitempty"`
+	// Steps are a flow tool's steps; its state lives in the user's skill
+	// data (skill_data.<skill>.flows.<tool>).
+	Steps []FlowStep `yaml:"steps,omitempty" json:"steps,omitempty"`
+	// Form lists the fields a collect tool's form asks for.
+	Form []Field `yaml:"form,omitempty" json:"form,omitempty"`
+	// Sources scope a retrieve tool's search to some of the theme's
+	// sources (matched against a passage's source path or document name);
+	// none searches them all.
+	Sources []string `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// Version is part of a compute tool's result-cache key: change it when
+	// the plugin's answers change. Cache: false keeps a compute tool whose
+	// answer is not a function of its arguments (the time of day) out of
+	// the cache.
+	Version string `yaml:"version,omitempty" json:"version,omitempty"`
+	Cache   *bool  `yaml:"cache,omitempty" json:"cache,omitempty"`
 }
 
 // Protocol is a rules/*.md protocol file: pulled into the prompt when the
@@ -215,6 +232,9 @@ func (d rootFS) Open(name string) (fs.File, error) {
 	return r.Open(name)
 }
 
+// FS returns the skill directory's file system.
+func (s *Skill) FS() fs.FS { return s.fsys }
+
 // Tool returns the skill tool with that name.
 func (s *Skill) Tool(name string) (Tool, bool) {
 	for _, t := range s.Tools {
@@ -274,6 +294,14 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 		for i, t := range tf.Tools {
 			if t.Name == "" || t.Type == "" {
 				return nil, fmt.Errorf("load skill %s: tools/tools.yaml: tools[%d]: name and type are required", where, i)
+			}
+			if t.Type == TypeCompute {
+				// A compute tool without a plugin loads (vibe check fails
+				// on it; calling it says what to add).
+				continue
+			}
+			if is := t.Issues(fsys); len(is) > 0 {
+				return nil, fmt.Errorf("load skill %s: tools/tools.yaml: tools[%d].%s: %s (a tool an older vibe integrate generated goes on the next run of it; vibe check %s lists every problem)", where, i, is[0].Field, is[0].Message, filepath.Base(where))
 			}
 		}
 		sk.Tools = tf.Tools

@@ -145,6 +145,9 @@ type ServeConfig struct {
 	SummaryEvery    int           `yaml:"summary_every"`
 	ToolTimeout     time.Duration `yaml:"tool_timeout"`
 	HistoryMessages int           `yaml:"history_messages"`
+	// ToolCache is how many compute-tool results are kept (0: 256;
+	// negative: none).
+	ToolCache int `yaml:"tool_cache"`
 	// CORSOrigins are the origins (https://app.example.org) whose pages may
 	// call the API from a browser; empty keeps CORS off.
 	CORSOrigins []string `yaml:"cors_origins"`

@@ -16,6 +16,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm/llmtest"
+	"github.com/vibelife/vibe/skills"
 )
 
 // checkWorkspace builds a workspace holding the integrate clean fixture's
@@ -250,5 +251,40 @@ func TestCheckWithoutStoreIngestsFirst(t *testing.T) {
 	code, _, errOut = runVibe(t, env, "-w", dir, "check", "demo")
 	if code != exitError || !strings.Contains(errOut, "run `vibe ingest demo` (or vibe build demo) first") {
 		t.Errorf("exit %d, want %d naming the command:\n%s", code, exitError, errOut)
+	}
+}
+
+// TestCheckFailsOnAToolThatCannotRun: a declared tool the runtime could not
+// run fails vibe check with the fix: a generated compute tool without a
+// plugin (issue 13's calculate_bazi) and a flow tool without steps.
+func TestCheckFailsOnAToolThatCannotRun(t *testing.T) {
+	dir := checkWorkspace(t)
+	if code, _, errOut := runVibe(t, nil, "-w", dir, "integrate", "demo"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	tf := filepath.Join(dir, "skills", "demo", "tools", "tools.yaml")
+	data, _ := os.ReadFile(tf)
+	var tools integrate.ToolsFile
+	if err := yaml.Unmarshal(data, &tools); err != nil {
+		t.Fatal(err)
+	}
+	tools.Tools = append(tools.Tools,
+		skills.Tool{Name: "calculate_bazi", Type: "compute", Description: "排盘", Parameters: []skills.Field{{Name: "input", Type: "object"}}},
+		skills.Tool{Name: "questionnaire", Type: "flow", Description: "问卷"})
+	data, _ = yaml.Marshal(tools)
+	if err := os.WriteFile(tf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runVibe(t, nil, "-w", dir, "check", "demo")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"error VIBE007 tools.no-plugin [calculate_bazi]: plugin: compute tool calculate_bazi has no plugin, so the agent cannot run it: give it plugin:",
+		"error VIBE007 tools.unrunnable [questionnaire]: steps: flow tool questionnaire has no steps",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
 	}
 }

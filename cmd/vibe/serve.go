@@ -114,7 +114,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		Skills: set, Memory: runtime.NewMemStore(),
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
-		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
+		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now, ToolCacheSize: cfg.Serve.ToolCache,
 		TracerProvider: opt.tracerProvider,
 	}
 	closer := func() {}
