@@ -1076,14 +1076,15 @@ func TestSectionsPackGroups(t *testing.T) {
 	}
 	chunks := []chunk.Chunk{
 		mk("a", []string{"一"}, 3000), mk("a", []string{"一"}, 2000), // one group of 5000
-		mk("a", []string{"二"}, 4000),           // packed with it: 9000
-		mk("a", []string{"三"}, 2000),           // would pass 10000: a new section
+		mk("a", []string{"二"}, 4000), // a: 15000 in all, two sections of about 7500
+		mk("a", []string{"三"}, 2000), // its middle is past 7500: the second section
+		mk("a", []string{"四"}, 4000),
 		mk("b", []string{"一"}, 100),            // another document: a new section
-		mk("c", nil, 6000), mk("c", nil, 6000), // one heading, too long: split
+		mk("c", nil, 7000), mk("c", nil, 7000), // one heading, too long: split
 	}
 	gs := groups(chunks)
-	if len(gs) != 6 {
-		t.Fatalf("%d groups, want 6", len(gs))
+	if len(gs) != 7 {
+		t.Fatalf("%d groups, want 7", len(gs))
 	}
 	secs := pack(gs)
 	var shape []string
@@ -1094,8 +1095,13 @@ func TestSectionsPackGroups(t *testing.T) {
 		}
 		shape = append(shape, fmt.Sprintf("%s:%dg%dc", s.first().Doc, len(s.groups), n))
 	}
-	if got := strings.Join(shape, " "); got != "a:2g3c a:1g1c b:1g1c c:1g1c c:1g1c" {
+	if got := strings.Join(shape, " "); got != "a:2g3c a:2g2c b:1g1c c:1g1c c:1g1c" {
 		t.Errorf("sections %s", got)
+	}
+	// A chunk opening with its own heading gets no heading line above it.
+	own := section{groups: []group{{chunks: []chunk.Chunk{{ID: "h", Doc: "d", HeadingPath: []string{"五、论用神"}, Text: "# 五、论用神\n\n八字用神，专求月令"}}}}}
+	if text, _ := own.render(); strings.Contains(text, "## 五") || !strings.Contains(text, "[chunk 1]\n# 五、论用神\n") {
+		t.Errorf("render of a chunk opening with its heading:\n%s", text)
 	}
 	text, alias := secs[0].render()
 	if !strings.Contains(text, "## 一\n\n[chunk 1]\n") || !strings.Contains(text, "## 二\n\n[chunk 3]\n") || alias["3"] != chunks[2].ID {

@@ -76,7 +76,7 @@ func (it *item) line() string {
 	switch it.kind {
 	case kindRule:
 		s := "IF " + oneLine(it.condition) + " THEN " + oneLine(it.conclusion)
-		if it.action != "" && it.action != it.conclusion {
+		if it.action != "" && !actionRestates(it.action, it.condition+it.conclusion) {
 			s += " (action: " + oneLine(it.action) + ")"
 		}
 		return s
@@ -89,6 +89,23 @@ func (it *item) line() string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// actionRestates reports whether a rule's action mostly says again what
+// the rule says (half its bigrams are in the condition and conclusion):
+// such an action only costs tokens where the rule is shown.
+func actionRestates(action, rule string) bool {
+	a, r := bigrams(action), bigrams(rule)
+	if len(a) == 0 {
+		return true
+	}
+	in := 0
+	for g := range a {
+		if r[g] > 0 {
+			in++
+		}
+	}
+	return 2*in >= len(a)
+}
 
 // addEvidence appends evidence not already there.
 func (it *item) addEvidence(ev []knowledge.Evidence) {
@@ -118,8 +135,11 @@ const (
 	// topic together.
 	maxCluster = 8
 	// maxBatchItems and maxBatchTokens bound one reduce request.
-	maxBatchItems  = 80
-	maxBatchTokens = 4000
+	// One request holds the candidates of a short book: every request
+	// repeats the system prompt and the schema (about 1,000 tokens), and an
+	// answer to 160 candidates stays well within 16k output tokens.
+	maxBatchItems  = 160
+	maxBatchTokens = 8000
 	// preselect is how many times the design's target of each tier the
 	// tier pass sees, best first (half again: with every reviewed rule
 	// shown the pass cost a quarter of the extraction).
