@@ -141,9 +141,10 @@ const (
 	maxBatchItems  = 160
 	maxBatchTokens = 8000
 	// preselect is how many times the design's target of each tier the
-	// tier pass sees, best first (half again: with every reviewed rule
-	// shown the pass cost a quarter of the extraction).
-	preselect = 1.5
+	// tier pass sees, best first (a fifth more: with every reviewed rule
+	// shown the pass cost a quarter of the extraction, and items of
+	// importance 5 left out still take free room after it).
+	preselect = 1.2
 )
 
 func (x *llmRun) threshold() float64 {

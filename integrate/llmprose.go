@@ -111,7 +111,7 @@ Use only the facts given: never invent works, rules, topics or tools. Plain text
 // the problems of the last answer when both fail; an error only when the
 // model could not be asked.
 func writeProse(ctx context.Context, c Chatter, model string, pf proseFacts, check func(Prose) []string) (Prose, []string, error) {
-	facts, _ := json.MarshalIndent(pf, "", "  ")
+	facts, _ := json.Marshal(pf) // no indentation: it only costs prompt tokens
 	temp := 0.0
 	req := llm.Request{
 		Stage: "integrate.prose", Model: model, Temperature: &temp, PromptVersion: ProsePromptVersion,

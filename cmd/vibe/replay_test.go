@@ -280,7 +280,7 @@ func renamer(recorded map[string]string, user string) func(string) string {
 }
 
 // answerTiers answers the tier pass with the recorded choice, renamed. A
-// recorded item the request no longer shows (the list is cut at 1.5 times
+// recorded item the request no longer shows (the list is cut at 1.2 times
 // the targets, and the order of equally important items follows the reduce
 // batches) leaves its place to the first shown item of its kind nobody
 // chose, as a model choosing among what it is shown would.
@@ -435,8 +435,8 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
 	}
 	// Prompt cost: the recording sent 1.90 prompt tokens per source token
-	// (extraction and SKILL.md prose); this build sends 1.80, and must not
-	// go back. The goal of issue 13 is under 1.5, not reached yet
+	// without the schemas (extraction and SKILL.md prose, 2.07 with them);
+	// this build sends 1.73 (1.81 with them), and must not go back. The goal of issue 13 is under 1.5, not reached yet
 	// (docs/extract.md). The dry run's estimate is within 15% of what is
 	// sent.
 	var st struct {
@@ -469,8 +469,8 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	ratio := float64(bare) / float64(st.SourceTokens)
 	t.Logf("prompt tokens: %d sent with the schemas (%v), %d without, for %d source tokens: %.2f per source token with the schemas, %.2f without; dry-run estimate %d",
 		sent, byPass, bare, st.SourceTokens, float64(sent)/float64(st.SourceTokens), ratio, plan.DryRun.Total.PromptTokens)
-	if ratio > 1.81 {
-		t.Errorf("%.2f prompt tokens per source token, want at most 1.81 (the goal is under 1.5)", ratio)
+	if ratio > 1.74 {
+		t.Errorf("%.2f prompt tokens per source token, want at most 1.74 (the goal is under 1.5)", ratio)
 	}
 	if est := float64(plan.DryRun.Total.PromptTokens); est < 0.85*float64(sent) || est > 1.15*float64(sent) {
 		t.Errorf("dry-run estimate %d prompt tokens, %d sent: want within 15%%", plan.DryRun.Total.PromptTokens, sent)
