@@ -308,10 +308,12 @@ type LLMStats struct {
 	Candidates int `json:"candidates"`
 	Unverified int `json:"unverified"`
 	// Clusters counts the groups of near-duplicates sent to the reduce;
-	// Merged the candidates folded into another item (same text, or the
-	// model's merge).
-	Clusters int `json:"clusters"`
-	Merged   int `json:"merged"`
+	// Merged the candidates folded into another item (same text, the
+	// model's merge, or a merge across batches); MergedAcross those merged
+	// across reduce batches by wording or quote (sameKnowledge).
+	Clusters     int `json:"clusters"`
+	Merged       int `json:"merged"`
+	MergedAcross int `json:"merged_across_batches"`
 	// Dropped lists what the model judged not worth keeping, and why.
 	Dropped []DroppedItem `json:"dropped"`
 	// Unjudged counts candidates a reduce answer did not account for; they
