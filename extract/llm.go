@@ -125,7 +125,9 @@ func (c *ChunkRef) UnmarshalJSON(b []byte) error {
 }
 
 // maxSectionRunes bounds the source text sent in one map or gap request.
-const maxSectionRunes = 10000
+// Every request repeats the system prompt and the schema (about 1,000
+// tokens), so sections are as long as an answer of 30 rules can cover.
+const maxSectionRunes = 12000
 
 // group is the chunks of one document under one heading path, in order
 // (split when longer than maxSectionRunes).
@@ -165,18 +167,35 @@ func groups(chunks []chunk.Chunk) []group {
 	return out
 }
 
-// pack joins consecutive groups of one document into sections.
+// pack joins consecutive groups of one document into sections of about
+// equal size: the fewest sections of at most maxSectionRunes a document
+// needs, each group going to the one its middle falls in, so a document
+// of 31,000 characters makes three sections of about 10,400, not two full
+// ones and a short third that pays the prompt for little text.
 func pack(gs []group) []section {
+	total := map[string]int{}
+	for _, g := range gs {
+		total[g.chunks[0].Doc] += g.runes
+	}
 	var out []section
 	var cur section
-	size := 0
+	size, cum, idx := 0, 0, 0
 	for _, g := range gs {
-		if len(cur.groups) > 0 && (g.chunks[0].Doc != cur.first().Doc || size+g.runes > maxSectionRunes) {
+		doc := g.chunks[0].Doc
+		if len(cur.groups) > 0 && doc != cur.first().Doc {
+			out = append(out, cur)
+			cur, size, cum, idx = section{}, 0, 0, 0
+		}
+		n := (total[doc] + maxSectionRunes - 1) / maxSectionRunes
+		i := (cum + g.runes/2) * n / max(1, total[doc])
+		if len(cur.groups) > 0 && (i > idx || size+g.runes > maxSectionRunes) {
 			out = append(out, cur)
 			cur, size = section{}, 0
 		}
+		idx = max(idx, i)
 		cur.groups = append(cur.groups, g)
 		size += g.runes
+		cum += g.runes
 	}
 	if len(cur.groups) > 0 {
 		out = append(out, cur)
@@ -230,7 +249,12 @@ func (s section) render() (text string, alias map[string]string) {
 		if hp == "" {
 			hp = "(no heading)"
 		}
-		fmt.Fprintf(&b, "\n## %s\n\n", hp)
+		// A chunk that opens with its own one-level heading needs no
+		// heading line above it.
+		if !opensWithHeading(g.chunks[0]) {
+			fmt.Fprintf(&b, "\n## %s\n", hp)
+		}
+		b.WriteString("\n")
 		for _, ch := range g.chunks {
 			n := fmt.Sprint(len(alias) + 1)
 			alias[n] = ch.ID
@@ -238,6 +262,17 @@ func (s section) render() (text string, alias map[string]string) {
 		}
 	}
 	return b.String(), alias
+}
+
+// opensWithHeading reports whether a chunk's text opens with the Markdown
+// heading that is its whole heading path.
+func opensWithHeading(c chunk.Chunk) bool {
+	if len(c.HeadingPath) != 1 {
+		return false
+	}
+	line, _, _ := strings.Cut(c.Text, "\n")
+	t := strings.TrimSpace(line)
+	return strings.HasPrefix(t, "#") && strings.TrimSpace(strings.TrimLeft(t, "#")) == strings.TrimSpace(c.HeadingPath[0])
 }
 
 // DroppedItem is a candidate the reduce left out, with the model's reason.
@@ -273,10 +308,12 @@ type LLMStats struct {
 	Candidates int `json:"candidates"`
 	Unverified int `json:"unverified"`
 	// Clusters counts the groups of near-duplicates sent to the reduce;
-	// Merged the candidates folded into another item (same text, or the
-	// model's merge).
-	Clusters int `json:"clusters"`
-	Merged   int `json:"merged"`
+	// Merged the candidates folded into another item (same text, the
+	// model's merge, or a merge across batches); MergedAcross those merged
+	// across reduce batches by wording or quote (sameKnowledge).
+	Clusters     int `json:"clusters"`
+	Merged       int `json:"merged"`
+	MergedAcross int `json:"merged_across_batches"`
 	// Dropped lists what the model judged not worth keeping, and why.
 	Dropped []DroppedItem `json:"dropped"`
 	// Unjudged counts candidates a reduce answer did not account for; they

@@ -1076,14 +1076,15 @@ func TestSectionsPackGroups(t *testing.T) {
 	}
 	chunks := []chunk.Chunk{
 		mk("a", []string{"一"}, 3000), mk("a", []string{"一"}, 2000), // one group of 5000
-		mk("a", []string{"二"}, 4000),           // packed with it: 9000
-		mk("a", []string{"三"}, 2000),           // would pass 10000: a new section
+		mk("a", []string{"二"}, 4000), // a: 15000 in all, two sections of about 7500
+		mk("a", []string{"三"}, 2000), // its middle is past 7500: the second section
+		mk("a", []string{"四"}, 4000),
 		mk("b", []string{"一"}, 100),            // another document: a new section
-		mk("c", nil, 6000), mk("c", nil, 6000), // one heading, too long: split
+		mk("c", nil, 7000), mk("c", nil, 7000), // one heading, too long: split
 	}
 	gs := groups(chunks)
-	if len(gs) != 6 {
-		t.Fatalf("%d groups, want 6", len(gs))
+	if len(gs) != 7 {
+		t.Fatalf("%d groups, want 7", len(gs))
 	}
 	secs := pack(gs)
 	var shape []string
@@ -1094,11 +1095,65 @@ func TestSectionsPackGroups(t *testing.T) {
 		}
 		shape = append(shape, fmt.Sprintf("%s:%dg%dc", s.first().Doc, len(s.groups), n))
 	}
-	if got := strings.Join(shape, " "); got != "a:2g3c a:1g1c b:1g1c c:1g1c c:1g1c" {
+	if got := strings.Join(shape, " "); got != "a:2g3c a:2g2c b:1g1c c:1g1c c:1g1c" {
 		t.Errorf("sections %s", got)
+	}
+	// A chunk opening with its own heading gets no heading line above it.
+	own := section{groups: []group{{chunks: []chunk.Chunk{{ID: "h", Doc: "d", HeadingPath: []string{"五、论用神"}, Text: "# 五、论用神\n\n八字用神，专求月令"}}}}}
+	if text, _ := own.render(); strings.Contains(text, "## 五") || !strings.Contains(text, "[chunk 1]\n# 五、论用神\n") {
+		t.Errorf("render of a chunk opening with its heading:\n%s", text)
 	}
 	text, alias := secs[0].render()
 	if !strings.Contains(text, "## 一\n\n[chunk 1]\n") || !strings.Contains(text, "## 二\n\n[chunk 3]\n") || alias["3"] != chunks[2].ID {
 		t.Errorf("render:\n%.200s\nalias %v", text, alias)
+	}
+}
+
+// Issue 13: with an embedder that compares n-grams the reduce got almost
+// only single candidates; candidates sharing most of their wording are
+// grouped anyway, and items kept apart by different reduce batches are
+// merged when they say the same (nearly the same wording, or one quote
+// containing the other in the same chunk).
+func TestClusterLexicalAndMergeAcross(t *testing.T) {
+	ch := &chunk.Chunk{ID: "k1", Doc: "d", Text: "有倒冲成格者，要支中字多，方冲得动。运忌填实，余俱可行。正官格者，月令正官。"}
+	mk := func(id, kind, cond, concl, quote string, seq int) *item {
+		return &item{id: id, kind: kind, tier: "tier2", condition: cond, conclusion: concl, name: cond, signal: cond,
+			ev: []knowledge.Evidence{{Chunk: "k1", Quote: quote}}, chunk: ch, seq: seq, importance: 3}
+	}
+	a := mk("c1", kindRule, "倒冲成格", "要支中字多，方冲得动；运忌填实，余俱可行", "要支中字多，方冲得动", 1)
+	b := mk("c2", kindRule, "倒冲格", "运忌填实，余俱可行", "运忌填实，余俱可行", 2)
+	f := mk("c3", kindFlag, "倒冲格运忌填实", "", "运忌填实，余俱可行", 3)
+	z := mk("c4", kindRule, "正官格者", "月令正官", "正官格者，月令正官", 4)
+	// The local embedder at the default threshold groups nothing of these.
+	x := &llmRun{opt: Options{Embedder: embedding.NewLocal(512)}, count: llm.EstimateTokens, ran: map[string]bool{}}
+	cs, err := x.cluster(context.Background(), []*item{a, b, f, z})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || len(cs[0]) != 2 || cs[0][1] != b || cs[1][0] != f {
+		t.Fatalf("clusters %v: want c1 and c2 together (bigram Dice 0.53), the red flag apart (another kind)", cs)
+	}
+	// Without an embedder the wording alone groups them.
+	x.opt.Embedder = nil
+	if cs, _ = x.cluster(context.Background(), []*item{a, b, f, z}); len(cs) != 3 || len(cs[0]) != 2 {
+		t.Fatalf("clusters without an embedder %v", cs)
+	}
+
+	// Across batches: c2' (batch 1) quotes a span of c2 (batch 0) in the
+	// same chunk; c4' repeats c4's wording; a rule of another wording and
+	// quote stays; nothing of the same batch is merged without the model.
+	b2 := mk("m2", kindRule, "倒冲之格行运", "忌填实", "忌填实，余俱可行", 5)
+	b2.importance, b2.tier = 5, "tier1"
+	z2 := mk("m4", kindRule, "正官格者", "月令正官也", "月令正官", 6)
+	other := mk("m5", kindRule, "正官格者", "财印并透", "正官格者", 7)
+	same := mk("m6", kindRule, "正官格者", "月令正官", "正官格者，月令正官", 8)
+	batchOf := map[*item]int{b: 0, z: 0, same: 0, b2: 1, z2: 1, other: 1}
+	x.st = LLMStats{}
+	out := x.mergeAcross([]*item{b, z, same, b2, z2, other}, batchOf)
+	if len(out) != 4 || out[0] != b || out[1] != z || out[2] != same || out[3] != other {
+		t.Fatalf("after the merge across batches: %d items %v", len(out), out)
+	}
+	if b.importance != 5 || b.tier != "tier1" || len(b.ev) != 2 || len(z.ev) != 2 || x.st.MergedAcross != 2 {
+		t.Errorf("merged: c2 %+v, c4 %+v, %d merged across", b, z, x.st.MergedAcross)
 	}
 }

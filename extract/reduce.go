@@ -76,7 +76,7 @@ func (it *item) line() string {
 	switch it.kind {
 	case kindRule:
 		s := "IF " + oneLine(it.condition) + " THEN " + oneLine(it.conclusion)
-		if it.action != "" && it.action != it.conclusion {
+		if it.action != "" && !actionRestates(it.action, it.condition+it.conclusion) {
 			s += " (action: " + oneLine(it.action) + ")"
 		}
 		return s
@@ -89,6 +89,23 @@ func (it *item) line() string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// actionRestates reports whether a rule's action mostly says again what
+// the rule says (half its bigrams are in the condition and conclusion):
+// such an action only costs tokens where the rule is shown.
+func actionRestates(action, rule string) bool {
+	a, r := bigrams(action), bigrams(rule)
+	if len(a) == 0 {
+		return true
+	}
+	in := 0
+	for g := range a {
+		if r[g] > 0 {
+			in++
+		}
+	}
+	return 2*in >= len(a)
+}
 
 // addEvidence appends evidence not already there.
 func (it *item) addEvidence(ev []knowledge.Evidence) {
@@ -118,12 +135,16 @@ const (
 	// topic together.
 	maxCluster = 8
 	// maxBatchItems and maxBatchTokens bound one reduce request.
-	maxBatchItems  = 80
-	maxBatchTokens = 4000
+	// One request holds the candidates of a short book: every request
+	// repeats the system prompt and the schema (about 1,000 tokens), and an
+	// answer to 160 candidates stays well within 16k output tokens.
+	maxBatchItems  = 160
+	maxBatchTokens = 8000
 	// preselect is how many times the design's target of each tier the
-	// tier pass sees, best first (half again: with every reviewed rule
-	// shown the pass cost a quarter of the extraction).
-	preselect = 1.5
+	// tier pass sees, best first (a fifth more: with every reviewed rule
+	// shown the pass cost a quarter of the extraction, and items of
+	// importance 5 left out still take free room after it).
+	preselect = 1.2
 )
 
 func (x *llmRun) threshold() float64 {
@@ -138,39 +159,54 @@ func (x *llmRun) threshold() float64 {
 // through members), or leads a group of its own. Groups are in order of
 // their leaders.
 func (x *llmRun) cluster(ctx context.Context, pool []*item) ([][]*item, error) {
-	if x.opt.Embedder == nil || len(pool) < 2 {
-		out := make([][]*item, len(pool))
-		for i, it := range pool {
-			out[i] = []*item{it}
-		}
-		return out, nil
-	}
-	texts := make([]string, len(pool))
+	grams := make([]map[string]int, len(pool))
 	for i, it := range pool {
-		texts[i] = it.text()
+		grams[i] = bigrams(it.text())
 	}
-	vecs, err := x.opt.Embedder.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("embed candidates: %w", err)
+	var vecs [][]float32
+	if x.opt.Embedder != nil && len(pool) >= 2 {
+		texts := make([]string, len(pool))
+		for i, it := range pool {
+			texts[i] = it.text()
+		}
+		var err error
+		vecs, err = x.opt.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("embed candidates: %w", err)
+		}
+		if len(vecs) != len(pool) {
+			return nil, fmt.Errorf("embed candidates: %d vectors for %d texts", len(vecs), len(pool))
+		}
+		for _, v := range vecs {
+			normalize(v)
+		}
 	}
-	if len(vecs) != len(pool) {
-		return nil, fmt.Errorf("embed candidates: %d vectors for %d texts", len(vecs), len(pool))
-	}
-	for _, v := range vecs {
-		normalize(v)
-	}
+	// A candidate joins the closest earlier leader of its kind by
+	// embedding, or else the one whose wording it shares most (an embedder
+	// that compares n-grams scores a paraphrase far below a threshold made
+	// for a model's embeddings; bigram Dice finds 倒冲成格 → 要支中字多…运忌
+	// 填实 and 倒冲格 → 运忌填实 alike at 0.53).
 	th := float32(x.threshold())
 	var out [][]*item
 	leaders := map[string][]int{} // kind -> indexes into out
-	lead := [][]float32{}
+	lead := []int{}               // out index -> pool index of its leader
 	for i, it := range pool {
 		best, bestSim := -1, th
 		for _, g := range leaders[it.kind] {
-			if len(out[g]) >= maxCluster {
-				continue
+			if len(out[g]) < maxCluster && vecs != nil {
+				if s := dot(vecs[i], vecs[lead[g]]); s >= bestSim {
+					best, bestSim = g, s
+				}
 			}
-			if s := dot(vecs[i], lead[g]); s >= bestSim {
-				best, bestSim = g, s
+		}
+		if best < 0 {
+			bestLex := lexicalSimilarity
+			for _, g := range leaders[it.kind] {
+				if len(out[g]) < maxCluster {
+					if d := dice(grams[i], grams[lead[g]]); d >= bestLex {
+						best, bestLex = g, d
+					}
+				}
 			}
 		}
 		if best >= 0 {
@@ -179,14 +215,68 @@ func (x *llmRun) cluster(ctx context.Context, pool []*item) ([][]*item, error) {
 		}
 		leaders[it.kind] = append(leaders[it.kind], len(out))
 		out = append(out, []*item{it})
-		lead = append(lead, vecs[i])
+		lead = append(lead, i)
 	}
 	return out, nil
 }
 
-// embedPending reports whether err is an embedder declining to work in a
-// dry run (a remote embedder would send requests): the pass is then
-// estimated like one whose inputs are not cached.
+// lexicalSimilarity is the bigram Dice similarity of wording at which two
+// candidates are shown to the reduce as one group; sameSimilarity the one
+// at which two items reviewed in different batches are merged without the
+// model (their wording is nearly the same).
+const (
+	lexicalSimilarity = 0.5
+	sameSimilarity    = 0.8
+)
+
+// mergeAcross merges items of one kind that different reduce batches kept
+// apart although they say the same: nearly the same wording, or a quote of
+// one containing a quote of the other in the same chunk. The earlier item
+// keeps its wording and takes the other's evidence and the higher
+// importance and tier.
+func (x *llmRun) mergeAcross(items []*item, batchOf map[*item]int) []*item {
+	var out []*item
+	for _, it := range items {
+		var into *item
+		for _, o := range out {
+			if o.kind == it.kind && batchOf[o] != batchOf[it] && sameKnowledge(o, it) {
+				into = o
+				break
+			}
+		}
+		if into == nil {
+			out = append(out, it)
+			continue
+		}
+		into.addEvidence(it.ev)
+		into.importance = max(into.importance, it.importance)
+		if it.kind == kindRule && it.tier != "" && (into.tier == "" || it.tier < into.tier) {
+			into.tier = it.tier
+		}
+		x.st.Merged++
+		x.st.MergedAcross++
+	}
+	return out
+}
+
+// sameKnowledge reports whether two items of one kind state the same:
+// bigram Dice of their wording at least sameSimilarity, or a shared chunk
+// where one quote contains the other.
+func sameKnowledge(a, b *item) bool {
+	if dice(bigrams(a.text()), bigrams(b.text())) >= sameSimilarity {
+		return true
+	}
+	for _, e := range a.ev {
+		for _, f := range b.ev {
+			if e.Chunk == f.Chunk && len([]rune(e.Quote)) >= 8 && len([]rune(f.Quote)) >= 8 &&
+				(strings.Contains(e.Quote, f.Quote) || strings.Contains(f.Quote, e.Quote)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (x *llmRun) embedPending(err error, pass string) bool {
 	if !errors.Is(err, llm.ErrDryRun) {
 		return false
@@ -345,22 +435,34 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	if err != nil {
 		return nil, err
 	}
+	batchOf := map[*item]int{}
+	for _, it := range out {
+		batchOf[it] = -1 // kept from an earlier reduce
+	}
 	for i, r := range resps {
+		var got []*item
 		if r == nil {
 			// Not answered (dry run) or broke the schema: keep the batch's
 			// candidates as the map proposed them.
 			for _, c := range batches[i] {
-				out = append(out, c...)
+				got = append(got, c...)
 			}
-			continue
+		} else {
+			var ans reduceAnswer
+			if err := json.Unmarshal([]byte(stripFenceJSON(r.Content)), &ans); err != nil {
+				return nil, fmt.Errorf("%s %s: answer is not JSON: %w", StageReduce, names[i], err)
+			}
+			got = x.applyReduce(batches[i], ans)
 		}
-		var ans reduceAnswer
-		if err := json.Unmarshal([]byte(stripFenceJSON(r.Content)), &ans); err != nil {
-			return nil, fmt.Errorf("%s %s: answer is not JSON: %w", StageReduce, names[i], err)
+		for _, it := range got {
+			batchOf[it] = i
 		}
-		out = append(out, x.applyReduce(batches[i], ans)...)
+		out = append(out, got...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	if !x.pending {
+		out = x.mergeAcross(out, batchOf)
+	}
 	for i, it := range out {
 		it.id = fmt.Sprintf("m%d", i+1)
 		it.isNew = false

@@ -14,7 +14,7 @@ import (
 
 // ProsePromptVersion changes when the SKILL.md prose prompt changes,
 // invalidating the cached answers.
-const ProsePromptVersion = "skill-prose-1"
+const ProsePromptVersion = "skill-prose-2"
 
 var proseSchema = json.RawMessage(`{"type":"object","additionalProperties":false,
 "required":["display_name","description","identity","scope","style","forbidden"],
@@ -24,7 +24,8 @@ var proseSchema = json.RawMessage(`{"type":"object","additionalProperties":false
  "identity":{"type":"string","minLength":1,"maxLength":400},
  "scope":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"string","minLength":1,"maxLength":300}},
  "style":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"string","minLength":1,"maxLength":300}},
- "forbidden":{"type":"array","minItems":1,"maxItems":12,"items":{"type":"string","minLength":1,"maxLength":300}}}}`)
+ "forbidden":{"type":"array","minItems":1,"maxItems":12,"items":{"type":"string","minLength":1,"maxLength":300}},
+ "triggers":{"type":"array","maxItems":8,"items":{"type":"string","minLength":1,"maxLength":40}}}}`)
 
 // proseFacts is what the model is told about the skill: only facts from the
 // extracted knowledge, so it has nothing to invent from.
@@ -33,6 +34,7 @@ type proseFacts struct {
 	Language          string        `json:"write_in"`
 	Works             []proseWork   `json:"works"`
 	Topics            []string      `json:"topics_the_rules_cite"`
+	Terms             []string      `json:"theme_terms,omitempty"`
 	Patterns          []string      `json:"quick_patterns"`
 	Procedure         []prosePhase  `json:"procedure"`
 	MustCheck         []string      `json:"rules_to_check_first"`
@@ -71,6 +73,12 @@ func proseFactsOf(f facts, L labels, ks *knowledgeSet, tools ToolsFile, maxMeta,
 	if len(pf.Patterns) > 12 {
 		pf.Patterns = pf.Patterns[:12]
 	}
+	text := knowledgeText(ks)
+	for _, t := range ks.terms {
+		if len(pf.Terms) < 30 && strings.Contains(text, strings.ToLower(t)) {
+			pf.Terms = append(pf.Terms, t)
+		}
+	}
 	for _, w := range f.works {
 		pf.Works = append(pf.Works, proseWork{w.name, w.cites})
 	}
@@ -103,7 +111,8 @@ You get facts extracted from the theme's source works. Write, in the language na
 - identity: exactly one sentence, "You are ..." (or its equivalent), naming the expertise and its sources;
 - scope: 3 to 6 bullet items: what the skill covers (works, topics, procedure) and what it does not;
 - style: 3 to 5 bullet items on how to express answers (conclusion first, cite rule ids and sources, quote verbatim, admit uncertainty);
-- forbidden: 3 to 8 bullet items of forbidden behaviours, including describing in words what a tool should compute or show, guessing missing information, inventing rules or quotations, and the critical red flags.
+- forbidden: 3 to 8 bullet items of forbidden behaviours, including describing in words what a tool should compute or show, guessing missing information, inventing rules or quotations, and the critical red flags;
+- triggers: 3 to 8 words or short phrases a user would type when this skill is needed, taken from theme_terms, quick_patterns and the works: terms and pattern names, never a chapter title (论……) or a sentence.
 Use only the facts given: never invent works, rules, topics or tools. Plain text only: no Markdown headings, no HTML, no line breaks inside an item.`
 
 // writeProse asks the model for the prose, checks the answer with check,
@@ -111,7 +120,7 @@ Use only the facts given: never invent works, rules, topics or tools. Plain text
 // the problems of the last answer when both fail; an error only when the
 // model could not be asked.
 func writeProse(ctx context.Context, c Chatter, model string, pf proseFacts, check func(Prose) []string) (Prose, []string, error) {
-	facts, _ := json.MarshalIndent(pf, "", "  ")
+	facts, _ := json.Marshal(pf) // no indentation: it only costs prompt tokens
 	temp := 0.0
 	req := llm.Request{
 		Stage: "integrate.prose", Model: model, Temperature: &temp, PromptVersion: ProsePromptVersion,

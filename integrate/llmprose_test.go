@@ -55,7 +55,7 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 		t.Fatalf("%d requests, want one skill_prose request", len(reqs))
 	}
 	prompt := reqs[0].LastUserMessage()
-	for _, want := range []string{`"write_in": "Chinese`, `"name": "ziping"`, "计算日主旺衰", "show_chart"} {
+	for _, want := range []string{`"write_in":"Chinese`, `"name":"ziping"`, "计算日主旺衰", "show_chart"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks the fact %q:\n%s", want, prompt)
 		}

@@ -24,6 +24,9 @@ type Prose struct {
 	Style []string `json:"style"`
 	// Forbidden lists forbidden behaviours.
 	Forbidden []string `json:"forbidden"`
+	// Triggers are the words a user would type when the skill is needed
+	// (the model's, where one writes the prose); SKILL.md lists them first.
+	Triggers []string `json:"triggers,omitempty"`
 }
 
 // labels are the fixed words of a SKILL.md in one language.

@@ -101,17 +101,20 @@ func citations(ks *knowledgeSet) (works, topics *ranked) {
 	return works, topics
 }
 
-// skillTriggers picks the words that should activate a skill: the theme,
-// then the key terms of the works the rules cite (a work weighs three
-// citations), then of the section topics, most cited first, then of the
-// pattern names. A runtime matches triggers against the user's message
-// (skills.MatchTrigger: CJK runs as they are, other words as whole words in
-// any order), so they are the terms a user would say ("green tea", "普洱"),
-// not whole book titles ("Brewing Green Tea", "普洱茶冲泡要略"), and never a
+// skillTriggers picks the words that should activate a skill, in the words
+// users use: the theme; the triggers the model wrote, where one did
+// (userTerm ones only); the theme's glossary terms the knowledge uses, most
+// used first (用神, 格局), up to half the places; the key terms of the works
+// the rules cite; the other glossary terms; then the terms of the section
+// topics and the pattern names, most cited first. A runtime matches triggers against the
+// user's message (skills.MatchTrigger: CJK runs as they are, other words as
+// whole words in any order), so they are the terms a user would say
+// ("green tea", "普洱", "用神"), not whole book titles ("Brewing Green
+// Tea", "普洱茶冲泡要略") nor chapter titles ("论十干合而不合"), and never a
 // single common English word a topic happens to be ("Water"), which would
 // activate the skill for unrelated questions. A term already matched by an
 // earlier trigger is left out.
-func skillTriggers(theme string, ks *knowledgeSet, max int) []string {
+func skillTriggers(theme string, ks *knowledgeSet, model []string, max int) []string {
 	works, topics := citations(ks)
 	var titles []string
 	for _, w := range works.sorted() {
@@ -119,10 +122,51 @@ func skillTriggers(theme string, ks *knowledgeSet, max int) []string {
 			titles = append(titles, t)
 		}
 	}
-	all := newRanked()
-	for _, t := range titles {
-		all.add(workTerm(t, titles), 3*works.counts[t])
+	text := knowledgeText(ks)
+	out := []string{theme}
+	add := func(t string) {
+		if t == "" || len(out) >= max {
+			return
+		}
+		for _, o := range out {
+			if skills.MatchTrigger(t, o) {
+				return
+			}
+		}
+		out = append(out, t)
 	}
+	for _, t := range model {
+		if t = strings.TrimSpace(t); userTerm(t) {
+			add(t)
+		}
+	}
+	// The theme's terms most used by the knowledge take up to half the
+	// places before the works' names, the rest after them.
+	tr := newRanked()
+	for _, t := range ks.terms {
+		if utf8.RuneCountInString(t) < 2 {
+			continue
+		}
+		if n := strings.Count(text, strings.ToLower(t)); n > 0 {
+			tr.add(t, n)
+		}
+	}
+	terms := tr.sorted()
+	for len(terms) > 0 && len(out) < max/2 {
+		add(terms[0])
+		terms = terms[1:]
+	}
+	wr := newRanked()
+	for _, t := range titles {
+		wr.add(workTerm(t, titles), works.counts[t])
+	}
+	for _, t := range wr.sorted() {
+		add(t)
+	}
+	for _, t := range terms {
+		add(t)
+	}
+	all := newRanked()
 	for _, t := range topics.sorted() {
 		for _, term := range topicTerms(t) {
 			all.add(term, topics.counts[t])
@@ -133,20 +177,40 @@ func skillTriggers(theme string, ks *knowledgeSet, max int) []string {
 			all.add(term, 1)
 		}
 	}
-	out := []string{theme}
 	for _, t := range all.sorted() {
-		if len(out) >= max {
-			break
-		}
-		covered := false
-		for _, o := range out {
-			covered = covered || skills.MatchTrigger(t, o)
-		}
-		if !covered {
-			out = append(out, t)
-		}
+		add(t)
 	}
 	return out
+}
+
+// userTerm reports whether a trigger the model wrote is a term a user
+// would type: a few words or up to eight Han characters, not a chapter
+// title (论……).
+func userTerm(t string) bool {
+	if t == "" || strings.ContainsAny(t, "\n#》《") {
+		return false
+	}
+	if hasHan(t) {
+		n := utf8.RuneCountInString(t)
+		return n >= 2 && n <= 8 && !(strings.HasPrefix(t, "论") && n > 3)
+	}
+	return len(strings.Fields(t)) <= 4
+}
+
+// knowledgeText is the text of the rules and patterns, lower-cased, in
+// which glossary terms are looked up.
+func knowledgeText(ks *knowledgeSet) string {
+	var b strings.Builder
+	for _, r := range ks.rules.Rules.All() {
+		b.WriteString(r.Condition + " " + r.Conclusion + " " + r.Action + "\n")
+	}
+	for _, p := range ks.pats.Patterns.QuickPatterns {
+		b.WriteString(p.Name + " " + p.Signature + " " + p.Indication + "\n")
+	}
+	for _, p := range ks.pats.Patterns.RedFlags {
+		b.WriteString(p.Signal + "\n")
+	}
+	return strings.ToLower(b.String())
 }
 
 // titleStopWords are English words that head or link a title without
@@ -241,18 +305,23 @@ func cjkWorkTerm(title string, titles []string) string {
 }
 
 // topicTerms returns the trigger terms of a section topic or pattern name:
-// a Chinese one split at 与/和/及/、 into its parts of two characters or
-// more (醒茶与润茶 -> 醒茶, 润茶); an English one lower-cased without its
-// leading small words, and only when two or more words are left
-// ("The temperature rule" -> "temperature rule"; not "Water").
+// a Chinese one without the 论 that opens an essay's title, split at
+// 与/和/及/、 into its parts of two to four characters (醒茶与润茶 -> 醒茶,
+// 润茶; 论正官 -> 正官; a chapter title such as 论十干合而不合 gives none);
+// an English one lower-cased without its leading small words, and only
+// when two or more words are left ("The temperature rule" -> "temperature
+// rule"; not "Water").
 func topicTerms(t string) []string {
 	if t == "" {
 		return nil
 	}
 	if hasHan(t) {
+		if r := []rune(t); len(r) > 2 && r[0] == '论' {
+			t = string(r[1:])
+		}
 		var out []string
 		for _, p := range strings.FieldsFunc(t, func(r rune) bool { return strings.ContainsRune("与和及、，,／/·・ ", r) }) {
-			if utf8.RuneCountInString(p) >= 2 {
+			if n := utf8.RuneCountInString(p); n >= 2 && n <= 4 {
 				out = append(out, p)
 			}
 		}

@@ -2,6 +2,7 @@ package integrate
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -18,18 +19,18 @@ func TestSkillTriggersAreKeyTermsNotTitlesOrProcedureNames(t *testing.T) {
 		{ID: "R4", Source: "ziping.md"},
 	}
 	ks.pats.Patterns.QuickPatterns = []knowledge.Pattern{{ID: "P1", Name: "Pattern: the sinking leaf"}}
-	got := skillTriggers("demo", ks, 6)
+	got := skillTriggers("demo", ks, nil, 6)
 	want := []string{"demo", "green tea", "普洱茶", "ziping", "醒茶", "temperature and time"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("triggers = %q, want %q", got, want)
 	}
-	all := skillTriggers("demo", ks, 20)
+	all := skillTriggers("demo", ks, nil, 20)
 	want = []string{"demo", "green tea", "普洱茶", "ziping", "醒茶", "temperature and time", "temperature rule", "润茶", "sinking leaf"}
 	if !reflect.DeepEqual(all, want) {
 		t.Fatalf("all triggers = %q, want %q (no single common word such as water, no phase names)", all, want)
 	}
 	// A term the theme (or an earlier trigger) already matches is left out.
-	if got := skillTriggers("tea", ks, 3); !reflect.DeepEqual(got, []string{"tea", "普洱茶", "ziping"}) {
+	if got := skillTriggers("tea", ks, nil, 3); !reflect.DeepEqual(got, []string{"tea", "普洱茶", "ziping"}) {
 		t.Errorf("theme tea: %q, want green tea left out", got)
 	}
 }
@@ -54,7 +55,7 @@ func TestDemoTriggersMatchPlainQuestions(t *testing.T) {
 	} {
 		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{ID: "R" + string(rune('A'+i)), Source: src})
 	}
-	got := skillTriggers("demo", ks, 8)
+	got := skillTriggers("demo", ks, nil, 8)
 	for _, w := range []string{"green tea", "普洱", "白茶", "black tea", "oolong"} {
 		found := false
 		for _, g := range got {
@@ -121,5 +122,44 @@ func TestWorkTerm(t *testing.T) {
 		if got := workTerm(tt.title, []string{tt.title}); got != tt.want {
 			t.Errorf("workTerm(%q) alone = %q, want %q", tt.title, got, tt.want)
 		}
+	}
+}
+
+// Issue 13: the triggers of a classical-Chinese skill are the theme's terms
+// (its glossary's, most used by the knowledge) and short topic or pattern
+// names, never a chapter title such as 论十干合而不合; the triggers the
+// model wrote come first, when they are terms.
+func TestSkillTriggersThemeTermsNotChapterTitles(t *testing.T) {
+	ks := &knowledgeSet{terms: []string{"八字", "四柱", "用神", "格局", "正官", "七煞"}}
+	ks.rules.Rules.Tier2 = []knowledge.Rule{
+		{ID: "R1", Source: "子平真诠 > 五、论十干合而不合", Condition: "甲与己合，而中间以庚间隔之", Conclusion: "合而不敢合也"},
+		{ID: "R2", Source: "子平真诠 > 八、论用神", Condition: "八字用神", Conclusion: "专求月令，以日干配月令地支，而生克不同，格局分焉"},
+		{ID: "R3", Source: "子平真诠 > 九、论用神成败救应", Condition: "用神配四柱", Conclusion: "必有成败"},
+		{ID: "R4", Source: "子平真诠 > 三十一、论正官", Condition: "正官格", Conclusion: "切忌刑冲破害，用神喜财印"},
+	}
+	ks.pats.Patterns.QuickPatterns = []knowledge.Pattern{{ID: "P1", Name: "伤官见官"}}
+	got := skillTriggers("zp", ks, nil, 8)
+	if got[0] != "zp" || got[1] != "用神" {
+		t.Errorf("triggers %q: want zp, then 用神 (the glossary term the rules use most)", got)
+	}
+	has := map[string]bool{}
+	for _, g := range got {
+		has[g] = true
+		if strings.HasPrefix(g, "论") || strings.Contains(g, "十干合而不合") || strings.Contains(g, "成败救应") {
+			t.Errorf("chapter title %q among the triggers %q", g, got)
+		}
+	}
+	for _, w := range []string{"八字", "格局", "子平真诠", "正官", "伤官见官"} {
+		if !has[w] {
+			t.Errorf("%q missing from %q", w, got)
+		}
+	}
+	if has["七煞"] {
+		t.Errorf("七煞, which no rule uses, is among %q", got)
+	}
+	// The model's triggers first, its chapter titles and sentences left out.
+	got = skillTriggers("zp", ks, []string{"八字格局", "论十干合而不合", "用神怎么取？我想知道我的八字", "伤官见官"}, 4)
+	if want := []string{"zp", "八字格局", "伤官见官", "子平真诠"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("with the model's triggers: %q, want %q", got, want)
 	}
 }

@@ -92,7 +92,8 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		return err
 	}
 	opt := integrate.IntegrateOptions{
-		Theme: theme, SkillDir: ws.SkillDir(theme), Regenerate: regenerate, Version: version, Now: a.now,
+		Theme: theme, SkillDir: ws.SkillDir(theme), Glossary: filepath.Join(ws.KnowledgeDir(theme), "glossary.yaml"),
+		Regenerate: regenerate, Version: version, Now: a.now,
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
 		Limits: cfg.Check,
 	}

@@ -206,3 +206,40 @@ func hasHanSpace(s string) bool {
 	}
 	return false
 }
+
+// The bazi skill's triggers are the words users use (issue 13): terms of
+// the theme's glossary, and no chapter title (论……) of the books.
+func TestBaziSkillTriggers(t *testing.T) {
+	dir := baziWorkspace(t)
+	md, err := os.ReadFile(filepath.Join(dir, "skills", "bazi", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := os.ReadFile(filepath.Join(dir, "knowledge", "bazi", "glossary.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := strings.SplitN(string(md), "---", 3)[1]
+	_, list, _ := strings.Cut(front, "triggers:\n")
+	var triggers []string
+	for _, l := range strings.Split(list, "\n") {
+		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+			triggers = append(triggers, s)
+		} else {
+			break
+		}
+	}
+	terms := 0
+	for _, tr := range triggers {
+		if strings.Contains(string(gl), "term: "+tr+"\n") {
+			terms++
+		}
+		if strings.HasPrefix(tr, "论") || regexp.MustCompile(`^[一二三四五六七八九十]+[、．.]`).MatchString(tr) {
+			t.Errorf("trigger %q is a chapter title", tr)
+		}
+	}
+	t.Logf("triggers: %q", triggers)
+	if len(triggers) < 5 || terms < 3 {
+		t.Errorf("triggers %q: want at least 5, 3 of them glossary terms", triggers)
+	}
+}

@@ -279,14 +279,43 @@ func renamer(recorded map[string]string, user string) func(string) string {
 	return func(old string) string { return byKey[recorded[old]] }
 }
 
+// answerTiers answers the tier pass with the recorded choice, renamed. A
+// recorded item the request no longer shows (the list is cut at 1.2 times
+// the targets, and the order of equally important items follows the reduce
+// batches) leaves its place to the first shown item of its kind nobody
+// chose, as a model choosing among what it is shown would.
 func (rec *recording) answerTiers(user string) llmtest.Reply {
 	rename := renamer(rec.tiersText, user)
-	out := map[string][]string{}
+	shownOf := map[string][]string{} // "Rules", "Patterns", "Red flags" -> ids in order
+	section := ""
+	for _, l := range strings.Split(user, "\n") {
+		if strings.HasSuffix(l, ":") && !strings.Contains(l, " | ") {
+			section = strings.TrimSuffix(l, ":")
+			continue
+		}
+		if f := strings.Fields(l); len(f) > 2 && f[1] == "|" {
+			shownOf[section] = append(shownOf[section], f[0])
+		}
+	}
+	kindOf := map[string]string{"tier1_must_know": "Rules", "tier2_core": "Rules", "tier3_edge": "Rules", "quick_patterns": "Patterns", "red_flags": "Red flags"}
+	out, used := map[string][]string{}, map[string]bool{}
 	for k, ids := range rec.tiers {
 		out[k] = []string{}
 		for _, id := range ids {
-			if n := rename(id); n != "" {
+			if n := rename(id); n != "" && !used[n] {
+				used[n] = true
 				out[k] = append(out[k], n)
+			}
+		}
+	}
+	for _, k := range []string{"tier1_must_know", "tier2_core", "tier3_edge", "quick_patterns", "red_flags"} {
+		for _, id := range shownOf[kindOf[k]] {
+			if len(out[k]) >= len(rec.tiers[k]) {
+				break
+			}
+			if !used[id] {
+				used[id] = true
+				out[k] = append(out[k], id)
 			}
 		}
 	}
@@ -406,8 +435,8 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
 	}
 	// Prompt cost: the recording sent 1.90 prompt tokens per source token
-	// (extraction and SKILL.md prose); this build sends 1.80, and must not
-	// go back. The goal of issue 13 is under 1.5, not reached yet
+	// without the schemas (extraction and SKILL.md prose, 2.07 with them);
+	// this build sends 1.73 (1.81 with them), and must not go back. The goal of issue 13 is under 1.5, not reached yet
 	// (docs/extract.md). The dry run's estimate is within 15% of what is
 	// sent.
 	var st struct {
@@ -416,16 +445,32 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, ".vibe", "reports", "zp", "extract.json")); err != nil || json.Unmarshal(b, &st) != nil || st.SourceTokens == 0 {
 		t.Fatalf("extraction report: %v", err)
 	}
-	sent, byPass := 0, map[string]int{}
+	// Counted as the client counts them (the response schema is part of
+	// the prompt an endpoint bills), and without the schemas as issue 13
+	// counted the recording (1.90).
+	sent, bare, byPass := 0, 0, map[string]int{}
 	for _, r := range srv.Requests() {
-		n := llm.PromptTokens(llm.Request{Messages: r.Messages}, sp.Count)
+		req := llm.Request{Messages: r.Messages}
+		b := llm.PromptTokens(req, sp.Count)
+		var rf struct {
+			JSONSchema struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if json.Unmarshal(r.ResponseFormat, &rf) == nil && rf.JSONSchema.Name != "" {
+			req.Schema = &llm.Schema{Name: rf.JSONSchema.Name, JSON: rf.JSONSchema.Schema}
+		}
+		n := llm.PromptTokens(req, sp.Count)
 		sent += n
+		bare += b
 		byPass[r.SchemaName()] += n
 	}
-	ratio := float64(sent) / float64(st.SourceTokens)
-	t.Logf("prompt tokens: %d sent (%v) for %d source tokens: %.2f per source token; dry-run estimate %d", sent, byPass, st.SourceTokens, ratio, plan.DryRun.Total.PromptTokens)
-	if ratio > 1.81 {
-		t.Errorf("%.2f prompt tokens per source token, want at most 1.81 (the goal is under 1.5)", ratio)
+	ratio := float64(bare) / float64(st.SourceTokens)
+	t.Logf("prompt tokens: %d sent with the schemas (%v), %d without, for %d source tokens: %.2f per source token with the schemas, %.2f without; dry-run estimate %d",
+		sent, byPass, bare, st.SourceTokens, float64(sent)/float64(st.SourceTokens), ratio, plan.DryRun.Total.PromptTokens)
+	if ratio > 1.74 {
+		t.Errorf("%.2f prompt tokens per source token, want at most 1.74 (the goal is under 1.5)", ratio)
 	}
 	if est := float64(plan.DryRun.Total.PromptTokens); est < 0.85*float64(sent) || est > 1.15*float64(sent) {
 		t.Errorf("dry-run estimate %d prompt tokens, %d sent: want within 15%%", plan.DryRun.Total.PromptTokens, sent)
