@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkoukk/tiktoken-go"
+
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
@@ -107,7 +109,13 @@ type Config struct {
 	PluginDir string
 	// ModelEndpoint names the model's base URL in /readyz (informational).
 	ModelEndpoint string
-	HTTPClient    *http.Client
+	// SkillTokens is the tier-2 budget the instructions of several active
+	// skills are stacked within (default DefaultSkillTokens).
+	SkillTokens int
+	// HistoryKeep bounds the user history kept per user (default
+	// DefaultHistoryKeep).
+	HistoryKeep int
+	HTTPClient  *http.Client
 	Now           func() time.Time
 }
 
@@ -119,6 +127,9 @@ type Agent struct {
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.
 	profileMu sync.Mutex
+	// tk counts tokens for the tier-2 budget, loaded once.
+	tkOnce sync.Once
+	tk     *tiktoken.Tiktoken
 }
 
 // New returns an Agent; cfg.Skills and cfg.Memory are required.
@@ -156,6 +167,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SkillTokens <= 0 {
+		cfg.SkillTokens = DefaultSkillTokens
+	}
+	if cfg.HistoryKeep <= 0 {
+		cfg.HistoryKeep = DefaultHistoryKeep
+	}
 	return &Agent{cfg: cfg}, nil
 }
 
@@ -175,7 +192,8 @@ type TurnRequest struct {
 	UserID         string
 	ConversationID string
 	Message        string
-	// Skill, when set, is activated before the turn.
+	// Skill, when set, is activated before the turn (several skills:
+	// names joined by commas).
 	Skill string
 	// Form, when set, is a submitted collect_info form: the turn's message
 	// is made from it (Message is then ignored) and its dotted fields are
@@ -240,8 +258,12 @@ type turn struct {
 	emit     func(Event) error
 	emitMu   sync.Mutex
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// active is the active skills joined by skillSep, primary first;
+	// topic is what use_skill was asked to focus on.
 	active   string
+	topic    string
+	question string
 	computed []string
 	formSent bool
 	// user is the narrative of the profile, read once per turn and again
@@ -332,8 +354,11 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		}
 	}
 	for _, m := range all {
-		if m.Role == roleSkill {
+		switch m.Role {
+		case roleSkill:
 			t.active = m.Content
+		case roleTopic:
+			t.topic = m.Content
 		}
 	}
 	var newRecords []knowledge.StoredMessage
@@ -348,10 +373,12 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: t.active})
 	}
 	if req.Skill != "" && req.Skill != t.active {
-		if _, err := a.cfg.Skills.Get(req.Skill); err != nil {
-			return "", err
+		for _, n := range splitSkills(req.Skill) {
+			if _, err := a.cfg.Skills.Get(n); err != nil {
+				return "", err
+			}
 		}
-		t.active = req.Skill
+		t.active = strings.Join(a.cfg.Skills.WithRequired(splitSkills(req.Skill)), skillSep)
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: req.Skill})
 	}
 	if a.Offline() {
@@ -496,7 +523,8 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 
 func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
 	transcript := t.transcript
-	startActive := t.active
+	startActive, startTopic := t.active, t.topic
+	t.question = msg
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
 	// stepMsgs are this turn's assistant tool-call and tool messages.
@@ -532,7 +560,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
 			Messages: msgs,
-			Tools:    a.toolsFor(active),
+			Tools:    a.turnTools(active, msg),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
@@ -586,6 +614,9 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})
 	}
+	if top := t.activeTopic(); top != startTopic {
+		recs = append(recs, knowledge.StoredMessage{Role: roleTopic, Content: top})
+	}
 	if protocol != nil && protocol.Name != startProtocol {
 		recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: protocol.Name})
 	}
@@ -634,12 +665,14 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 				isErr := err != nil
 				if err != nil {
 					out, _ = json.Marshal(map[string]string{"error": err.Error()})
+					results[i] = string(out)
 				} else {
 					out = res
-				}
-				results[i] = string(out)
-				if !isErr {
+					// Passages reach the model wrapped (wrap.go); the
+					// event keeps the JSON.
+					results[i] = modelResult(c.Name, out)
 					t.addCitations(a.toolCitations(ctx, c.Name, out))
+					a.recordHistory(ctx, t, c.Name, json.RawMessage(c.Arguments), out)
 				}
 				_ = t.send(Event{Type: EventToolResult, Tool: c.Name, CallID: c.ID, Result: out, IsError: isErr})
 			}(i, c)
@@ -698,9 +731,16 @@ func protocolRun(all []knowledge.StoredMessage, p *skills.Protocol) []knowledge.
 // it started; one without steps stays in progress while its start is within
 // the doubled history window.
 func (a *Agent) protocolFor(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
-	if active == "" {
-		return nil
+	for _, n := range splitSkills(active) {
+		if p := a.skillProtocol(n, msg, all); p != nil {
+			return p
+		}
 	}
+	return nil
+}
+
+// skillProtocol is protocolFor for one of the active skills.
+func (a *Agent) skillProtocol(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
 	sk, err := a.cfg.Skills.Get(active)
 	if err != nil || len(sk.Protocols) == 0 {
 		return nil

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -16,7 +17,7 @@ const OfflineLabel = "【离线检索模式 / retrieval-only mode: no model conf
 // message is about (skills.Set.Match: triggers, glossary, rules' wording),
 // else the active one, the relevant rules and passages with citations.
 func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []knowledge.StoredMessage) (string, error) {
-	skill := t.active
+	skill := primarySkill(t.active)
 	if m := a.cfg.Skills.Match(msg); m != "" {
 		skill = m
 	}
@@ -30,7 +31,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	if skill == "" {
 		sb.WriteString("没有技能与问题相符。可用技能 / no skill fits the question; available: " + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
-		if skill != t.active {
+		if skill != primarySkill(t.active) {
 			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
 			t.active = skill
 		}
@@ -39,7 +40,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		if err != nil {
 			return "", err
 		}
-		t.addCitations(a.ruleCitations(ctx, rules))
+		t.addCitations(a.ruleCitations(ctx, "", rules))
 		if len(rules) > 0 {
 			sb.WriteString("\n相关规则 / rules:\n")
 			for _, r := range rules {
@@ -69,9 +70,22 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	if d := Disclaimer(msg); d != "" {
 		sb.WriteString(d + "\n")
 	}
+	var form json.RawMessage
+	if skill != "" {
+		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); len(need) > 0 {
+			// The collect step: the skill reads birth data the profile lacks.
+			form = birthInfoForm(need)
+			sb.WriteString("（本技能需要出生信息，请填写表单 / this skill needs your birth data: please fill in the form）\n")
+		}
+	}
 	answer := sb.String()
 	if err := t.send(Event{Type: EventContent, Content: answer}); err != nil {
 		return answer, err
+	}
+	if form != nil {
+		if err := t.send(Event{Type: EventForm, Form: form}); err != nil {
+			return answer, err
+		}
 	}
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
 	if err := a.persist(ctx, t, recs); err != nil {
