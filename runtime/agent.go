@@ -116,7 +116,7 @@ type Config struct {
 	// DefaultHistoryKeep).
 	HistoryKeep int
 	HTTPClient  *http.Client
-	Now           func() time.Time
+	Now         func() time.Time
 }
 
 // Agent runs conversations. It is safe for concurrent use.
