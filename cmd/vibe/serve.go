@@ -101,6 +101,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
+		SkillTokens: cfg.Check.MaxSkillTokens,
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil {
