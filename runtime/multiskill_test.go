@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,5 +282,27 @@ func TestBuiltinToolsMatchCoreTools(t *testing.T) {
 	}
 	if strings.Join(names, ",") != strings.Join(skills.BuiltinTools, ",") {
 		t.Fatalf("core tools %v, skills.BuiltinTools %v", names, skills.BuiltinTools)
+	}
+}
+
+// GET /api/skills carries the front matter's display name, version,
+// author, requires and requires_birth_info.
+func TestAPISkillsShowsFrontMatter(t *testing.T) {
+	root := birthRoot(t)
+	writeFile(t, filepath.Join(root, "career", "SKILL.md"), "---\nname: career\ndisplay_name: 事业 / Career\ndescription: career planning\nversion: 2.1.0\nauthor: Vibe Team\nrequires: [bazi]\n---\n# Career\n")
+	a, _ := newAgentAt(t, root, &fakeModel{}, nil)
+	keys := &Keys{}
+	keys.Add("ka", "alice")
+	s, err := NewServer(a, ServerOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	code, body := doAuth(t, "GET", ts.URL+"/api/skills", "Bearer ka", "")
+	for _, w := range []string{`"name":"career","description":"career planning","theme":"career","display_name":"事业 / Career","version":"2.1.0","author":"Vibe Team","requires":["bazi"]`, `"requires_birth_info":true`} {
+		if code != 200 || !strings.Contains(body, w) {
+			t.Fatalf("GET /api/skills = %d %s\nlacks %s", code, body, w)
+		}
 	}
 }
