@@ -306,3 +306,24 @@ func TestAPISkillsShowsFrontMatter(t *testing.T) {
 		}
 	}
 }
+
+// POST /api/chat's skill may name several skills, joined by commas; an
+// unknown one among them is 404.
+func TestChatRequestWithSeveralSkills(t *testing.T) {
+	a, _ := newAgentAt(t, twoSkillRoot(t), nil, nil)
+	keys := &Keys{}
+	keys.Add("ka", "alice")
+	s, err := NewServer(a, ServerOptions{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	if code, body := doAuth(t, "POST", ts.URL+"/api/chat", "Bearer ka", `{"message":"绿茶","skill":"tea,horoscope"}`); code != 404 || !strings.Contains(body, `skill \"horoscope\"`) {
+		t.Fatalf("unknown among several = %d %s", code, body)
+	}
+	code, body := doAuth(t, "POST", ts.URL+"/api/chat", "Bearer ka", `{"message":"甲木生于寅月","skill":"bazi,tea"}`)
+	if code != 200 || !strings.Contains(body, `"skill":"bazi,tea"`) {
+		t.Fatalf("two skills = %d %s", code, body)
+	}
+}
