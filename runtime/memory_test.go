@@ -73,12 +73,20 @@ func TestRequiresBirthInfoCollects(t *testing.T) {
 	ctx := context.Background()
 	a, _ := newAgentAt(t, birthRoot(t), nil, nil)
 	c := &collect{}
-	if _, err := a.Turn(ctx, TurnRequest{UserID: "alice", Message: "帮我看看八字"}, c.emit); err != nil {
+	if _, err := a.Turn(ctx, TurnRequest{UserID: "alice", ConversationID: "b1", Message: "帮我看看八字"}, c.emit); err != nil {
 		t.Fatal(err)
 	}
 	forms := c.of(EventForm)
 	if len(forms) != 1 || !strings.Contains(string(forms[0].Form), `"name":"identity.birth_info.date"`) || !strings.Contains(c.text(), "needs your birth data") {
 		t.Fatalf("offline events = %+v", c.events)
+	}
+	// Once per activation: the next turn of the conversation asks no more.
+	c = &collect{}
+	if _, err := a.Turn(ctx, TurnRequest{UserID: "alice", ConversationID: "b1", Message: "伤官见官会怎样，八字"}, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.of(EventForm)) != 0 {
+		t.Fatalf("asked again: %+v", c.events)
 	}
 	// The tea skill asks for nothing.
 	c = &collect{}

@@ -22,6 +22,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		skill = m
 	}
 	var sb strings.Builder
+	var form json.RawMessage
 	sb.WriteString(OfflineLabel + "\n")
 	if hs := a.cfg.Skills.Headers(); skill == "" && len(hs) == 1 {
 		// No trigger matched, but there is only one skill to ask.
@@ -31,11 +32,18 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	if skill == "" {
 		sb.WriteString("没有技能与问题相符。可用技能 / no skill fits the question; available: " + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
-		if skill != primarySkill(t.active) {
+		newly := skill != primarySkill(t.active)
+		if newly {
 			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
 			t.active = skill
 		}
 		fmt.Fprintf(&sb, "技能 / skill: %s\n", skill)
+		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 {
+			// The collect step, once the skill is chosen: it reads
+			// birth data the profile lacks.
+			form = birthInfoForm(need)
+			sb.WriteString("（本技能需要出生信息，请填写表单 / this skill needs your birth data: please fill in the form）\n")
+		}
 		rules, err := a.rulesFor(skill, msg, 5, minContextScore)
 		if err != nil {
 			return "", err
@@ -69,14 +77,6 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	}
 	if d := Disclaimer(msg); d != "" {
 		sb.WriteString(d + "\n")
-	}
-	var form json.RawMessage
-	if skill != "" {
-		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); len(need) > 0 {
-			// The collect step: the skill reads birth data the profile lacks.
-			form = birthInfoForm(need)
-			sb.WriteString("（本技能需要出生信息，请填写表单 / this skill needs your birth data: please fill in the form）\n")
-		}
 	}
 	answer := sb.String()
 	if err := t.send(Event{Type: EventContent, Content: answer}); err != nil {
