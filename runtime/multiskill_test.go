@@ -327,3 +327,29 @@ func TestChatRequestWithSeveralSkills(t *testing.T) {
 		t.Fatalf("two skills = %d %s", code, body)
 	}
 }
+
+// Offline, with several skills active and a message the router gives to
+// none of them alone, the answer draws on every active skill: the rules of
+// each that pass the threshold, tagged with their skill, and passages of
+// each skill's sources.
+func TestOfflineAnswersFromEveryActiveSkill(t *testing.T) {
+	a, _ := newAgentAt(t, twoSkillRoot(t), nil, nil)
+	c := &collect{}
+	answer, err := a.Turn(context.Background(), TurnRequest{UserID: "alice", Message: "甲木寅月，泡绿茶用什么水", Skill: "bazi,tea"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "技能 / skill: bazi, tea") ||
+		!strings.Contains(answer, "[knowledge/bazi/converted/a.md#1]") || !strings.Contains(answer, "[c_6b7125809806262c]") {
+		t.Fatalf("answer:\n%s", answer)
+	}
+	skillsCited := map[string]bool{}
+	for _, e := range c.of(EventCitations) {
+		for _, ci := range e.Citations {
+			skillsCited[ci.Kind+":"+ci.Skill] = true
+		}
+	}
+	if !skillsCited["passage:bazi"] || !skillsCited["passage:tea"] {
+		t.Fatalf("citations by skill = %v", skillsCited)
+	}
+}
