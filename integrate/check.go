@@ -113,8 +113,9 @@ type Options struct {
 	PluginDir string
 }
 
-// CoreTools are the tools every skill may call without declaring them.
-var coreTools = []string{"use_skill", "search_knowledge", "get_rules", "read_skill_resource", "get_user_profile", "save_skill_data", "collect_info", "show_report", "show_insight"}
+// coreTools are the tools every skill may call without declaring them:
+// the runtime's core tools.
+var coreTools = skills.BuiltinTools
 
 // ErrNoKnowledge means the skill has no extracted knowledge to check.
 var ErrNoKnowledge = errors.New("no extracted knowledge")

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -292,5 +293,46 @@ func TestCheckWithoutSourcesCannotRun(t *testing.T) {
 	_, err := Check(context.Background(), Options{Theme: "demo", SkillDir: "testdata/faulty", Chunks: memChunkList{}, Config: checkCfg()})
 	if !errors.Is(err, ErrNoSources) {
 		t.Fatalf("err = %v, want ErrNoSources", err)
+	}
+}
+
+// vibe check refuses a SKILL.md front matter the runtime would not load: a
+// required skill not installed beside it, a listed tool that is neither
+// declared nor a core tool. Installed and known ones pass.
+func TestCheckFrontMatterRefs(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	declared := "testdata/declared/tools.yaml"
+	res, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir, DeclaredTools: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	edited := strings.Replace(string(md), "---\nname: demo\n", "---\nname: demo\nrequires: [career, tea]\ntools: [show_chart, search_knowledge, show_horoscope]\n", 1)
+	if err := os.WriteFile(res.SkillMD, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(dir), "tea"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "tea", "SKILL.md"), []byte("---\nname: tea\ndescription: t\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg(), DeclaredTools: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Check == "skill.requires" || f.Check == "skill.tools" {
+			got = append(got, fmt.Sprintf("%s %s %s:%d %s", f.RuleID, f.Item, f.File, f.Line, f.Message))
+		}
+	}
+	want := []string{
+		"VIBE050 career SKILL.md:3 requires skill career, which is not installed (no skills/career/SKILL.md): build it or remove it from requires",
+		"VIBE050 show_horoscope SKILL.md:4 tools lists show_horoscope, which is neither a tool of tools/tools.yaml nor a core tool: declare it in knowledge/demo/tools.yaml or remove it from tools",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || !rep.Failed(false) {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -90,7 +90,11 @@ type Result struct {
 
 // Meta is skills/<theme>/meta.json.
 type Meta struct {
-	Theme        string            `json:"theme"`
+	Theme string `json:"theme"`
+	// Version and Author are the skill's, from the SKILL.md front matter
+	// (skill-spec-v5), when it gives them.
+	Version      string            `json:"version,omitempty"`
+	Author       string            `json:"author,omitempty"`
 	VibeVersion  string            `json:"vibe_version"`
 	GeneratedAt  string            `json:"generated_at"`
 	Extractor    string            `json:"extractor"`
@@ -300,6 +304,12 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	}
 	if mt := ks.rules.Meta; mt != nil {
 		m.Extractor, m.Sources = mt.Extractor, mt.Sources
+	}
+	if front, _, ok := skills.SplitFrontMatter([]byte(md)); ok {
+		var fm skills.Header
+		if yaml.Unmarshal(front, &fm) == nil {
+			m.Version, m.Author = fm.Version, fm.Author
+		}
 	}
 	m.ExtractUsage = extractUsageFor(opt.ExtractUsage, prev.ExtractUsage, m.Extractor, ks.hashes)
 	// A rebuild answered from the LLM cache keeps the usage of the build

@@ -248,3 +248,37 @@ func TestMetaRecordsExtractUsage(t *testing.T) {
 		t.Errorf("missing record: %v %v", u, err)
 	}
 }
+
+// A version and author written into the SKILL.md front matter are kept on
+// rebuild and recorded in meta.json.
+func TestMetaRecordsTheSkillVersion(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	res, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Meta
+	data, _ := os.ReadFile(res.MetaJSON)
+	if err := json.Unmarshal(data, &m); err != nil || m.Version != "" || strings.Contains(string(data), `"version"`) {
+		t.Fatalf("meta.json without a version: %v\n%s", err, data)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	edited := strings.Replace(string(md), "---\nname: demo\n", "---\nname: demo\nversion: 1.2.0\nauthor: Vibe Team\n", 1)
+	if edited == string(md) {
+		t.Fatalf("no front matter to edit:\n%s", md)
+	}
+	if err := os.WriteFile(res.SkillMD, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(res.MetaJSON)
+	if err := json.Unmarshal(data, &m); err != nil || m.Version != "1.2.0" || m.Author != "Vibe Team" {
+		t.Fatalf("meta.json = %+v %v", m, err)
+	}
+	if md, _ := os.ReadFile(res.SkillMD); !strings.Contains(string(md), "version: 1.2.0") {
+		t.Fatalf("the version was not kept:\n%s", md)
+	}
+}

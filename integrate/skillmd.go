@@ -106,6 +106,10 @@ func (c *checker) checkSkillMD(path string) {
 	case fm.Name == "system" || fm.Name == "admin" || (fm.Name == "core" && c.opt.Theme != "core"):
 		c.add(SevError, "VIBE050", "skill.name", "", path, fpos("name"), "name %q is reserved: choose another", fm.Name)
 	}
+	var refs skillRefs
+	if fmNode.Decode(&refs) == nil {
+		c.checkSkillRefs(path, refs, fpos)
+	}
 	if fm.Description == "" {
 		c.add(SevError, "VIBE051", "skill.description", "", path, pos{1, 1}, "front matter has no description: say what the skill does and when to use it")
 	} else if n := len([]rune(fm.Description)); n > 512 {

@@ -55,3 +55,49 @@ type MemoryStore interface {
 	// SaveSummary stores the rolling summary.
 	SaveSummary(ctx context.Context, userID string, s Summary) error
 }
+
+// HistoryEntry is one tool or retrieval result of a user's turn, kept
+// across conversations (agent-backend overview, divination_history): what
+// was asked, which tool answered and what it returned.
+type HistoryEntry struct {
+	// ID orders a user's entries (assigned by the store, increasing).
+	ID             int64  `json:"id"`
+	ConversationID string `json:"conversation_id"`
+	Skill          string `json:"skill,omitempty"`
+	// Kind is "tool" (a skill tool's result) or "rag" (rules or passages
+	// retrieved).
+	Kind     string `json:"kind"`
+	Tool     string `json:"tool"`
+	Question string `json:"question,omitempty"`
+	// Args and Result are JSON; Result may be shortened by the caller.
+	Args      json.RawMessage `json:"args,omitempty"`
+	Result    json.RawMessage `json:"result"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// UserSummary is the summary of a user across their conversations, up to
+// the history entry UpTo.
+type UserSummary struct {
+	Text string `json:"text"`
+	UpTo int64  `json:"up_to"`
+	// By says who wrote it: "extractive" (offline) or "model".
+	By        string    `json:"by"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// HistoryStore is the optional capability of a MemoryStore to keep each
+// user's history of results and cross-conversation summary. The stores of
+// this module (memory, SQLite, PostgreSQL) have it.
+type HistoryStore interface {
+	// AppendHistory adds an entry to the user's history and keeps only
+	// the newest keep entries (keep <= 0: all); it returns the entry with
+	// its ID.
+	AppendHistory(ctx context.Context, userID string, e HistoryEntry, keep int) (HistoryEntry, error)
+	// History returns the user's entries newest first, skipping offset,
+	// at most limit (limit <= 0: all).
+	History(ctx context.Context, userID string, limit, offset int) ([]HistoryEntry, error)
+	// UserSummary returns the user's summary (zero value when none).
+	UserSummary(ctx context.Context, userID string) (UserSummary, error)
+	// SaveUserSummary replaces the user's summary.
+	SaveUserSummary(ctx context.Context, userID string, s UserSummary) error
+}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkoukk/tiktoken-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -126,6 +127,12 @@ type Config struct {
 	// ToolCacheSize bounds the cache of compute-tool results (0: 256;
 	// negative: no cache).
 	ToolCacheSize int
+	// SkillTokens is the tier-2 budget the instructions of several active
+	// skills are stacked within (default DefaultSkillTokens).
+	SkillTokens int
+	// HistoryKeep bounds the user history kept per user (default
+	// DefaultHistoryKeep).
+	HistoryKeep int
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -140,6 +147,9 @@ type Agent struct {
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.
 	profileMu sync.Mutex
+	// tk counts tokens for the tier-2 budget, loaded once.
+	tkOnce sync.Once
+	tk     *tiktoken.Tiktoken
 }
 
 // New returns an Agent; cfg.Skills and cfg.Memory are required.
@@ -177,6 +187,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SkillTokens <= 0 {
+		cfg.SkillTokens = DefaultSkillTokens
+	}
+	if cfg.HistoryKeep <= 0 {
+		cfg.HistoryKeep = DefaultHistoryKeep
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
@@ -213,7 +229,8 @@ type TurnRequest struct {
 	UserID         string
 	ConversationID string
 	Message        string
-	// Skill, when set, is activated before the turn.
+	// Skill, when set, is activated before the turn (several skills:
+	// names joined by commas).
 	Skill string
 	// Form, when set, is a submitted collect_info form: the turn's message
 	// is made from it (Message is then ignored) and its dotted fields are
@@ -282,8 +299,12 @@ type turn struct {
 	emit     func(Event) error
 	emitMu   sync.Mutex
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// active is the active skills joined by skillSep, primary first;
+	// topic is what use_skill was asked to focus on.
 	active   string
+	topic    string
+	question string
 	computed []string
 	formSent bool
 	// seed seeds the turn's random draws (set on first use unless the
@@ -467,8 +488,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		}
 	}
 	for _, m := range all {
-		if m.Role == roleSkill {
+		switch m.Role {
+		case roleSkill:
 			t.active = m.Content
+		case roleTopic:
+			t.topic = m.Content
 		}
 	}
 	var newRecords []knowledge.StoredMessage
@@ -483,10 +507,12 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: t.active})
 	}
 	if req.Skill != "" && req.Skill != t.active {
-		if _, err := a.cfg.Skills.Get(req.Skill); err != nil {
-			return "", err
+		for _, n := range splitSkills(req.Skill) {
+			if _, err := a.cfg.Skills.Get(n); err != nil {
+				return "", err
+			}
 		}
-		t.active = req.Skill
+		t.active = strings.Join(a.cfg.Skills.WithRequired(splitSkills(req.Skill)), skillSep)
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: req.Skill})
 	}
 	if a.Offline() {
@@ -631,7 +657,8 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 
 func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
 	transcript := t.transcript
-	startActive := t.active
+	startActive, startTopic := t.active, t.topic
+	t.question = msg
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
 	// stepMsgs are this turn's assistant tool-call and tool messages.
@@ -667,7 +694,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
 			Messages: msgs,
-			Tools:    a.toolsFor(active),
+			Tools:    a.turnTools(active, msg),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
@@ -726,6 +753,9 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	}
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})
+	}
+	if top := t.activeTopic(); top != startTopic {
+		recs = append(recs, knowledge.StoredMessage{Role: roleTopic, Content: top})
 	}
 	if protocol != nil && protocol.Name != startProtocol {
 		recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: protocol.Name})
@@ -789,12 +819,14 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 				isErr := err != nil
 				if err != nil {
 					out, _ = json.Marshal(map[string]string{"error": err.Error()})
+					results[i] = string(out)
 				} else {
 					out = res
-				}
-				results[i] = string(out)
-				if !isErr {
+					// Passages reach the model wrapped (wrap.go); the
+					// event keeps the JSON.
+					results[i] = modelResult(c.Name, out)
 					t.addCitations(a.toolCitations(ctx, c.Name, out))
+					a.recordHistory(ctx, t, c.Name, json.RawMessage(c.Arguments), out)
 				}
 				_ = t.send(Event{Type: EventToolResult, Tool: c.Name, CallID: c.ID, Result: out, IsError: isErr})
 			}(i, c)
@@ -853,9 +885,16 @@ func protocolRun(all []knowledge.StoredMessage, p *skills.Protocol) []knowledge.
 // it started; one without steps stays in progress while its start is within
 // the doubled history window.
 func (a *Agent) protocolFor(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
-	if active == "" {
-		return nil
+	for _, n := range splitSkills(active) {
+		if p := a.skillProtocol(n, msg, all); p != nil {
+			return p
+		}
 	}
+	return nil
+}
+
+// skillProtocol is protocolFor for one of the active skills.
+func (a *Agent) skillProtocol(active, msg string, all []knowledge.StoredMessage) *skills.Protocol {
 	sk, err := a.cfg.Skills.Get(active)
 	if err != nil || len(sk.Protocols) == 0 {
 		return nil

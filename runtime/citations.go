@@ -18,6 +18,8 @@ const EventCitations = "citations"
 type Citation struct {
 	// Kind is "rule" or "passage".
 	Kind string `json:"kind"`
+	// Skill is the skill the source belongs to, when several are active.
+	Skill string `json:"skill,omitempty"`
 	// RuleID names the rule of a rule citation (R024).
 	RuleID string `json:"rule_id,omitempty"`
 	// ChunkID is the cited passage's chunk.
@@ -56,11 +58,12 @@ func quoteOf(text string) string {
 	return string(r)
 }
 
-// ruleCitations returns the citations of rules: one per evidence quote.
-func (a *Agent) ruleCitations(ctx context.Context, rules []knowledge.TieredRule) []Citation {
+// ruleCitations returns the citations of rules of a skill ("" when only
+// one is active): one per evidence quote.
+func (a *Agent) ruleCitations(ctx context.Context, skill string, rules []knowledge.TieredRule) []Citation {
 	var out []Citation
 	for _, r := range rules {
-		c := Citation{Kind: "rule", RuleID: r.ID, HeadingPath: splitSource(r.Source)}
+		c := Citation{Kind: "rule", Skill: skill, RuleID: r.ID, HeadingPath: splitSource(r.Source)}
 		if len(r.Evidence) == 0 {
 			c.Quote = r.Condition
 			out = append(out, c)
@@ -98,7 +101,7 @@ func splitSource(s string) []string {
 func passageCitations(ps []Passage) []Citation {
 	out := make([]Citation, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, Citation{Kind: "passage", ChunkID: p.ChunkID, Source: p.Source, Doc: p.Doc,
+		out = append(out, Citation{Kind: "passage", Skill: p.Skill, ChunkID: p.ChunkID, Source: p.Source, Doc: p.Doc,
 			HeadingPath: p.HeadingPath, Start: p.Start, End: p.End, Quote: quoteOf(p.Text)})
 	}
 	return out
@@ -110,10 +113,19 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 	switch tool {
 	case "get_rules":
 		var out struct {
-			Rules []knowledge.TieredRule `json:"rules"`
+			Skills []string    `json:"skills"`
+			Rules  []skillRule `json:"rules"`
 		}
 		if json.Unmarshal(res, &out) == nil {
-			return a.ruleCitations(ctx, out.Rules)
+			var cs []Citation
+			for _, r := range out.Rules {
+				skill := ""
+				if len(out.Skills) > 1 {
+					skill = r.Skill
+				}
+				cs = append(cs, a.ruleCitations(ctx, skill, []knowledge.TieredRule{r.TieredRule})...)
+			}
+			return cs
 		}
 	default:
 		// search_knowledge and the skills' retrieve tools answer passages.
@@ -130,7 +142,7 @@ func (t *turn) addCitations(cs []Citation) {
 		t.citeSeen = map[string]bool{}
 	}
 	for _, c := range cs {
-		k := c.Kind + "|" + c.RuleID + "|" + c.ChunkID + "|" + c.Quote
+		k := c.Kind + "|" + c.Skill + "|" + c.RuleID + "|" + c.ChunkID + "|" + c.Quote
 		if !t.citeSeen[k] {
 			t.citeSeen[k] = true
 			t.citations = append(t.citations, c)

@@ -65,11 +65,13 @@ func TestEndToEndWithFakeOpenAIServer(t *testing.T) {
 	if len(reqs) != 7 {
 		t.Fatalf("model requests = %d", len(reqs))
 	}
-	// The last request carried the search result with its citation back to the model.
+	// The last request carried the search result with its citation back to
+	// the model, wrapped as the skill spec says.
 	last := reqs[len(reqs)-1]
 	found := false
 	for _, m := range last.Messages {
-		if m.Role == llm.RoleTool && strings.Contains(m.Content, `"chunk_id":"knowledge/bazi/converted/a.md#1"`) {
+		if m.Role == llm.RoleTool && strings.Contains(m.Content, `chunk="knowledge/bazi/converted/a.md#1"`) &&
+			strings.Contains(m.Content, "来源 / source: a.pdf > 论日主 [knowledge/bazi/converted/a.md#1]\n</knowledge>") {
 			found = true
 		}
 	}

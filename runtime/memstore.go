@@ -21,6 +21,9 @@ type MemStore struct {
 	convs     map[string]knowledge.Conversation
 	messages  map[string][]knowledge.StoredMessage
 	summaries map[string]knowledge.Summary
+	history   map[string][]knowledge.HistoryEntry
+	userSums  map[string]knowledge.UserSummary
+	historyID int64
 }
 
 // NewMemStore returns an empty MemStore.
@@ -31,10 +34,15 @@ func NewMemStore() *MemStore {
 		convs:     map[string]knowledge.Conversation{},
 		messages:  map[string][]knowledge.StoredMessage{},
 		summaries: map[string]knowledge.Summary{},
+		history:   map[string][]knowledge.HistoryEntry{},
+		userSums:  map[string]knowledge.UserSummary{},
 	}
 }
 
-var _ knowledge.MemoryStore = (*MemStore)(nil)
+var (
+	_ knowledge.MemoryStore  = (*MemStore)(nil)
+	_ knowledge.HistoryStore = (*MemStore)(nil)
+)
 
 // EnsureUser implements knowledge.MemoryStore.
 func (m *MemStore) EnsureUser(ctx context.Context, userID string) error {
@@ -167,4 +175,48 @@ func (m *MemStore) Conversations(ctx context.Context, userID string, limit int) 
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+// AppendHistory implements knowledge.HistoryStore.
+func (m *MemStore) AppendHistory(ctx context.Context, userID string, e knowledge.HistoryEntry, keep int) (knowledge.HistoryEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.historyID++
+	e.ID = m.historyID
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = m.Now()
+	}
+	h := append(m.history[userID], e)
+	if keep > 0 && len(h) > keep {
+		h = append([]knowledge.HistoryEntry(nil), h[len(h)-keep:]...)
+	}
+	m.history[userID] = h
+	return e, nil
+}
+
+// History implements knowledge.HistoryStore.
+func (m *MemStore) History(ctx context.Context, userID string, limit, offset int) ([]knowledge.HistoryEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.history[userID]
+	var out []knowledge.HistoryEntry
+	for i := len(h) - 1 - max(offset, 0); i >= 0 && (limit <= 0 || len(out) < limit); i-- {
+		out = append(out, h[i])
+	}
+	return out, nil
+}
+
+// UserSummary implements knowledge.HistoryStore.
+func (m *MemStore) UserSummary(ctx context.Context, userID string) (knowledge.UserSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.userSums[userID], nil
+}
+
+// SaveUserSummary implements knowledge.HistoryStore.
+func (m *MemStore) SaveUserSummary(ctx context.Context, userID string, s knowledge.UserSummary) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.userSums[userID] = s
+	return nil
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,40 +15,72 @@ const OfflineLabel = "【离线检索模式 / retrieval-only mode: no model conf
 
 // offlineTurn answers without a model: the skill the router finds the
 // message is about (skills.Set.Match: triggers, glossary, rules' wording),
-// else the active one, the relevant rules and passages with citations.
+// else the active ones (all of them when several are), the relevant rules
+// and passages with citations.
 func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []knowledge.StoredMessage) (string, error) {
-	skill := t.active
+	skill := primarySkill(t.active)
+	answering := []string{skill}
 	if m := a.cfg.Skills.Match(msg); m != "" {
-		skill = m
+		skill, answering = m, []string{m}
+	} else if act := splitSkills(t.active); len(act) > 1 {
+		answering = act
 	}
 	var sb strings.Builder
+	var form json.RawMessage
 	sb.WriteString(OfflineLabel + "\n")
 	if hs := a.cfg.Skills.Headers(); skill == "" && len(hs) == 1 {
 		// No trigger matched, but there is only one skill to ask.
 		skill = hs[0].Name
 		sb.WriteString("（没有技能与问题相符，使用唯一的技能 / no skill fits the question; using the only skill）\n")
 	}
+	if len(answering) <= 1 {
+		answering = []string{skill}
+	}
 	if skill == "" {
 		sb.WriteString("没有技能与问题相符。可用技能 / no skill fits the question; available: " + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
-		if skill != t.active {
+		newly := skill != primarySkill(t.active)
+		if newly {
 			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
 			t.active = skill
 		}
-		fmt.Fprintf(&sb, "技能 / skill: %s\n", skill)
-		rules, err := a.rulesFor(skill, msg, 5, minContextScore)
-		if err != nil {
-			return "", err
+		fmt.Fprintf(&sb, "技能 / skill: %s\n", strings.Join(answering, ", "))
+		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 {
+			// The collect step, once the skill is chosen: it reads
+			// birth data the profile lacks.
+			form = birthInfoForm(need)
+			sb.WriteString("（本技能需要出生信息，请填写表单 / this skill needs your birth data: please fill in the form）\n")
 		}
-		t.addCitations(a.ruleCitations(ctx, rules))
-		if len(rules) > 0 {
-			sb.WriteString("\n相关规则 / rules:\n")
+		nrules := 0
+		for _, sn := range answering {
+			rules, err := a.rulesFor(sn, msg, 5, minContextScore)
+			if err != nil {
+				return "", err
+			}
+			label := ""
+			if len(answering) > 1 {
+				label = sn
+			}
+			t.addCitations(a.ruleCitations(ctx, label, rules))
+			if len(rules) > 0 && nrules == 0 {
+				sb.WriteString("\n相关规则 / rules:\n")
+			}
+			nrules += len(rules)
 			for _, r := range rules {
-				fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
+				if label != "" {
+					fmt.Fprintf(&sb, "- [%s] %s\n", label, ruleLine(r))
+				} else {
+					fmt.Fprintf(&sb, "- %s\n", ruleLine(r))
+				}
 			}
 		}
 		if a.cfg.Searcher != nil {
-			ps, err := a.search(ctx, skill, msg, 4)
+			ps, err := a.searchAcross(ctx, answering, "", msg, 4)
+			if len(answering) == 1 {
+				for i := range ps {
+					ps[i].Skill = ""
+				}
+			}
 			if err == nil {
 				t.addCitations(passageCitations(ps))
 			}
@@ -62,7 +95,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 				}
 			}
 		}
-		if len(rules) == 0 && a.cfg.Searcher == nil {
+		if nrules == 0 && a.cfg.Searcher == nil {
 			sb.WriteString("（没有找到相关规则 / no relevant rule found）\n")
 		}
 	}
@@ -73,6 +106,11 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	answer := sb.String()
 	if err := t.send(Event{Type: EventContent, Content: answer}); err != nil {
 		return answer, err
+	}
+	if form != nil {
+		if err := t.send(Event{Type: EventForm, Form: form}); err != nil {
+			return answer, err
+		}
 	}
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
 	if err := a.persist(ctx, t, recs); err != nil {

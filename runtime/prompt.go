@@ -41,22 +41,37 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	}
 	sb.WriteString(user)
 
-	active := t.activeSkill()
+	activeSet := t.activeSkill()
+	active := primarySkill(activeSet)
+	names := splitSkills(activeSet)
 	sb.WriteString("\n\n# 技能 / Skills\n")
-	if active != "" {
-		if sk, err := a.cfg.Skills.Get(active); err == nil {
-			fmt.Fprintf(&sb, "当前激活的技能 / active skill: %s\n\n%s\n", sk.Name, sk.Instructions())
-			if len(sk.Tools) > 0 {
-				sb.WriteString("\n本技能的工具 / skill tools: ")
-				for i, tl := range sk.Tools {
-					if i > 0 {
-						sb.WriteString(", ")
-					}
-					sb.WriteString(tl.Name)
-				}
-				sb.WriteString("\n")
+	if len(names) > 1 {
+		var sks []*skills.Skill
+		for _, n := range names {
+			if sk, err := a.cfg.Skills.Get(n); err == nil {
+				sks = append(sks, sk)
 			}
 		}
+		fmt.Fprintf(&sb, "当前激活的技能 / active skills: %s\n", strings.Join(names, ", "))
+		if top := t.activeTopic(); top != "" {
+			fmt.Fprintf(&sb, "话题 / topic: %s\n", top)
+		}
+		sb.WriteString("结合各技能的规则作答，并注明每条结论出自哪个技能 / combine the skills' rules and say which skill each judgement comes from.\n\n")
+		text, _ := a.stackInstructions(sks)
+		sb.WriteString(text)
+		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
+	} else if active != "" {
+		if sk, err := a.cfg.Skills.Get(active); err == nil {
+			fmt.Fprintf(&sb, "当前激活的技能 / active skill: %s\n", sk.Name)
+			if top := t.activeTopic(); top != "" {
+				fmt.Fprintf(&sb, "话题 / topic: %s\n", top)
+			}
+			fmt.Fprintf(&sb, "\n%s\n", sk.Instructions())
+			if tn := toolNames(sk); len(tn) > 0 {
+				sb.WriteString("\n本技能的工具 / skill tools: " + strings.Join(tn, ", ") + "\n")
+			}
+		}
+		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
 	} else {
 		sb.WriteString("可用技能（用 use_skill 激活）/ available skills (activate with use_skill):\n")
 		for _, h := range a.cfg.Skills.Headers() {
@@ -73,18 +88,41 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 	for _, c := range computed {
 		fmt.Fprintf(&rc, "计算结果 / computed: %s\n", c)
 	}
-	if active != "" {
+	if len(names) > 0 {
 		chat := all
 		if t.transcript != nil {
 			chat = chatRecords(t.transcript)
 		}
-		if rules, err := a.contextRules(active, msg, chat, all, protocol, 3); err == nil && len(rules) > 0 {
-			t.addCitations(a.ruleCitations(ctx, rules))
-			rc.WriteString("相关规则 / relevant rules:\n")
+		k := 3
+		if len(names) > 1 {
+			k = 2
+		}
+		head := false
+		for _, n := range names {
+			rules, err := a.contextRules(n, msg, chat, all, protocol, k)
+			if err != nil || len(rules) == 0 {
+				continue
+			}
+			if !head {
+				rc.WriteString("相关规则 / relevant rules:\n")
+				head = true
+			}
+			skill := ""
+			if len(names) > 1 {
+				skill = n
+			}
+			t.addCitations(a.ruleCitations(ctx, skill, rules))
 			for _, r := range rules {
-				fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
+				if skill != "" {
+					fmt.Fprintf(&rc, "- [%s] %s\n", skill, ruleLine(r))
+				} else {
+					fmt.Fprintf(&rc, "- %s\n", ruleLine(r))
+				}
 			}
 		}
+	}
+	if form := a.birthInfoStep(ctx, t, names); form != "" {
+		rc.WriteString(form)
 	}
 	if protocol != nil {
 		fmt.Fprintf(&rc, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
@@ -218,6 +256,27 @@ func label(p string) string {
 		return l
 	}
 	return p
+}
+
+// otherFits tells the model, while skills are active, of other installed
+// skills the router finds fitting the message, so it can add one with
+// use_skill(skills=[...]); "" when none.
+func otherFits(cs []skills.Candidate, active []string) string {
+	var fit []string
+	for _, c := range cs {
+		in := false
+		for _, n := range active {
+			in = in || n == c.Name
+		}
+		if !in && c.Fits() && len(fit) < 3 {
+			fit = append(fit, fmt.Sprintf("%s (%.2f)", c.Name, c.Score))
+		}
+	}
+	if len(fit) == 0 {
+		return ""
+	}
+	return "路由 / router: 这条消息也与其他技能相符 / other skills also fit this message: " + strings.Join(fit, ", ") +
+		"；需要时用 use_skill(skills=[…]) 一并激活 / add them with use_skill(skills=[...]) when the question spans them.\n"
 }
 
 // routeHint offers the model the router's ranked candidates for the

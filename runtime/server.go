@@ -464,9 +464,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Skill != "" {
 		_ = s.agent.Skills().Refresh()
-		if _, err := s.agent.Skills().Get(req.Skill); err != nil || req.Skill == skills.CoreName {
-			writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("skill %q: not found; GET /api/skills lists the skills", req.Skill))
-			return
+		// Several skills: their names joined by commas.
+		names := splitSkills(req.Skill)
+		if len(names) == 0 {
+			names = []string{req.Skill}
+		}
+		for _, n := range names {
+			if _, err := s.agent.Skills().Get(n); err != nil || n == skills.CoreName {
+				writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("skill %q: not found; GET /api/skills lists the skills", n))
+				return
+			}
 		}
 	}
 	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {

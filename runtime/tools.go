@@ -30,11 +30,13 @@ var ErrToolUnavailable = errors.New("tool unavailable")
 
 // coreTools are always available.
 var coreTools = []llm.Tool{
-	{Name: "use_skill", Description: "激活一个专业技能，返回其说明与工具 / Activate a skill; returns its instructions and tools.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"skill name"}},"required":["name"]}`)},
-	{Name: "search_knowledge", Description: "在当前技能的知识库中混合检索原文段落，结果带引用 / Hybrid search of the active skill's sources, with citations.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["query"]}`)},
-	{Name: "get_rules", Description: "检索与问题相关的规则（不会返回整个规则文件）/ Retrieve the rules relevant to a question.",
+	{Name: "use_skill", Description: "激活一个或多个专业技能（可给话题），返回其说明与工具 / Activate one or several skills, optionally with a topic; returns their instructions and tools.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"skills":{"type":"array","items":{"type":"string"},"description":"the skills to activate together, primary first"},"topic":{"type":"string","description":"what to focus on, e.g. career"},"name":{"type":"string","description":"one skill (older form of skills)"}}}`)},
+	{Name: "recommend_skills", Description: "按问题为已安装的技能排序（与路由同一打分），用户意图不明时使用 / Rank the installed skills for a question (the router's scores); use when the intent is unclear.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
+	{Name: "search_knowledge", Description: "在激活技能的知识库中混合检索原文段落，结果以 <knowledge> 块给出并带出处 / Hybrid search of the active skills' sources; passages come as <knowledge> blocks with their source.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20},"skill":{"type":"string","description":"only this active skill (default: all active skills)"}},"required":["query"]}`)},
+	{Name: "get_rules", Description: "检索与问题相关的规则（所有激活技能；不会返回整个规则文件）/ Retrieve the rules of the active skills relevant to a question.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
 	{Name: "read_skill_resource", Description: "读取技能的文件（知识 YAML、rules/*.md 等）/ Read a file of a skill.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"default: the active skill"},"path":{"type":"string"}},"required":["path"]}`)},
@@ -50,20 +52,27 @@ var coreTools = []llm.Tool{
 		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"sections":{"type":"array","items":{"type":"object","properties":{"heading":{"type":"string"},"body":{"type":"string"}},"required":["heading","body"]}}},"required":["title","sections"]}`)},
 	{Name: "show_insight", Description: "展示一条洞察卡片 / Show an insight card.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"content":{"type":"string"},"level":{"type":"string","enum":["info","warning","critical"]}},"required":["title","content"]}`)},
+	historyTool,
+	userSummaryTool,
 }
 
-// toolsFor lists the core tools plus the active skill's tools.
+// toolsFor lists the core tools plus the tools the active skills offer
+// (active: names joined by skillSep; a name two skills share is the
+// first's).
 func (a *Agent) toolsFor(active string) []llm.Tool {
 	out := append([]llm.Tool(nil), coreTools...)
-	if active == "" {
-		return out
-	}
-	sk, err := a.cfg.Skills.Get(active)
-	if err != nil {
-		return out
-	}
-	for _, t := range sk.Tools {
-		out = append(out, llm.Tool{Name: t.Name, Description: t.Description + whenToCall(t), Parameters: toolSchema(t)})
+	seen := map[string]bool{}
+	for _, n := range splitSkills(active) {
+		sk, err := a.cfg.Skills.Get(n)
+		if err != nil {
+			continue
+		}
+		for _, t := range sk.OfferedTools() {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				out = append(out, llm.Tool{Name: t.Name, Description: t.Description + whenToCall(t), Parameters: toolSchema(t)})
+			}
+		}
 	}
 	return out
 }
@@ -245,32 +254,36 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	active := t.activeSkill()
+	activeSet := t.activeSkill()
+	active := primarySkill(activeSet)
 	switch name {
 	case "use_skill":
-		sk, err := a.cfg.Skills.Get(str(args, "name"))
-		if err != nil || sk.Name == skills.CoreName {
-			return nil, fmt.Errorf("use_skill: unknown skill %q; available: %s", str(args, "name"), names(a.cfg.Skills.Headers()))
+		return a.useSkill(t, args)
+	case "recommend_skills":
+		q := str(args, "question")
+		if q == "" {
+			q = t.question
 		}
-		t.mu.Lock()
-		t.active = sk.Name
-		t.mu.Unlock()
-		var tools []string
-		for _, tl := range sk.Tools {
-			tools = append(tools, tl.Name)
-		}
-		return jsonOf(map[string]any{"skill": sk.Name, "instructions": sk.Instructions(), "tools": tools, "resources": sk.Resources()})
+		return a.recommendSkills(q, intArg(args, "k", 5))
+	case "get_user_history":
+		return a.historyToolRun(ctx, t.userID, args)
+	case "get_conversation_summary":
+		return a.userSummaryToolRun(ctx, t.userID)
 	case "search_knowledge":
-		return a.searchTool(ctx, active, str(args, "query"), intArg(args, "k", 5))
+		return a.searchTool(ctx, activeSet, str(args, "skill"), str(args, "query"), intArg(args, "k", 5))
 	case "get_rules":
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")
 		}
-		rules, err := a.rulesFor(active, str(args, "question"), intArg(args, "k", 5), 0)
+		rules, err := a.rulesAcross(splitSkills(activeSet), str(args, "question"), intArg(args, "k", 5))
 		if err != nil {
 			return nil, err
 		}
-		return jsonOf(map[string]any{"skill": active, "rules": rules})
+		res := map[string]any{"skill": active, "rules": rules}
+		if n := splitSkills(activeSet); len(n) > 1 {
+			res["skills"] = n
+		}
+		return jsonOf(res)
 	case "read_skill_resource":
 		sn := str(args, "skill")
 		if sn == "" {
@@ -356,7 +369,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		}
 		return jsonOf(map[string]any{"shown": ct})
 	}
-	return a.skillTool(ctx, t, active, name, args)
+	return a.skillTool(ctx, t, activeSet, name, args)
 }
 
 func names(hs []skills.Header) string {
@@ -379,15 +392,24 @@ func jsonOf(v any) (json.RawMessage, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// skillTool runs a tool from the active skill's tools.yaml.
+// skillTool runs a tool from the tools.yaml of an active skill (active:
+// names joined by skillSep).
 func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, args map[string]any) (json.RawMessage, error) {
 	var tool skills.Tool
 	var sk *skills.Skill
 	found := false
-	if active != "" {
-		var err error
-		if sk, err = a.cfg.Skills.Get(active); err == nil {
-			tool, found = sk.Tool(name)
+	for _, n := range splitSkills(active) {
+		if found {
+			break
+		}
+		s, err := a.cfg.Skills.Get(n)
+		if err != nil {
+			continue
+		}
+		for _, tl := range s.OfferedTools() {
+			if tl.Name == name {
+				tool, sk, found = tl, s, true
+			}
 		}
 	}
 	if !found {
@@ -538,19 +560,25 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 	return jsonOf(res)
 }
 
-// searchTool runs search_knowledge in the active skill's theme.
-func (a *Agent) searchTool(ctx context.Context, active, query string, k int) (json.RawMessage, error) {
-	if active == "" {
+// searchTool runs search_knowledge in the themes of the active skills
+// (active: names joined by skillSep), or of only one of them.
+func (a *Agent) searchTool(ctx context.Context, active, only, query string, k int) (json.RawMessage, error) {
+	names := splitSkills(active)
+	if len(names) == 0 {
 		return nil, errors.New("search_knowledge: no skill is active; call use_skill first")
 	}
 	if strings.TrimSpace(query) == "" {
 		return nil, errors.New("search_knowledge: query is required")
 	}
-	hits, err := a.search(ctx, active, query, k)
+	hits, err := a.searchAcross(ctx, names, only, query, k)
 	if err != nil {
 		return nil, err
 	}
-	return jsonOf(map[string]any{"skill": active, "passages": hits})
+	res := map[string]any{"skill": names[0], "query": query, "passages": hits}
+	if len(names) > 1 && only == "" {
+		res["skills"] = names
+	}
+	return jsonOf(res)
 }
 
 // Passage is a search hit with its citation.
@@ -563,6 +591,9 @@ type Passage struct {
 	End         int      `json:"end"`
 	Score       float64  `json:"score"`
 	Text        string   `json:"text"`
+	// Skill is the active skill whose sources hold the passage (set when
+	// several are active).
+	Skill string `json:"skill,omitempty"`
 }
 
 func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []Passage, err error) {

@@ -44,14 +44,20 @@ func write(h hash.Hash, s string) {
 // of its run (its progress is read from them).
 func carried(all []knowledge.StoredMessage) []knowledge.StoredMessage {
 	var out []knowledge.StoredMessage
-	skill := ""
+	skill, topic := "", ""
 	for _, m := range all {
-		if m.Role == roleSkill {
+		switch m.Role {
+		case roleSkill:
 			skill = m.Content
+		case roleTopic:
+			topic = m.Content
 		}
 	}
 	if skill != "" {
 		out = append(out, knowledge.StoredMessage{Role: roleSkill, Content: skill})
+	}
+	if topic != "" {
+		out = append(out, knowledge.StoredMessage{Role: roleTopic, Content: topic})
 	}
 	if recordedProtocol(all) == "" {
 		return out
@@ -61,7 +67,7 @@ func carried(all []knowledge.StoredMessage) []knowledge.StoredMessage {
 		start--
 	}
 	for _, m := range all[start:] {
-		if m.Role != roleSkill {
+		if m.Role != roleSkill && m.Role != roleTopic {
 			out = append(out, knowledge.StoredMessage{Role: m.Role, Content: m.Content})
 		}
 	}

@@ -57,6 +57,26 @@ package skills
 // hyphens, at most 32 characters; system and admin are reserved and core is
 // the core skill's. A skill that breaks the rule is skipped with an error
 // naming its directory.
+//
+// The SKILL.md front matter (skill-spec-v5) may also give:
+//
+//	display_name: 八字命理 / BaZi     # shown to people (GET /api/skills, the chat page)
+//	version: 1.0.0                    # shown in GET /api/skills; vibe integrate records it in meta.json
+//	author: Vibe Team
+//	requires: [bazi]                  # skills this one builds on
+//	tools: [compute_chart, search_knowledge]
+//	requires_birth_info: true
+//
+// requires is resolved at load: a required skill that is not installed is a
+// load error naming both skills (with Options.OnError the skill, and any
+// skill requiring it, is skipped and the others load), and activating the
+// skill activates the required ones with it ([Set.WithRequired]). tools,
+// when given, names the tools the skill uses: each must be a tool of its
+// tools/tools.yaml or a core tool ([BuiltinTools]), else the skill fails to
+// load; only the listed tools of tools.yaml are offered to the model
+// ([Skill.OfferedTools]). requires_birth_info makes the runtime collect the
+// user's birth data (a collect_info form of identity.birth_info fields)
+// while the profile lacks it.
 
 // knowledge/glossary.yaml, when a skill has one, is its theme's term table:
 // each term as the sources write it with the other ways users write it

@@ -73,6 +73,38 @@ type Header struct {
 	Triggers    []string `yaml:"triggers" json:"triggers,omitempty"`
 	// Theme is the knowledge theme searched for this skill (default: Name).
 	Theme string `yaml:"theme,omitempty" json:"theme,omitempty"`
+	// DisplayName is the name shown to people (the API's skill list, the
+	// chat page); Name stays the identifier.
+	DisplayName string `yaml:"display_name,omitempty" json:"display_name,omitempty"`
+	// Version and Author are skill-spec-v5's optional metadata ("1.0.0").
+	Version string `yaml:"version,omitempty" json:"version,omitempty"`
+	Author  string `yaml:"author,omitempty" json:"author,omitempty"`
+	// Requires names the skills this one builds on: each must be
+	// installed (a missing one is a load error naming both), and
+	// activating this skill activates them too.
+	Requires []string `yaml:"requires,omitempty" json:"requires,omitempty"`
+	// DeclaredTools (front matter `tools`), when given, lists the tools the skill uses: each is a tool of
+	// its tools/tools.yaml or a core tool (BuiltinTools), and only the
+	// listed tools of tools.yaml are offered while it is active.
+	DeclaredTools []string `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// RequiresBirthInfo says the skill reads the user's birth data: while
+	// the profile lacks identity.birth_info the runtime collects it first.
+	RequiresBirthInfo bool `yaml:"requires_birth_info,omitempty" json:"requires_birth_info,omitempty"`
+}
+
+// BuiltinTools are the names of the runtime's core tools, which a skill's
+// front matter `tools` may list besides its own (the runtime's tests keep
+// this list equal to the tools it offers).
+var BuiltinTools = []string{"use_skill", "recommend_skills", "search_knowledge", "get_rules", "read_skill_resource",
+	"get_user_profile", "upsert_user_profile", "save_skill_data", "collect_info", "show_report", "show_insight",
+	"get_user_history", "get_conversation_summary"}
+
+// Title returns the display name, or the name when there is none.
+func (h Header) Title() string {
+	if h.DisplayName != "" {
+		return h.DisplayName
+	}
+	return h.Name
 }
 
 // Field is one parameter or card prop declared in tools.yaml.
@@ -306,6 +338,9 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 		}
 		sk.Tools = tf.Tools
 	}
+	if err := checkFrontTools(sk); err != nil {
+		return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
+	}
 	entries, err := fs.ReadDir(fsys, "rules")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("load skill %s: rules/: %w", where, err)
@@ -435,6 +470,12 @@ func (s *Set) reload() error {
 			return err
 		}
 		m[sk.Name] = sk
+	}
+	for _, err := range resolveRequires(m) {
+		if s.onError == nil {
+			return err
+		}
+		s.onError(filepath.Join(s.root, err.skill), err)
 	}
 	r := newRouter(m, func(name string, err error) {
 		if s.onError != nil {

@@ -116,6 +116,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now, ToolCacheSize: cfg.Serve.ToolCache,
 		TracerProvider: opt.tracerProvider,
+		SkillTokens:    cfg.Check.MaxSkillTokens,
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil {

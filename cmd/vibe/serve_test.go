@@ -250,11 +250,17 @@ func brewCardCall(t *testing.T, tools map[string]string) llmtest.Reply {
 
 // temperaturePassage is the passage of the search result that states green
 // tea's water temperatures.
+// The result is the tool_result event's JSON, or the text the model reads
+// (passages wrapped in <knowledge> blocks).
 func temperaturePassage(t *testing.T, result string) passage {
 	var r struct {
 		Passages []passage `json:"passages"`
 	}
-	if err := json.Unmarshal([]byte(result), &r); err != nil {
+	if strings.HasPrefix(result, "search_knowledge:") {
+		for _, p := range runtime.ParseKnowledge(result) {
+			r.Passages = append(r.Passages, passage{ChunkID: p.ChunkID, Source: p.Source, Doc: p.Doc, HeadingPath: p.HeadingPath, Start: p.Start, End: p.End, Text: p.Text})
+		}
+	} else if err := json.Unmarshal([]byte(result), &r); err != nil {
 		t.Errorf("search result %q: %v", result, err)
 		return passage{}
 	}

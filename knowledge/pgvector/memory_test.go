@@ -9,3 +9,7 @@ import (
 func TestMemory(t *testing.T) {
 	storetest.RunMemory(t, openFreshURL(t, testURL(t)))
 }
+
+func TestHistory(t *testing.T) {
+	storetest.RunHistory(t, openFreshURL(t, testURL(t)))
+}

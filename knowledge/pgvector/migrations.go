@@ -76,6 +76,7 @@ ALTER TABLE kb_chunk ALTER COLUMN lex_len SET NOT NULL;
 CREATE TABLE kb_theme_stats (theme TEXT PRIMARY KEY, chunks BIGINT NOT NULL, tokens BIGINT NOT NULL);
 INSERT INTO kb_theme_stats SELECT theme, count(*), sum(lex_len) FROM kb_chunk GROUP BY theme;
 `},
+	{6, "user history and summaries", historySQL},
 }
 
 // migrationLock is the advisory lock key held while migrating.

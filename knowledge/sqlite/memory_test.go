@@ -16,3 +16,12 @@ func TestMemory(t *testing.T) {
 	defer s.Close()
 	storetest.RunMemory(t, s)
 }
+
+func TestHistory(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.RunHistory(t, s)
+}

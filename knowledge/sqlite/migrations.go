@@ -68,6 +68,7 @@ CREATE TABLE theme_gen (theme TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 INSERT INTO theme_gen(theme, gen) SELECT DISTINCT theme, 1 FROM documents;
 CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
 `},
+	{5, "user history and summaries", historySQL},
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
