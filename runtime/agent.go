@@ -360,15 +360,16 @@ func (a *Agent) Turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	return a.modelTurn(ctx, t, msg, all, newRecords)
 }
 
-// ErrConversationNotFound is returned for a conversation id the user may
-// not continue: it names another user's conversation. Callers answer it as
-// not found, never saying whether the id exists.
+// ErrConversationNotFound is returned for a conversation id the user has
+// no conversation under (ids are per user, so another user's id is simply
+// not the user's). Callers answer it as not found.
 var ErrConversationNotFound = errors.New("conversation not found")
 
 // OpenConversation makes sure the user exists and may continue the
-// conversation id, creating the conversation when the id is new. An id of
-// another user's conversation gives ErrConversationNotFound. The HTTP API
-// calls it before a response starts, so a refusal is a status code.
+// conversation id, creating the conversation when the id is new for this
+// user (ids are per user: another user's id names a separate conversation).
+// The HTTP API calls it before a response starts, so a refusal is a status
+// code.
 func (a *Agent) OpenConversation(ctx context.Context, userID, convID string) error {
 	if err := CheckConversationID(convID); err != nil {
 		return err

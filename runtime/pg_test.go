@@ -83,8 +83,22 @@ func TestPostgresMemory(t *testing.T) {
 	if !hasTool(m2.requests[0].Tools, "compute_chart") || !strings.Contains(sys, "protocol in progress: reading") || !strings.Contains(sys, "done: 出生信息") {
 		t.Fatalf("state lost in PostgreSQL:\n%s", sys)
 	}
-	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "pg", Message: "hi"}, func(Event) error { return nil }); err == nil {
-		t.Fatal("bob continued alice's conversation")
+	// Ids are per user: bob's "pg" is his own conversation; alice's keeps
+	// its messages.
+	before, _ := st.Messages(ctx, "alice", "pg", 0)
+	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "pg", Message: "hi"}, func(Event) error { return nil }); err != nil {
+		t.Fatalf("bob's own conversation: %v", err)
+	}
+	if after, _ := st.Messages(ctx, "alice", "pg", 0); len(after) != len(before) {
+		t.Fatalf("bob's turn changed alice's conversation: %d -> %d messages", len(before), len(after))
+	}
+	if m2.requests[len(m2.requests)-1].Messages[len(m2.requests[len(m2.requests)-1].Messages)-1].Content != "hi" {
+		t.Fatal("bob's prompt does not end with his message")
+	}
+	for _, msg := range m2.requests[len(m2.requests)-1].Messages {
+		if strings.Contains(msg.Content, "看看我的八字") || strings.Contains(msg.Content, "继续") {
+			t.Fatalf("bob's prompt holds alice's message %q", msg.Content)
+		}
 	}
 
 	var wg sync.WaitGroup

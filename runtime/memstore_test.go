@@ -1,0 +1,10 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/vibelife/vibe/knowledge/storetest"
+)
+
+// TestMemStoreContract runs the stores' shared memory suite on MemStore.
+func TestMemStoreContract(t *testing.T) { storetest.RunMemory(t, NewMemStore()) }
