@@ -65,6 +65,13 @@ type MemoryStore interface {
 	Profile(ctx context.Context, userID string) (json.RawMessage, error)
 	// SaveProfile replaces the user's profile JSON.
 	SaveProfile(ctx context.Context, userID string, profile json.RawMessage) error
+	// UpdateProfile is an atomic read-modify-write of the user's profile:
+	// it reads the profile ({} when none) under a lock that holds off every
+	// other UpdateProfile of the user, in this process and in every other
+	// process on the same store (a row lock in PostgreSQL, the write lock in
+	// SQLite), calls fn, stores what fn returns and returns it. An error
+	// from fn stores nothing. Concurrent updates all land.
+	UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error)
 	// Conversation returns the user's conversation, creating it when id is
 	// new for this user.
 	Conversation(ctx context.Context, userID, id string) (Conversation, error)

@@ -117,8 +117,6 @@ type Agent struct {
 	rules ruleCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
-	// profileMu serialises this process's profile read-modify-writes.
-	profileMu sync.Mutex
 }
 
 // New returns an Agent; cfg.Skills and cfg.Memory are required.

@@ -73,6 +73,25 @@ func (m *MemStore) SaveProfile(ctx context.Context, userID string, p json.RawMes
 	return nil
 }
 
+// UpdateProfile implements knowledge.MemoryStore.
+func (m *MemStore) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.profiles[userID]
+	if !ok {
+		cur = json.RawMessage(`{}`)
+	}
+	p, err := fn(append(json.RawMessage(nil), cur...))
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("update profile of %s: invalid JSON", userID)
+	}
+	m.profiles[userID] = append(json.RawMessage(nil), p...)
+	return p, nil
+}
+
 func (m *MemStore) conv(userID, id string) (knowledge.Conversation, error) {
 	if err := knowledge.CheckConversationID(id); err != nil {
 		return knowledge.Conversation{}, err

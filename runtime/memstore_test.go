@@ -8,3 +8,6 @@ import (
 
 // TestMemStoreContract runs the stores' shared memory suite on MemStore.
 func TestMemStoreContract(t *testing.T) { storetest.RunMemory(t, NewMemStore()) }
+
+// TestMemStoreProfileUpdates: concurrent UpdateProfile calls all land.
+func TestMemStoreProfileUpdates(t *testing.T) { storetest.RunProfileUpdates(t, NewMemStore()) }

@@ -80,6 +80,50 @@ func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessag
 	return nil
 }
 
+// UpdateProfile implements knowledge.MemoryStore: the user's row is locked
+// (SELECT ... FOR UPDATE) for the transaction, so updates from every
+// replica on this database queue one behind the other.
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO mem_user(id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, userID); err != nil {
+			return err
+		}
+		var cur []byte
+		if err := tx.QueryRow(ctx, `SELECT profile::text FROM mem_user WHERE id = $1 FOR UPDATE`, userID).Scan(&cur); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, cur); err != nil {
+			return err
+		}
+		p, err := fn(json.RawMessage(buf.Bytes()))
+		if err != nil {
+			return userErr{err}
+		}
+		if !json.Valid(p) {
+			return errors.New("invalid JSON")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE mem_user SET profile = $2::jsonb WHERE id = $1`, userID, string(p)); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	var ue userErr
+	if errors.As(err, &ue) {
+		return nil, ue.error
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgvector: update profile of %s: %w", userID, err)
+	}
+	return out, nil
+}
+
+// userErr carries the error of a caller's function out of a transaction
+// unwrapped.
+type userErr struct{ error }
+
 // conv returns the user's conversation, creating it when new.
 func (s *Store) conv(ctx context.Context, tx pgx.Tx, userID, id string) (knowledge.Conversation, error) {
 	var c knowledge.Conversation

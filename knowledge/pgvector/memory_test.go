@@ -72,3 +72,26 @@ func TestMigrateConversationsPerUser(t *testing.T) {
 		t.Fatalf("alice's c1 holds %d messages after bob's write", len(got))
 	}
 }
+
+// TestProfileUpdates: 40 concurrent UpdateProfile calls spread over two
+// Stores (two pools: two replicas) on one database all land.
+func TestProfileUpdates(t *testing.T) {
+	url := testURL(t)
+	s1 := openFreshURL(t, url)
+	defer s1.Close()
+	s2, err := Open(context.Background(), withSearchPath(url, s1SearchSchema(t, s1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	storetest.RunProfileUpdates(t, s1, s2)
+}
+
+// s1SearchSchema returns the schema the store's pool writes to.
+func s1SearchSchema(t *testing.T, s *Store) string {
+	var schema string
+	if err := s.pool.QueryRow(context.Background(), `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	return schema
+}

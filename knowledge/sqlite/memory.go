@@ -83,6 +83,40 @@ func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessag
 	return nil
 }
 
+// UpdateProfile implements knowledge.MemoryStore: the transaction takes
+// SQLite's write lock at BEGIN (_txlock=immediate), so no other process's
+// update can interleave; wmu queues this process's writers.
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, nowText()); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	var cur string
+	if err := tx.QueryRowContext(ctx, `SELECT profile FROM users WHERE id = ?`, userID).Scan(&cur); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	p, err := fn(json.RawMessage(cur))
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("sqlite: update profile of %s: invalid JSON", userID)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET profile = ? WHERE id = ?`, string(p), userID); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	return p, nil
+}
+
 func (s *Store) conv(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 	ExecContext(context.Context, string, ...any) (sql.Result, error)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -71,4 +72,25 @@ func TestMigrateConversationsPerUser(t *testing.T) {
 	if got, _ := s.Messages(ctx, "alice", "c1", 0); len(got) != 2 {
 		t.Fatalf("alice's c1 holds %d messages after bob's write", len(got))
 	}
+}
+
+// TestProfileUpdates: 40 concurrent UpdateProfile calls, over one Store and
+// over two Stores on the same file (two processes' view), all land.
+func TestProfileUpdates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	s1, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s2, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	t.Run("one", func(t *testing.T) { storetest.RunProfileUpdates(t, s1) })
+	if _, err := s1.UpdateProfile(context.Background(), "race", func(json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("two", func(t *testing.T) { storetest.RunProfileUpdates(t, s1, s2) })
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -108,5 +109,63 @@ func RunMemory(t *testing.T, s knowledge.MemoryStore) {
 	}
 	if all, err := s.Messages(ctx, "carol", "shared", 0); err != nil || len(all) != n || all[n-1].Seq != n {
 		t.Fatalf("concurrent appends kept %d messages (want %d): %v", len(all), n, err)
+	}
+}
+
+// RunProfileUpdates checks that [knowledge.MemoryStore.UpdateProfile] is an
+// atomic read-modify-write: 40 concurrent updates of one user, each adding
+// its own key to what it read, all land. Each store in stores is one view of
+// the same database (two pools stand for two replicas); the updates are
+// spread over them. The stores must hold no profile for user "race".
+func RunProfileUpdates(t *testing.T, stores ...knowledge.MemoryStore) {
+	t.Helper()
+	ctx := context.Background()
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := stores[i%len(stores)]
+			_, err := s.UpdateProfile(ctx, "race", func(raw json.RawMessage) (json.RawMessage, error) {
+				m := map[string]any{}
+				if err := json.Unmarshal(raw, &m); err != nil {
+					return nil, err
+				}
+				m[fmt.Sprintf("k%02d", i)] = i
+				v, _ := m["version"].(float64)
+				m["version"] = v + 1
+				return json.Marshal(m)
+			})
+			if err != nil {
+				errs <- fmt.Errorf("update %d: %w", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	raw, err := stores[0].Profile(ctx, "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != n+1 || m["version"] != float64(n) {
+		t.Fatalf("after %d concurrent updates the profile holds %d keys, version %v (want %d, %d)", n, len(m)-1, m["version"], n, n)
+	}
+	// An error from fn stores nothing.
+	if _, err := stores[0].UpdateProfile(ctx, "race", func(json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("refused")
+	}); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("fn's error = %v", err)
+	}
+	if again, _ := stores[0].Profile(ctx, "race"); string(again) != string(raw) {
+		t.Fatalf("a failed update changed the profile: %s", again)
 	}
 }
