@@ -79,6 +79,9 @@ type agentOptions struct {
 	wrapModel func(runtime.Model) runtime.Model
 	// quiet drops the notes about the mode.
 	quiet bool
+	// requireStore makes a store that cannot be opened an error (vibe
+	// serve): replicas must never split into private in-memory memories.
+	requireStore bool
 }
 
 func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agent, func(), error) {
@@ -103,7 +106,9 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now,
 	}
 	closer := func() {}
-	if st, err := a.openStore(ctx); err != nil {
+	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
+		return nil, nil, storeOpenError(cfg, err)
+	} else if err != nil {
 		fmt.Fprintf(a.io.ErrOut, "warning: no knowledge store (%v); search_knowledge is unavailable, rules still work\n", err)
 	} else {
 		rc.Searcher = st
@@ -187,7 +192,7 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	if opts.InsecureDev {
 		fmt.Fprintln(a.io.ErrOut, "WARNING: --insecure-dev: authentication is OFF; every request acts as user \"dev\". Never expose this server.")
 	}
-	ag, closeStore, err := a.newAgent(ctx)
+	ag, closeStore, err := a.newAgentWith(ctx, agentOptions{requireStore: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}
