@@ -35,6 +35,9 @@ import (
 // and lock tests need vibe processes they can kill or stop.
 const childArgsEnv = "VIBE_TEST_CHILD_ARGS"
 
+// childDatabaseEnv is the DATABASE_URL a child started by a test sees.
+const childDatabaseEnv = "VIBE_TEST_CHILD_DATABASE_URL"
+
 // childMain runs vibe as `main` does, with only HOME, PATH and TMPDIR from
 // the environment (so a DATABASE_URL or OPENAI_* of the test environment
 // never moves the child off the offline defaults).
@@ -48,6 +51,9 @@ func childMain(argsJSON string) int {
 		switch k {
 		case "HOME", "PATH", "TMPDIR":
 			return os.Getenv(k)
+		case "DATABASE_URL":
+			// Only a test that asks for it (TestConcurrentBuildsOnPostgres).
+			return os.Getenv(childDatabaseEnv)
 		}
 		return ""
 	}

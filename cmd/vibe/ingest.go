@@ -153,7 +153,9 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 		}
 	}
 	if err != nil {
-		if len(rep.Failed) > 0 && ctx.Err() == nil {
+		// A document that failed by itself lets the build go on; a store
+		// that failed (a deadlock, a lost connection) stops it.
+		if len(rep.Failed) > 0 && ctx.Err() == nil && !errors.Is(err, knowledge.ErrStoreWrite) {
 			return withExit(exitFailure, storeHint(err, opts.Theme))
 		}
 		return storeHint(err, opts.Theme)

@@ -99,6 +99,12 @@ ALTER TABLE mem_summary ADD PRIMARY KEY (user_id, conversation_id);
 ALTER TABLE mem_message ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
 ALTER TABLE mem_summary ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
 `},
+	// The workspace each theme is built from, and who holds a theme's build
+	// lock (for the message of a refused second build).
+	{6, "theme owners and build holders", `
+CREATE TABLE kb_theme_owner (theme TEXT PRIMARY KEY, workspace TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE kb_build_holder (theme TEXT PRIMARY KEY, holder TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL DEFAULT now());
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.
