@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/pgvector"
@@ -114,4 +116,53 @@ func TestSaveSkillDataTwoReplicasPostgres(t *testing.T) {
 		urls = append(urls, newStoreServer(t, st, ServerOptions{}).URL)
 	}
 	concurrentSkillData(t, first, urls...)
+}
+
+// TestRateLimitSharedByReplicas: two Servers on one PostgreSQL (two
+// replicas) draw alice's requests from one bucket of
+// serve.requests_per_minute: 10 a minute in all, not 10 each; the 11th, on
+// either replica, is 429 with Retry-After; bob has his own bucket, and the
+// bucket refills with time.
+func TestRateLimitSharedByReplicas(t *testing.T) {
+	url := postgresURL(t)
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	var urls []string
+	for range 2 {
+		st, err := pgvector.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		urls = append(urls, newStoreServer(t, st, ServerOptions{RequestsPerMin: 10, Now: clock}).URL)
+	}
+	get := func(i int, key string) (int, string) {
+		resp := do(t, "GET", urls[i%2]+"/api/skills", key, "")
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	for i := range 10 {
+		if code, _ := get(i, "ka"); code != 200 {
+			t.Fatalf("request %d of 10 = %d", i+1, code)
+		}
+	}
+	for i := range 2 {
+		code, retry := get(i, "ka")
+		if n, _ := strconv.Atoi(retry); code != 429 || n < 1 || n > 60 {
+			t.Fatalf("11th request on replica %d = %d, Retry-After %q", i+1, code, retry)
+		}
+	}
+	if code, _ := get(0, "kb"); code != 200 {
+		t.Fatalf("bob = %d", code)
+	}
+	mu.Lock()
+	now = now.Add(6 * time.Second) // one token back at 10 a minute
+	mu.Unlock()
+	if code, _ := get(1, "ka"); code != 200 {
+		t.Fatalf("after 6 s = %d", code)
+	}
+	if code, _ := get(0, "ka"); code != 429 {
+		t.Fatalf("second request after 6 s = %d", code)
+	}
 }

@@ -225,9 +225,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			}
 			user = u
 		}
-		if !s.rate.allow(user) {
-			w.Header().Set("Retry-After", "60")
-			writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("rate limit of %d requests per minute exceeded (serve.requests_per_minute)", s.opts.RequestsPerMin))
+		if !s.allowUser(w, r, user) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)

@@ -105,6 +105,10 @@ ALTER TABLE mem_summary ADD FOREIGN KEY (user_id, conversation_id) REFERENCES me
 CREATE TABLE kb_theme_owner (theme TEXT PRIMARY KEY, workspace TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
 CREATE TABLE kb_build_holder (theme TEXT PRIMARY KEY, holder TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL DEFAULT now());
 `},
+	// Per-user request buckets shared by every vibe serve on the database.
+	{7, "shared rate limits", `
+CREATE TABLE mem_rate (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, last TIMESTAMPTZ NOT NULL);
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.
