@@ -498,6 +498,8 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	startActive := t.active
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
+	// flushed are the records of this turn already stored (see memoryWrites).
+	var flushed []knowledge.StoredMessage
 	// stepMsgs are this turn's assistant tool-call and tool messages.
 	var stepMsgs []llm.Message
 	var answer strings.Builder
@@ -566,6 +568,15 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		for i, c := range resp.ToolCalls {
 			stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i]})
 		}
+		if effects := memoryWrites(resp.ToolCalls, results); len(effects) > 0 && !t.nodes {
+			// The turn changed the profile: its messages so far and the
+			// writes go into the history now, so a replica killed before
+			// the answer leaves a history that shows what the profile holds.
+			batch := append(recs, effects...)
+			if err := a.persist(ctx, t, batch); err == nil {
+				flushed, recs = append(flushed, batch...), nil
+			}
+		}
 		if t.formSent {
 			reason = "form"
 			break
@@ -592,7 +603,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if protocol != nil && len(protocol.Steps) > 0 {
 		// Finished with this answer: record the end, so a later trigger
 		// starts the protocol afresh.
-		run := append(append([]knowledge.StoredMessage(nil), protocolRun(all, protocol)...), recs...)
+		run := append(append(append([]knowledge.StoredMessage(nil), protocolRun(all, protocol)...), flushed...), recs...)
 		if _, next := progress(protocol, run); next == "" {
 			recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: ""})
 		}
@@ -611,6 +622,22 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		}()
 	}
 	return answer.String(), t.send(Event{Type: EventDone, Reason: reason, ConversationID: t.convID, Skill: t.activeSkill(), Usage: &usage})
+}
+
+// roleEffect records a profile write a turn made (the tool and its result),
+// stored as soon as it is made together with the turn's user message.
+const roleEffect = "effect"
+
+// memoryWrites returns the records of the step's successful profile writes
+// (save_skill_data, upsert_user_profile).
+func memoryWrites(calls []llm.ToolCall, results []string) []knowledge.StoredMessage {
+	var out []knowledge.StoredMessage
+	for i, c := range calls {
+		if (c.Name == "save_skill_data" || c.Name == "upsert_user_profile") && !strings.HasPrefix(results[i], `{"error"`) {
+			out = append(out, knowledge.StoredMessage{Role: roleEffect, Content: c.Name + " " + results[i]})
+		}
+	}
+	return out
 }
 
 // runCalls executes a step's tool calls in parallel, emitting events, and

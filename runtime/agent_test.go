@@ -93,7 +93,9 @@ func TestWholeConversation(t *testing.T) {
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
 	}
-	if got := strings.Join(roles, ","); got != "user,skill,assistant,user,assistant" {
+	// The second turn's save_skill_data is recorded (effect) with its user
+	// message as soon as it is made, before the answer.
+	if got := strings.Join(roles, ","); got != "user,skill,assistant,user,effect,assistant" {
 		t.Fatalf("stored roles = %s", got)
 	}
 }

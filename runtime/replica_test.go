@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/pgvector"
 	"github.com/vibelife/vibe/knowledge/sqlite"
+	"github.com/vibelife/vibe/llm"
 )
 
 // newStoreServer starts a Server over mem, as `vibe serve` does over its
@@ -164,5 +166,79 @@ func TestRateLimitSharedByReplicas(t *testing.T) {
 	}
 	if code, _ := get(0, "ka"); code != 429 {
 		t.Fatalf("second request after 6 s = %d", code)
+	}
+}
+
+// effectThenBlockModel calls save_skill_data, then blocks its second step until
+// released (a replica killed there never answers).
+type effectThenBlockModel struct {
+	reached chan struct{}
+	release chan struct{}
+	calls   int
+	mu      sync.Mutex
+}
+
+func (m *effectThenBlockModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
+	m.mu.Lock()
+	m.calls++
+	n := m.calls
+	m.mu.Unlock()
+	if n == 1 {
+		return llm.Response{ToolCalls: []llm.ToolCall{call("1", "save_skill_data", `{"skill":"bazi","data":{"chart":{"day_master":"甲"}}}`)}, FinishReason: "tool_calls"}, nil
+	}
+	close(m.reached)
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return llm.Response{}, ctx.Err()
+	}
+	_ = fn(llm.Delta{Content: "记住了"})
+	return llm.Response{Content: "记住了", FinishReason: "stop"}, nil
+}
+
+// TestTurnEffectsInHistoryBeforeTheAnswer: once a turn's tool wrote the
+// profile, the turn's user message and the write are in the history, before
+// the answer: a replica killed while streaming the answer leaves a history
+// that agrees with the profile. The answer is added when it comes.
+func TestTurnEffectsInHistoryBeforeTheAnswer(t *testing.T) {
+	m := &effectThenBlockModel{reached: make(chan struct{}), release: make(chan struct{})}
+	a, mem := newTestAgent(t, m, nil)
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Turn(ctx, TurnRequest{UserID: "alice", ConversationID: "c", Message: "记下我的日主", Skill: "bazi"}, func(Event) error { return nil })
+		done <- err
+	}()
+	<-m.reached
+	msgs, err := mem.Messages(ctx, "alice", "c", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, x := range msgs {
+		roles = append(roles, x.Role)
+	}
+	if len(msgs) < 2 || msgs[len(msgs)-2].Content != "记下我的日主" || msgs[len(msgs)-1].Role != roleEffect || !strings.Contains(msgs[len(msgs)-1].Content, `save_skill_data {"saved":"skill_data.bazi"`) {
+		t.Fatalf("history while the answer streams: %v %+v", roles, msgs)
+	}
+	if p, _ := mem.Profile(ctx, "alice"); !strings.Contains(string(p), `"day_master":"甲"`) {
+		t.Fatalf("profile = %s", p)
+	}
+	close(m.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ = mem.Messages(ctx, "alice", "c", 0)
+	users, answers := 0, 0
+	for _, x := range msgs {
+		switch x.Role {
+		case "user":
+			users++
+		case "assistant":
+			answers++
+		}
+	}
+	if users != 1 || answers != 1 || msgs[len(msgs)-1].Content != "记住了" {
+		t.Fatalf("history after the answer: %+v", msgs)
 	}
 }
