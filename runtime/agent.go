@@ -564,14 +564,21 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			break
 		}
 		stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleAssistant, Content: stepText.String(), ToolCalls: resp.ToolCalls})
+		// A step that writes the profile stores the turn's records so far
+		// (its user message) before the write and the write's record right
+		// after: a replica killed at any point leaves a history that shows
+		// the turn whose write the profile holds.
+		writes := !t.nodes && writesMemory(resp.ToolCalls)
+		if writes && len(recs) > 0 {
+			if err := a.persist(ctx, t, recs); err == nil {
+				flushed, recs = append(flushed, recs...), nil
+			}
+		}
 		results := a.runCalls(ctx, t, resp.ToolCalls)
 		for i, c := range resp.ToolCalls {
 			stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i]})
 		}
-		if effects := memoryWrites(resp.ToolCalls, results); len(effects) > 0 && !t.nodes {
-			// The turn changed the profile: its messages so far and the
-			// writes go into the history now, so a replica killed before
-			// the answer leaves a history that shows what the profile holds.
+		if effects := memoryWrites(resp.ToolCalls, results); writes && len(effects) > 0 {
 			batch := append(recs, effects...)
 			if err := a.persist(ctx, t, batch); err == nil {
 				flushed, recs = append(flushed, batch...), nil
@@ -627,6 +634,16 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 // roleEffect records a profile write a turn made (the tool and its result),
 // stored as soon as it is made together with the turn's user message.
 const roleEffect = "effect"
+
+// writesMemory reports whether a step's calls include a profile write.
+func writesMemory(calls []llm.ToolCall) bool {
+	for _, c := range calls {
+		if c.Name == "save_skill_data" || c.Name == "upsert_user_profile" {
+			return true
+		}
+	}
+	return false
+}
 
 // memoryWrites returns the records of the step's successful profile writes
 // (save_skill_data, upsert_user_profile).

@@ -196,9 +196,9 @@ func (m *effectThenBlockModel) Stream(ctx context.Context, req llm.Request, fn f
 	return llm.Response{Content: "记住了", FinishReason: "stop"}, nil
 }
 
-// TestTurnEffectsInHistoryBeforeTheAnswer: once a turn's tool wrote the
-// profile, the turn's user message and the write are in the history, before
-// the answer: a replica killed while streaming the answer leaves a history
+// TestTurnEffectsInHistoryBeforeTheAnswer: the turn's user message is
+// stored before its tool writes the profile, and the write right after,
+// both before the answer: a replica killed while streaming the answer leaves a history
 // that agrees with the profile. The answer is added when it comes.
 func TestTurnEffectsInHistoryBeforeTheAnswer(t *testing.T) {
 	m := &effectThenBlockModel{reached: make(chan struct{}), release: make(chan struct{})}

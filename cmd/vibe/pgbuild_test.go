@@ -66,10 +66,7 @@ func TestConcurrentBuildsOnPostgres(t *testing.T) {
 	url := testPostgresURL(t)
 	tmpl := crashTemplate(t)
 	wsA, wsB := copyWorkspace(t, tmpl), copyWorkspace(t, tmpl)
-	withDB := func(c *exec.Cmd) *exec.Cmd {
-		c.Env = append(c.Env, "DATABASE_URL="+url, childDatabaseEnv+"="+url)
-		return c
-	}
+	withDB := func(c *exec.Cmd) *exec.Cmd { return childEnv(c, map[string]string{"DATABASE_URL": url}) }
 
 	first := withDB(vibeChild(t, "--workspace", wsA, "build", "demo"))
 	firstOut := &syncBuffer{}
