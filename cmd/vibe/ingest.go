@@ -48,6 +48,15 @@ garbled are skipped with a reason unless --include-garbled.`,
 				return err
 			}
 			defer unlock()
+			if err := a.applyStoreFlags(opts.Store, opts.Embedder); err != nil {
+				return err
+			}
+			// The store's build lock and theme owner, as vibe build takes.
+			release, err := a.lockStoreTheme(cmd.Context(), theme, []buildStage{{name: "ingest"}}, false)
+			if err != nil {
+				return err
+			}
+			defer release()
 			return a.runIngest(cmd.Context(), opts)
 		},
 	}

@@ -116,6 +116,11 @@ func TestConcurrentBuildsOnPostgres(t *testing.T) {
 	if strings.Contains(string(out), "==> ingest") {
 		t.Errorf("the refused build ran its stages:\n%s", out)
 	}
+	// vibe ingest from the other machine takes the same lock.
+	out, err = withDB(vibeChild(t, "--workspace", wsB, "ingest", "demo")).CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(string(out), "theme demo is being built by "+holder) {
+		t.Errorf("vibe ingest while a build runs: %v\n%s", err, out)
+	}
 	if err := first.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
