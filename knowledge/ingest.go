@@ -223,7 +223,7 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 			continue
 		}
 		if err := store.DeleteDocument(ctx, opts.Theme, d.ID); err != nil {
-			errs = append(errs, fmt.Errorf("ingest: remove %s: %w", d.ID, err))
+			errs = append(errs, fmt.Errorf("ingest: remove %s: %w: %w", d.ID, ErrStoreWrite, err))
 			continue
 		}
 		rep.Removed++
@@ -278,7 +278,9 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	if meta.Quality.Garbled && !opts.IncludeGarbled {
 		rep.Skipped = append(rep.Skipped, Skipped{Doc: id, Reason: fmt.Sprintf("garbled text (garbled_ratio %.2f); fix the source or pass --include-garbled", meta.Quality.GarbledRatio)})
 		if had {
-			return store.DeleteDocument(ctx, opts.Theme, id)
+			if err := store.DeleteDocument(ctx, opts.Theme, id); err != nil {
+				return fmt.Errorf("%w: %w", ErrStoreWrite, err)
+			}
 		}
 		return nil
 	}
@@ -313,7 +315,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	}
 	doc := Document{ID: id, Theme: opts.Theme, Source: source, Title: title, ContentHash: hash, Chunks: len(chunks), UpdatedAt: opts.Now().UTC()}
 	if err := store.ReplaceDocument(ctx, doc, chunks, vectors, info); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrStoreWrite, err)
 	}
 	rep.Chunks += len(chunks)
 	if had {

@@ -334,3 +334,38 @@ func TestIngestLeavesOutTableOfContents(t *testing.T) {
 		}
 	}
 }
+
+// failingStore fails every document write, as a store that deadlocked or
+// lost its connection does.
+type failingStore struct{ knowledge.Store }
+
+func (failingStore) ReplaceDocument(ctx context.Context, d knowledge.Document, c []chunk.Chunk, v [][]float32, i knowledge.EmbeddingInfo) error {
+	return errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")
+}
+
+// TestIngestStoreFailureIsMarked: a failure of the store itself is marked
+// knowledge.ErrStoreWrite (the build stops on it), a bad document is not
+// (the build goes on with the others).
+func TestIngestStoreFailureIsMarked(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(root, "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sp, _ := chunk.New(chunk.Options{})
+	storetest.WriteConverted(t, root, "t", "a", "alpha text", false)
+	dir := filepath.Join(root, "knowledge", "t", "converted")
+	opts := knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: dir, Splitter: sp, Embedder: &countingEmbedder{}}
+	rep, err := knowledge.Ingest(ctx, failingStore{store}, opts)
+	if !errors.Is(err, knowledge.ErrStoreWrite) || !strings.Contains(err.Error(), "40P01") || len(rep.Failed) != 1 {
+		t.Fatalf("store failure: %+v %v", rep, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "c.md"), []byte("no front matter\x00\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := knowledge.Ingest(ctx, store, opts); err == nil || errors.Is(err, knowledge.ErrStoreWrite) {
+		t.Fatalf("bad document: %v", err)
+	}
+}

@@ -3,8 +3,29 @@ package knowledge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
+
+// MaxConversationIDLen is the longest conversation id accepted, in bytes.
+const MaxConversationIDLen = 128
+
+// CheckConversationID refuses a conversation id longer than
+// MaxConversationIDLen bytes or holding control characters or invalid
+// UTF-8 (ids are stored, and written into logs). Every MemoryStore checks
+// it, so no caller can store a 100,000-character id.
+func CheckConversationID(id string) error {
+	if len(id) > MaxConversationIDLen {
+		return fmt.Errorf("conversation id of %d bytes: at most %d are accepted; use a shorter id (e.g. a UUID)", len(id), MaxConversationIDLen)
+	}
+	if !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return fmt.Errorf("conversation id %q: control characters and invalid UTF-8 are not accepted", id)
+	}
+	return nil
+}
 
 // Conversation is one chat thread of a user.
 type Conversation struct {
@@ -34,7 +55,9 @@ type Summary struct {
 
 // MemoryStore keeps users, profiles, conversations, messages and summaries
 // in the same store as the knowledge. Every method is scoped by user id:
-// a conversation of another user is ErrNotFound.
+// conversation ids are per user, so the same id used by two users names two
+// separate conversations and no user can read, append to or squat another
+// user's conversation. An id failing CheckConversationID is an error.
 type MemoryStore interface {
 	// EnsureUser creates the user if needed.
 	EnsureUser(ctx context.Context, userID string) error
@@ -42,8 +65,15 @@ type MemoryStore interface {
 	Profile(ctx context.Context, userID string) (json.RawMessage, error)
 	// SaveProfile replaces the user's profile JSON.
 	SaveProfile(ctx context.Context, userID string, profile json.RawMessage) error
+	// UpdateProfile is an atomic read-modify-write of the user's profile:
+	// it reads the profile ({} when none) under a lock that holds off every
+	// other UpdateProfile of the user, in this process and in every other
+	// process on the same store (a row lock in PostgreSQL, the write lock in
+	// SQLite), calls fn, stores what fn returns and returns it. An error
+	// from fn stores nothing. Concurrent updates all land.
+	UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error)
 	// Conversation returns the user's conversation, creating it when id is
-	// new; ErrNotFound when it belongs to another user.
+	// new for this user.
 	Conversation(ctx context.Context, userID, id string) (Conversation, error)
 	// AppendMessages adds messages to the user's conversation and returns
 	// them with their sequence numbers.

@@ -145,8 +145,6 @@ type Agent struct {
 	cache *toolCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
-	// profileMu serialises this process's profile read-modify-writes.
-	profileMu sync.Mutex
 	// tk counts tokens for the tier-2 budget, loaded once.
 	tkOnce sync.Once
 	tk     *tiktoken.Tiktoken
@@ -521,15 +519,16 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	return a.modelTurn(ctx, t, msg, all, newRecords)
 }
 
-// ErrConversationNotFound is returned for a conversation id the user may
-// not continue: it names another user's conversation. Callers answer it as
-// not found, never saying whether the id exists.
+// ErrConversationNotFound is returned for a conversation id the user has
+// no conversation under (ids are per user, so another user's id is simply
+// not the user's). Callers answer it as not found.
 var ErrConversationNotFound = errors.New("conversation not found")
 
 // OpenConversation makes sure the user exists and may continue the
-// conversation id, creating the conversation when the id is new. An id of
-// another user's conversation gives ErrConversationNotFound. The HTTP API
-// calls it before a response starts, so a refusal is a status code.
+// conversation id, creating the conversation when the id is new for this
+// user (ids are per user: another user's id names a separate conversation).
+// The HTTP API calls it before a response starts, so a refusal is a status
+// code.
 func (a *Agent) OpenConversation(ctx context.Context, userID, convID string) error {
 	if err := CheckConversationID(convID); err != nil {
 		return err
@@ -661,6 +660,8 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	t.question = msg
 	startProtocol := recordedProtocol(all)
 	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg})
+	// flushed are the records of this turn already stored (see memoryWrites).
+	var flushed []knowledge.StoredMessage
 	// stepMsgs are this turn's assistant tool-call and tool messages.
 	var stepMsgs []llm.Message
 	var answer strings.Builder
@@ -729,9 +730,25 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			break
 		}
 		stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleAssistant, Content: stepText.String(), ToolCalls: resp.ToolCalls})
+		// A step that writes the profile stores the turn's records so far
+		// (its user message) before the write and the write's record right
+		// after: a replica killed at any point leaves a history that shows
+		// the turn whose write the profile holds.
+		writes := !t.nodes && writesMemory(resp.ToolCalls)
+		if writes && len(recs) > 0 {
+			if err := a.persist(ctx, t, recs); err == nil {
+				flushed, recs = append(flushed, recs...), nil
+			}
+		}
 		results := a.runCalls(ctx, t, resp.ToolCalls)
 		for i, c := range resp.ToolCalls {
 			stepMsgs = append(stepMsgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i]})
+		}
+		if effects := memoryWrites(resp.ToolCalls, results); writes && len(effects) > 0 {
+			batch := append(recs, effects...)
+			if err := a.persist(ctx, t, batch); err == nil {
+				flushed, recs = append(flushed, batch...), nil
+			}
 		}
 		if t.formSent {
 			reason = "form"
@@ -769,7 +786,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	if protocol != nil && len(protocol.Steps) > 0 {
 		// Finished with this answer: record the end, so a later trigger
 		// starts the protocol afresh.
-		run := append(append([]knowledge.StoredMessage(nil), protocolRun(all, protocol)...), recs...)
+		run := append(append(append([]knowledge.StoredMessage(nil), protocolRun(all, protocol)...), flushed...), recs...)
 		if _, next := progress(protocol, run); next == "" {
 			recs = append(recs, knowledge.StoredMessage{Role: roleProtocol, Content: ""})
 		}
@@ -793,6 +810,32 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		done.Seed = &seed
 	}
 	return answer.String(), t.send(done)
+}
+
+// roleEffect records a profile write a turn made (the tool and its result),
+// stored as soon as it is made together with the turn's user message.
+const roleEffect = "effect"
+
+// writesMemory reports whether a step's calls include a profile write.
+func writesMemory(calls []llm.ToolCall) bool {
+	for _, c := range calls {
+		if c.Name == "save_skill_data" || c.Name == "upsert_user_profile" {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryWrites returns the records of the step's successful profile writes
+// (save_skill_data, upsert_user_profile).
+func memoryWrites(calls []llm.ToolCall, results []string) []knowledge.StoredMessage {
+	var out []knowledge.StoredMessage
+	for i, c := range calls {
+		if (c.Name == "save_skill_data" || c.Name == "upsert_user_profile") && !strings.HasPrefix(results[i], `{"error"`) {
+			out = append(out, knowledge.StoredMessage{Role: roleEffect, Content: c.Name + " " + results[i]})
+		}
+	}
+	return out
 }
 
 // runCalls executes a step's tool calls in parallel, emitting events, and

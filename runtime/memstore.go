@@ -16,24 +16,29 @@ import (
 type MemStore struct {
 	Now func() time.Time
 
-	mu        sync.Mutex
-	profiles  map[string]json.RawMessage
-	convs     map[string]knowledge.Conversation
-	messages  map[string][]knowledge.StoredMessage
-	summaries map[string]knowledge.Summary
+	mu       sync.Mutex
+	profiles map[string]json.RawMessage
+	// Conversations, messages and summaries are keyed by convKey: ids are
+	// scoped per user, so two users' "c1" are two conversations.
+	convs     map[convKey]knowledge.Conversation
+	messages  map[convKey][]knowledge.StoredMessage
+	summaries map[convKey]knowledge.Summary
 	history   map[string][]knowledge.HistoryEntry
 	userSums  map[string]knowledge.UserSummary
 	historyID int64
 }
+
+// convKey is a conversation id within its user.
+type convKey struct{ user, id string }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
 	return &MemStore{
 		Now:       time.Now,
 		profiles:  map[string]json.RawMessage{},
-		convs:     map[string]knowledge.Conversation{},
-		messages:  map[string][]knowledge.StoredMessage{},
-		summaries: map[string]knowledge.Summary{},
+		convs:     map[convKey]knowledge.Conversation{},
+		messages:  map[convKey][]knowledge.StoredMessage{},
+		summaries: map[convKey]knowledge.Summary{},
 		history:   map[string][]knowledge.HistoryEntry{},
 		userSums:  map[string]knowledge.UserSummary{},
 	}
@@ -76,15 +81,35 @@ func (m *MemStore) SaveProfile(ctx context.Context, userID string, p json.RawMes
 	return nil
 }
 
-func (m *MemStore) conv(userID, id string) (knowledge.Conversation, error) {
-	c, ok := m.convs[id]
-	if ok && c.UserID != userID {
-		return c, fmt.Errorf("conversation %s: %w", id, knowledge.ErrNotFound)
+// UpdateProfile implements knowledge.MemoryStore.
+func (m *MemStore) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.profiles[userID]
+	if !ok {
+		cur = json.RawMessage(`{}`)
 	}
+	p, err := fn(append(json.RawMessage(nil), cur...))
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("update profile of %s: invalid JSON", userID)
+	}
+	m.profiles[userID] = append(json.RawMessage(nil), p...)
+	return p, nil
+}
+
+func (m *MemStore) conv(userID, id string) (knowledge.Conversation, error) {
+	if err := knowledge.CheckConversationID(id); err != nil {
+		return knowledge.Conversation{}, err
+	}
+	k := convKey{userID, id}
+	c, ok := m.convs[k]
 	if !ok {
 		now := m.Now()
 		c = knowledge.Conversation{ID: id, UserID: userID, CreatedAt: now, UpdatedAt: now}
-		m.convs[id] = c
+		m.convs[k] = c
 	}
 	return c, nil
 }
@@ -107,15 +132,16 @@ func (m *MemStore) AppendMessages(ctx context.Context, userID, convID string, ms
 	out := make([]knowledge.StoredMessage, len(msgs))
 	for i, msg := range msgs {
 		msg.ConversationID = convID
-		msg.Seq = len(m.messages[convID]) + 1
+		k := convKey{userID, convID}
+		msg.Seq = len(m.messages[k]) + 1
 		if msg.CreatedAt.IsZero() {
 			msg.CreatedAt = m.Now()
 		}
-		m.messages[convID] = append(m.messages[convID], msg)
+		m.messages[k] = append(m.messages[k], msg)
 		out[i] = msg
 	}
 	c.UpdatedAt = m.Now()
-	m.convs[convID] = c
+	m.convs[convKey{userID, convID}] = c
 	return out, nil
 }
 
@@ -126,7 +152,7 @@ func (m *MemStore) Messages(ctx context.Context, userID, convID string, n int) (
 	if _, err := m.conv(userID, convID); err != nil {
 		return nil, err
 	}
-	all := m.messages[convID]
+	all := m.messages[convKey{userID, convID}]
 	if n > 0 && len(all) > n {
 		all = all[len(all)-n:]
 	}
@@ -140,7 +166,7 @@ func (m *MemStore) Summary(ctx context.Context, userID, convID string) (knowledg
 	if _, err := m.conv(userID, convID); err != nil {
 		return knowledge.Summary{}, err
 	}
-	return m.summaries[convID], nil
+	return m.summaries[convKey{userID, convID}], nil
 }
 
 // SaveSummary implements knowledge.MemoryStore.
@@ -150,7 +176,7 @@ func (m *MemStore) SaveSummary(ctx context.Context, userID string, s knowledge.S
 	if _, err := m.conv(userID, s.ConversationID); err != nil {
 		return err
 	}
-	m.summaries[s.ConversationID] = s
+	m.summaries[convKey{userID, s.ConversationID}] = s
 	return nil
 }
 
@@ -160,8 +186,8 @@ func (m *MemStore) Conversations(ctx context.Context, userID string, limit int) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []knowledge.Conversation
-	for id, c := range m.convs {
-		if c.UserID == userID && len(m.messages[id]) > 0 {
+	for k, c := range m.convs {
+		if k.user == userID && len(m.messages[k]) > 0 {
 			out = append(out, c)
 		}
 	}

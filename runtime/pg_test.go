@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,21 @@ import (
 // and failing under CI=true.
 func openPostgres(t *testing.T) *pgvector.Store {
 	t.Helper()
+	st, err := pgvector.Open(context.Background(), postgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+var pgSchemaSeq atomic.Int64
+
+// postgresURL makes a fresh schema of the test database and returns the
+// database URL whose search_path is it: stores opened on it share one
+// database, as replicas do.
+func postgresURL(t *testing.T) string {
+	t.Helper()
 	url := os.Getenv("VIBE_TEST_DATABASE_URL")
 	if url == "" {
 		msg := "VIBE_TEST_DATABASE_URL is not set: runtime tests on PostgreSQL NOT RUN (run scripts/postgres.sh and source .vibe/test.env)"
@@ -28,7 +44,7 @@ func openPostgres(t *testing.T) *pgvector.Store {
 		t.Skip("*** " + msg + " ***")
 	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("vibe_runtime_test_%d", os.Getpid())
+	schema := fmt.Sprintf("vibe_runtime_test_%d_%d", os.Getpid(), pgSchemaSeq.Add(1))
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
@@ -47,12 +63,7 @@ func openPostgres(t *testing.T) *pgvector.Store {
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	st, err := pgvector.Open(ctx, url+sep+"search_path="+schema+",public")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return url + sep + "search_path=" + schema + ",public"
 }
 
 // TestPostgresMemory: the production store keeps the conversation, the
@@ -83,8 +94,22 @@ func TestPostgresMemory(t *testing.T) {
 	if !hasTool(m2.requests[0].Tools, "compute_chart") || !strings.Contains(sys, "protocol in progress: reading") || !strings.Contains(sys, "done: 出生信息") {
 		t.Fatalf("state lost in PostgreSQL:\n%s", sys)
 	}
-	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "pg", Message: "hi"}, func(Event) error { return nil }); err == nil {
-		t.Fatal("bob continued alice's conversation")
+	// Ids are per user: bob's "pg" is his own conversation; alice's keeps
+	// its messages.
+	before, _ := st.Messages(ctx, "alice", "pg", 0)
+	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "pg", Message: "hi"}, func(Event) error { return nil }); err != nil {
+		t.Fatalf("bob's own conversation: %v", err)
+	}
+	if after, _ := st.Messages(ctx, "alice", "pg", 0); len(after) != len(before) {
+		t.Fatalf("bob's turn changed alice's conversation: %d -> %d messages", len(before), len(after))
+	}
+	if m2.requests[len(m2.requests)-1].Messages[len(m2.requests[len(m2.requests)-1].Messages)-1].Content != "hi" {
+		t.Fatal("bob's prompt does not end with his message")
+	}
+	for _, msg := range m2.requests[len(m2.requests)-1].Messages {
+		if strings.Contains(msg.Content, "看看我的八字") || strings.Contains(msg.Content, "继续") {
+			t.Fatalf("bob's prompt holds alice's message %q", msg.Content)
+		}
 	}
 
 	var wg sync.WaitGroup

@@ -39,6 +39,11 @@ func (a *Agent) loadProfile(ctx context.Context, userID string) (map[string]any,
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
+	return profileObject(userID, raw)
+}
+
+// profileObject decodes a stored profile ({} when empty).
+func profileObject(userID string, raw json.RawMessage) (map[string]any, error) {
 	m := map[string]any{}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -84,37 +89,44 @@ func deepMerge(dst, src map[string]any) {
 	}
 }
 
+// saveSkillData merges (or, with replace, sets) the skill's data in the
+// user's profile and bumps its version, as one atomic read-modify-write of
+// the store (knowledge.MemoryStore.UpdateProfile): concurrent calls, from
+// this process or another replica, all land.
 func (a *Agent) saveSkillData(ctx context.Context, userID, skill string, data map[string]any, replace bool) (json.RawMessage, error) {
-	a.profileMu.Lock()
-	defer a.profileMu.Unlock()
-	m, err := a.loadProfile(ctx, userID)
-	if err != nil {
-		return nil, err
-	}
-	sd, _ := m["skill_data"].(map[string]any)
-	if sd == nil {
-		sd = map[string]any{}
-		m["skill_data"] = sd
-	}
-	cur, _ := sd[skill].(map[string]any)
-	version := 0.0
-	if cur != nil {
-		if meta, ok := cur["_meta"].(map[string]any); ok {
-			version, _ = meta["version"].(float64)
-		}
-	}
-	if cur == nil || replace {
-		cur = map[string]any{}
-	}
 	delete(data, "_meta")
-	deepMerge(cur, data)
-	cur["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
-	sd[skill] = cur
-	b, err := json.Marshal(m)
+	var version float64
+	_, err := a.cfg.Memory.UpdateProfile(ctx, userID, func(raw json.RawMessage) (json.RawMessage, error) {
+		m, err := profileObject(userID, raw)
+		if err != nil {
+			return nil, err
+		}
+		sd, _ := m["skill_data"].(map[string]any)
+		if sd == nil {
+			sd = map[string]any{}
+			m["skill_data"] = sd
+		}
+		cur, _ := sd[skill].(map[string]any)
+		version = 0
+		if cur != nil {
+			if meta, ok := cur["_meta"].(map[string]any); ok {
+				version, _ = meta["version"].(float64)
+			}
+		}
+		if cur == nil || replace {
+			cur = map[string]any{}
+		}
+		// data is merged into a fresh copy each call: fn may be retried.
+		fresh := map[string]any{}
+		if b, err := json.Marshal(data); err == nil {
+			_ = json.Unmarshal(b, &fresh)
+		}
+		deepMerge(cur, fresh)
+		cur["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
+		sd[skill] = cur
+		return json.Marshal(m)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := a.cfg.Memory.SaveProfile(ctx, userID, b); err != nil {
 		return nil, fmt.Errorf("save_skill_data: %w", err)
 	}
 	return jsonOf(map[string]any{"saved": "skill_data." + skill, "version": version + 1})

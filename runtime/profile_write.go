@@ -61,28 +61,25 @@ func (a *Agent) UpsertProfile(ctx context.Context, userID string, fields map[str
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	a.profileMu.Lock()
-	defer a.profileMu.Unlock()
-	m, err := a.loadProfile(ctx, userID)
+	// One atomic read-modify-write of the store: concurrent writes from
+	// this process or another replica all land.
+	var version float64
+	_, err := a.cfg.Memory.UpdateProfile(ctx, userID, func(raw json.RawMessage) (json.RawMessage, error) {
+		m, err := profileObject(userID, raw)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			setPath(m, strings.Split(p, "."), fields[p])
+		}
+		version = 0
+		if meta, ok := m["_meta"].(map[string]any); ok {
+			version, _ = meta["version"].(float64)
+		}
+		m["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
+		return json.Marshal(m)
+	})
 	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths {
-		setPath(m, strings.Split(p, "."), fields[p])
-	}
-	version := 0.0
-	if meta, ok := m["_meta"].(map[string]any); ok {
-		version, _ = meta["version"].(float64)
-	}
-	m["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := a.cfg.Memory.SaveProfile(ctx, userID, b); err != nil {
 		return nil, fmt.Errorf("upsert_user_profile: %w", err)
 	}
 	return jsonOf(map[string]any{"updated": paths, "version": version + 1})
@@ -122,12 +119,10 @@ func (a *Agent) Profile(ctx context.Context, userID string) (json.RawMessage, er
 // ClearProfile deletes everything stored in the user's profile, skill data
 // included.
 func (a *Agent) ClearProfile(ctx context.Context, userID string) error {
-	a.profileMu.Lock()
-	defer a.profileMu.Unlock()
-	if err := a.cfg.Memory.EnsureUser(ctx, userID); err != nil {
-		return err
-	}
-	return a.cfg.Memory.SaveProfile(ctx, userID, json.RawMessage(`{}`))
+	_, err := a.cfg.Memory.UpdateProfile(ctx, userID, func(json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), nil
+	})
+	return err
 }
 
 // FormResponse is a submitted collect_info form: its field values by

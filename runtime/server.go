@@ -13,8 +13,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
@@ -245,9 +243,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			user = u
 		}
 		noteUser(r.Context(), user)
-		if !s.rate.allow(user) {
-			w.Header().Set("Retry-After", "60")
-			writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("rate limit of %d requests per minute exceeded (serve.requests_per_minute)", s.opts.RequestsPerMin))
+		if !s.allowUser(w, r, user) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
@@ -515,20 +511,12 @@ func (s *Server) openConversation(w http.ResponseWriter, r *http.Request, id, hi
 }
 
 // MaxConversationIDLen is the longest conversation id accepted, in bytes.
-const MaxConversationIDLen = 128
+const MaxConversationIDLen = knowledge.MaxConversationIDLen
 
 // CheckConversationID refuses a conversation id longer than
 // MaxConversationIDLen bytes or holding control characters or invalid
 // UTF-8 (ids are stored, and written into logs).
-func CheckConversationID(id string) error {
-	if len(id) > MaxConversationIDLen {
-		return fmt.Errorf("conversation id of %d bytes: at most %d are accepted; use a shorter id (e.g. a UUID)", len(id), MaxConversationIDLen)
-	}
-	if !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return fmt.Errorf("conversation id %q: control characters and invalid UTF-8 are not accepted", id)
-	}
-	return nil
-}
+func CheckConversationID(id string) error { return knowledge.CheckConversationID(id) }
 
 // ToolRequest is the body of POST /api/tools/execute.
 type ToolRequest struct {

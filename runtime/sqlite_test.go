@@ -49,7 +49,21 @@ func TestSQLiteMemoryAcrossRestart(t *testing.T) {
 	if !hasTool(req.Tools, "compute_chart") || len(req.Messages) != 4 || !strings.Contains(req.Messages[2].Content, "记住了") {
 		t.Fatalf("restart lost state: %d messages, tools %v", len(req.Messages), req.Tools)
 	}
-	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "c", Message: "hi"}, func(Event) error { return nil }); err == nil {
-		t.Fatal("bob continued alice's conversation")
+	// Ids are per user: bob's "c" is his own conversation; alice's keeps
+	// its messages.
+	before, _ := st2.Messages(ctx, "alice", "c", 0)
+	if _, err := a2.Turn(ctx, TurnRequest{UserID: "bob", ConversationID: "c", Message: "hi"}, func(Event) error { return nil }); err != nil {
+		t.Fatalf("bob's own conversation: %v", err)
+	}
+	if after, _ := st2.Messages(ctx, "alice", "c", 0); len(after) != len(before) {
+		t.Fatalf("bob's turn changed alice's conversation: %d -> %d messages", len(before), len(after))
+	}
+	if m2.requests[len(m2.requests)-1].Messages[len(m2.requests[len(m2.requests)-1].Messages)-1].Content != "hi" {
+		t.Fatal("bob's prompt does not end with his message")
+	}
+	for _, msg := range m2.requests[len(m2.requests)-1].Messages {
+		if strings.Contains(msg.Content, "记住了") || strings.Contains(msg.Content, "继续") {
+			t.Fatalf("bob's prompt holds alice's message %q", msg.Content)
+		}
 	}
 }

@@ -269,18 +269,9 @@ func (a *Agent) flowTool(ctx context.Context, t *turn, sk *skills.Skill, tool sk
 	if action == "" {
 		action = "status"
 	}
-	a.profileMu.Lock()
-	defer a.profileMu.Unlock()
-	m, err := a.loadProfile(ctx, t.userID)
-	if err != nil {
-		return nil, err
-	}
-	var st flowState
-	have := false
-	if v, ok := lookup(m, "skill_data."+sk.Name+".flows."+tool.Name); ok {
-		b, _ := json.Marshal(v)
-		have = json.Unmarshal(b, &st) == nil && st.Step != ""
-	}
+	// The state is read, advanced and written back as one atomic update of
+	// the profile (knowledge.MemoryStore.UpdateProfile), so two replicas
+	// answering the same flow at once cannot lose a step.
 	index := func(id string) int {
 		for i, s := range tool.Steps {
 			if s.ID == id {
@@ -289,89 +280,117 @@ func (a *Agent) flowTool(ctx context.Context, t *turn, sk *skills.Skill, tool sk
 		}
 		return -1
 	}
-	if have && !st.Done && index(st.Step) < 0 {
-		// The declaration changed under a flow in progress: start again.
-		have = false
-	}
-	changed := false
-	switch action {
-	case "start":
-		st, changed = flowState{Step: tool.Steps[0].ID, Answers: map[string]any{}}, true
-	case "answer":
-		if !have {
-			return nil, fmt.Errorf("flow %s has not started: call it with {\"action\":\"start\"} first", tool.Name)
-		}
-		if st.Done {
-			return nil, fmt.Errorf("flow %s is finished: call it with {\"action\":\"start\"} to begin again", tool.Name)
-		}
-		i := index(st.Step)
-		step := tool.Steps[i]
-		v, ok := args["answer"]
-		if !ok || v == nil {
-			return nil, fmt.Errorf("answer is required for step %s: %s", step.ID, step.Prompt)
-		}
-		f := step.Field
-		if s, isStr := v.(string); isStr && skills.JSONType(f.Type) != "string" {
-			// The model passes what the user typed; read numbers and
-			// booleans out of the text.
-			var x any
-			if json.Unmarshal([]byte(strings.TrimSpace(s)), &x) == nil {
-				v = x
-			}
-		}
-		if err := f.Check(v, a.cfg.Now()); err != nil {
-			return nil, fmt.Errorf("step %s: the answer %v: %v; ask the user again: %s", step.ID, v, err, step.Prompt)
-		}
-		if st.Answers == nil {
-			st.Answers = map[string]any{}
-		}
-		st.Answers[fieldName(step)] = v
-		next := skills.NextStep(tool.Steps, i, v)
-		if next == skills.FlowEnd {
-			st.Done = true
-		} else {
-			st.Step = next
-		}
-		changed = true
-	case "status":
-		if !have {
-			return jsonOf(map[string]any{"flow": tool.Name, "started": false, "hint": "call with {\"action\":\"start\"} to begin"})
-		}
-	default:
-		return nil, fmt.Errorf("action %q: use start, answer or status", action)
-	}
-	if changed {
-		sd, _ := m["skill_data"].(map[string]any)
-		if sd == nil {
-			sd = map[string]any{}
-			m["skill_data"] = sd
-		}
-		cur, _ := sd[sk.Name].(map[string]any)
-		if cur == nil {
-			cur = map[string]any{}
-			sd[sk.Name] = cur
-		}
-		flows, _ := cur["flows"].(map[string]any)
-		if flows == nil {
-			flows = map[string]any{}
-			cur["flows"] = flows
-		}
-		flows[tool.Name] = st
-		version := 0.0
-		if meta, ok := cur["_meta"].(map[string]any); ok {
-			version, _ = meta["version"].(float64)
-		}
-		cur["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
-		b, err := json.Marshal(m)
+	var st flowState
+	var early json.RawMessage
+	update := func(raw json.RawMessage) (json.RawMessage, error) {
+		m, err := profileObject(t.userID, raw)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.cfg.Memory.SaveProfile(ctx, t.userID, b); err != nil {
-			return nil, fmt.Errorf("save the flow state: %w", err)
+		st = flowState{}
+		have := false
+		if v, ok := lookup(m, "skill_data."+sk.Name+".flows."+tool.Name); ok {
+			b, _ := json.Marshal(v)
+			have = json.Unmarshal(b, &st) == nil && st.Step != ""
+		}
+		if have && !st.Done && index(st.Step) < 0 {
+			// The declaration changed under a flow in progress: start again.
+			have = false
+		}
+		changed := false
+		switch action {
+		case "start":
+			st, changed = flowState{Step: tool.Steps[0].ID, Answers: map[string]any{}}, true
+		case "answer":
+			if !have {
+				return nil, fmt.Errorf("flow %s has not started: call it with {\"action\":\"start\"} first", tool.Name)
+			}
+			if st.Done {
+				return nil, fmt.Errorf("flow %s is finished: call it with {\"action\":\"start\"} to begin again", tool.Name)
+			}
+			i := index(st.Step)
+			step := tool.Steps[i]
+			v, ok := args["answer"]
+			if !ok || v == nil {
+				return nil, fmt.Errorf("answer is required for step %s: %s", step.ID, step.Prompt)
+			}
+			f := step.Field
+			if s, isStr := v.(string); isStr && skills.JSONType(f.Type) != "string" {
+				// The model passes what the user typed; read numbers and
+				// booleans out of the text.
+				var x any
+				if json.Unmarshal([]byte(strings.TrimSpace(s)), &x) == nil {
+					v = x
+				}
+			}
+			if err := f.Check(v, a.cfg.Now()); err != nil {
+				return nil, fmt.Errorf("step %s: the answer %v: %v; ask the user again: %s", step.ID, v, err, step.Prompt)
+			}
+			if st.Answers == nil {
+				st.Answers = map[string]any{}
+			}
+			st.Answers[fieldName(step)] = v
+			next := skills.NextStep(tool.Steps, i, v)
+			if next == skills.FlowEnd {
+				st.Done = true
+			} else {
+				st.Step = next
+			}
+			changed = true
+		case "status":
+			if !have {
+				early, err = jsonOf(map[string]any{"flow": tool.Name, "started": false, "hint": "call with {\"action\":\"start\"} to begin"})
+				return raw, err
+			}
+		default:
+			return nil, fmt.Errorf("action %q: use start, answer or status", action)
+		}
+		if !changed {
+			return raw, nil
+		}
+		{
+			sd, _ := m["skill_data"].(map[string]any)
+			if sd == nil {
+				sd = map[string]any{}
+				m["skill_data"] = sd
+			}
+			cur, _ := sd[sk.Name].(map[string]any)
+			if cur == nil {
+				cur = map[string]any{}
+				sd[sk.Name] = cur
+			}
+			flows, _ := cur["flows"].(map[string]any)
+			if flows == nil {
+				flows = map[string]any{}
+				cur["flows"] = flows
+			}
+			flows[tool.Name] = st
+			version := 0.0
+			if meta, ok := cur["_meta"].(map[string]any); ok {
+				version, _ = meta["version"].(float64)
+			}
+			cur["_meta"] = map[string]any{"version": version + 1, "updated_at": a.cfg.Now().UTC().Format("2006-01-02T15:04:05Z07:00")}
+			return json.Marshal(m)
+		}
+	}
+	if action == "status" {
+		raw, err := a.cfg.Memory.Profile(ctx, t.userID)
+		if err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		if _, err := update(raw); err != nil {
+			return nil, err
+		}
+	} else {
+		if _, err := a.cfg.Memory.UpdateProfile(ctx, t.userID, update); err != nil {
+			return nil, err
 		}
 		t.mu.Lock()
 		t.userOK = false
 		t.mu.Unlock()
+	}
+	if early != nil {
+		return early, nil
 	}
 	res := map[string]any{"flow": tool.Name, "started": true, "done": st.Done, "answers": st.Answers}
 	if !st.Done {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/internal/latency"
+	"github.com/vibelife/vibe/knowledge"
 )
 
 // buildStage is one stage of `vibe build`.
@@ -31,6 +32,7 @@ func (a *app) buildStages() []buildStage {
 
 func newBuildCmd(a *app) *cobra.Command {
 	var from, until, oldFrom, oldUntil string
+	var takeOver bool
 	cmd := &cobra.Command{
 		Use:   "build <theme>",
 		Short: "Run the whole knowledge build: curate, convert, ingest, extract, integrate",
@@ -46,6 +48,13 @@ Rebuilds are incremental: unchanged sources are not converted again, unchanged
 documents are not re-embedded, and unchanged extraction input makes no LLM call.
 A stage whose items partly failed (a damaged PDF, say) lets the build go on
 with the rest and makes the build exit with status 1 at the end.
+A failure of the store itself (a lost connection, a deadlock) stops the build.
+
+On a PostgreSQL store shared by several machines, a build of a theme holds
+the store's lock of that theme: a second build of it is refused at once,
+naming the holder. A theme belongs to the workspace that built it (document
+ids are paths in that workspace): a build from another workspace is refused
+unless --take-over.
 
 Use --from-stage and --until-stage to run a slice of the pipeline. (To add
 a source, use 'vibe curate <theme> --from PATH'.)
@@ -89,6 +98,11 @@ as a Prometheus textfile: .vibe/metrics/build_<theme>.prom, or --metrics-file
 				return err
 			}
 			defer unlock()
+			release, err := a.lockStoreTheme(cmd.Context(), theme, stages, takeOver)
+			if err != nil {
+				return err
+			}
+			defer release()
 			return a.runBuild(cmd.Context(), theme, stages)
 		},
 	}
@@ -101,6 +115,7 @@ as a Prometheus textfile: .vibe/metrics/build_<theme>.prom, or --metrics-file
 	_ = cmd.Flags().MarkDeprecated("from", "use --from-stage STAGE (to add a source: vibe curate THEME --from PATH)")
 	_ = cmd.Flags().MarkDeprecated("until", "use --until-stage STAGE")
 	cmd.Flags().StringVar(&a.buildLLM, "llm", "", "extractor of the extract stage: offline or openai (default: openai when an endpoint is configured)")
+	cmd.Flags().BoolVar(&takeOver, "take-over", false, "build the theme even though the store holds it from another workspace (its documents are replaced)")
 	cmd.Flags().Float64Var(&a.buildBudget, "budget", 0, "most the extract stage may spend on the LLM (overrides llm.budget)")
 	cmd.Flags().StringVar(&a.buildMetricsFile, "metrics-file", "", "write the build's metrics (Prometheus text format) to `FILE` (default .vibe/metrics/build_<theme>.prom)")
 	return cmd
@@ -156,6 +171,41 @@ func selectStages(all []buildStage, theme, from, until string) ([]buildStage, er
 		return nil, flagErrorf("--from-stage %s comes after --until-stage %s", from, until)
 	}
 	return all[lo : hi+1], nil
+}
+
+// lockStoreTheme takes the store's build lock of the theme when the stages
+// write the store (ingest and later) and the store keeps one
+// (PostgreSQL): the workspace lock only keeps apart the builds of one
+// workspace, and two machines sharing a database deadlocked and mixed their
+// chunks. It also refuses a theme the store holds from another workspace.
+func (a *app) lockStoreTheme(ctx context.Context, theme string, stages []buildStage, takeOver bool) (func(), error) {
+	writes := false
+	for _, s := range stages {
+		writes = writes || s.name == "ingest" || s.name == "extract" || s.name == "integrate"
+	}
+	if !writes {
+		return func() {}, nil
+	}
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: open the store: %w", theme, err)
+	}
+	bl, ok := st.(knowledge.BuildLocker)
+	if !ok {
+		st.Close()
+		return func() {}, nil
+	}
+	host, _ := os.Hostname()
+	release, err := bl.LockBuild(ctx, theme, host+":"+ws.Root, takeOver)
+	if err != nil {
+		st.Close()
+		return nil, withExit(exitFailure, err)
+	}
+	return func() { release(); st.Close() }, nil
 }
 
 func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) (err error) {

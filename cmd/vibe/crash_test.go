@@ -35,6 +35,21 @@ import (
 // and lock tests need vibe processes they can kill or stop.
 const childArgsEnv = "VIBE_TEST_CHILD_ARGS"
 
+// childEnvEnv holds a JSON object of further variables a child started by
+// a test sees (childEnv sets it).
+const childEnvEnv = "VIBE_TEST_CHILD_ENV"
+
+// childEnv gives the child started by cmd these environment variables, both
+// when it is this test binary re-executed and when it is a vibe binary.
+func childEnv(cmd *exec.Cmd, env map[string]string) *exec.Cmd {
+	b, _ := json.Marshal(env)
+	cmd.Env = append(cmd.Env, childEnvEnv+"="+string(b))
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
 // childMain runs vibe as `main` does, with only HOME, PATH and TMPDIR from
 // the environment (so a DATABASE_URL or OPENAI_* of the test environment
 // never moves the child off the offline defaults).
@@ -48,6 +63,12 @@ func childMain(argsJSON string) int {
 		switch k {
 		case "HOME", "PATH", "TMPDIR":
 			return os.Getenv(k)
+		}
+		// Only what a test gives explicitly (the PostgreSQL tests).
+		var extra map[string]string
+		_ = json.Unmarshal([]byte(os.Getenv(childEnvEnv)), &extra)
+		if v, ok := extra[k]; ok {
+			return v
 		}
 		return ""
 	}

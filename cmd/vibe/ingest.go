@@ -48,6 +48,15 @@ garbled are skipped with a reason unless --include-garbled.`,
 				return err
 			}
 			defer unlock()
+			if err := a.applyStoreFlags(opts.Store, opts.Embedder); err != nil {
+				return err
+			}
+			// The store's build lock and theme owner, as vibe build takes.
+			release, err := a.lockStoreTheme(cmd.Context(), theme, []buildStage{{name: "ingest"}}, false)
+			if err != nil {
+				return err
+			}
+			defer release()
 			return a.runIngest(cmd.Context(), opts)
 		},
 	}
@@ -153,7 +162,9 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 		}
 	}
 	if err != nil {
-		if len(rep.Failed) > 0 && ctx.Err() == nil {
+		// A document that failed by itself lets the build go on; a store
+		// that failed (a deadlock, a lost connection) stops it.
+		if len(rep.Failed) > 0 && ctx.Err() == nil && !errors.Is(err, knowledge.ErrStoreWrite) {
 			return withExit(exitFailure, storeHint(err, opts.Theme))
 		}
 		return storeHint(err, opts.Theme)

@@ -93,6 +93,9 @@ type agentOptions struct {
 	quiet bool
 	// tracerProvider records the runtime's spans (nil: none).
 	tracerProvider trace.TracerProvider
+	// requireStore makes a store that cannot be opened an error (vibe
+	// serve): replicas must never split into private in-memory memories.
+	requireStore bool
 }
 
 func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agent, func(), error) {
@@ -119,7 +122,9 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		SkillTokens:    cfg.Check.MaxSkillTokens,
 	}
 	closer := func() {}
-	if st, err := a.openStore(ctx); err != nil {
+	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
+		return nil, nil, storeOpenError(cfg, err)
+	} else if err != nil {
 		fmt.Fprintf(a.io.ErrOut, "warning: no knowledge store (%v); search_knowledge is unavailable, rules still work\n", err)
 	} else {
 		rc.Searcher = st
@@ -207,7 +212,7 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ag, closeAgent, err := a.newAgentWith(ctx, agentOptions{tracerProvider: tp})
+	ag, closeAgent, err := a.newAgentWith(ctx, agentOptions{tracerProvider: tp, requireStore: true})
 	if err != nil {
 		stopTracing()
 		return nil, nil, nil, err

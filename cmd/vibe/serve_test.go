@@ -628,3 +628,43 @@ func TestDemoScript(t *testing.T) {
 		t.Errorf("the offline chat did not pick the demo skill by its triggers:\n%s", text[chat:])
 	}
 }
+
+// TestServeStopsWhenTheStoreCannotOpen: a store that cannot be opened (a
+// connection string carrying a pool option pgx rejects; a SQLite path under
+// a file) stops `vibe serve` with a non-zero exit naming the setting,
+// instead of serving chat from a private in-memory memory.
+func TestServeStopsWhenTheStoreCannotOpen(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		yaml    string
+		setting string
+	}{
+		{"postgres", map[string]string{"DATABASE_URL": "postgres://u:secret@127.0.0.1:1/db?pool_max_conns=lots"}, "", "DATABASE_URL"},
+		{"sqlite", map[string]string{}, "store:\n  path: afile/vibe.db\n", "store.path"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "afile"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.yaml != "" {
+				if err := os.WriteFile(filepath.Join(ws, "vibe.yaml"), []byte(tt.yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.env["VIBE_API_KEYS"] = "k:u"
+			tt.env["VIBE_SERVE_ADDR"] = "127.0.0.1:0"
+			code, _, errOut := runVibe(t, tt.env, "--workspace", ws, "serve")
+			if code == 0 || !strings.Contains(errOut, "cannot be opened") || !strings.Contains(errOut, tt.setting) || strings.Contains(errOut, "listening") {
+				t.Fatalf("exit %d:\n%s", code, errOut)
+			}
+			if strings.Contains(errOut, "secret") {
+				t.Fatalf("the password is printed:\n%s", errOut)
+			}
+		})
+	}
+}

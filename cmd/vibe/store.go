@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/vibelife/vibe/knowledge/embedding"
 	"github.com/vibelife/vibe/knowledge/pgvector"
 	"github.com/vibelife/vibe/knowledge/sqlite"
+	"github.com/vibelife/vibe/workspace"
 )
 
 // openStore opens the configured knowledge store (store.driver: sqlite, the
@@ -43,6 +45,19 @@ func (a *app) openStore(ctx context.Context) (knowledge.Store, error) {
 	default:
 		return nil, withHint(fmt.Errorf("store.driver %q is not known", cfg.Store.Driver), "use sqlite or postgres in vibe.yaml (store.driver)")
 	}
+}
+
+// storeOpenError is why `vibe serve` does not start: its store could not be
+// opened. Serving with a private in-memory memory instead would split
+// replicas silently (each its own conversations and profiles), so it stops,
+// naming the setting to fix.
+func storeOpenError(cfg *workspace.Config, err error) error {
+	setting := "store.path (vibe.yaml)"
+	if cfg.Store.Driver == "postgres" {
+		setting = "store.database_url (vibe.yaml) or DATABASE_URL"
+	}
+	return withHint(fmt.Errorf("vibe serve: the store (store.driver %q) cannot be opened: %w", cmp.Or(cfg.Store.Driver, "sqlite"), err),
+		"fix "+setting+" and start again; vibe serve does not run without its store, since conversations and profiles kept in one process's memory would differ from replica to replica")
 }
 
 // storeHint explains store errors a user can act on.

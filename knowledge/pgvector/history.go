@@ -12,7 +12,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 )
 
-// historySQL is migration 6: each user's history of tool and retrieval
+// historySQL is migration 8: each user's history of tool and retrieval
 // results across conversations (the design's divination_history), and the
 // user's cross-conversation summary (its conversation_summary).
 const historySQL = `

@@ -80,30 +80,74 @@ func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessag
 	return nil
 }
 
+// UpdateProfile implements knowledge.MemoryStore: the user's row is locked
+// (SELECT ... FOR UPDATE) for the transaction, so updates from every
+// replica on this database queue one behind the other.
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO mem_user(id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, userID); err != nil {
+			return err
+		}
+		var cur []byte
+		if err := tx.QueryRow(ctx, `SELECT profile::text FROM mem_user WHERE id = $1 FOR UPDATE`, userID).Scan(&cur); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, cur); err != nil {
+			return err
+		}
+		p, err := fn(json.RawMessage(buf.Bytes()))
+		if err != nil {
+			return userErr{err}
+		}
+		if !json.Valid(p) {
+			return errors.New("invalid JSON")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE mem_user SET profile = $2::jsonb WHERE id = $1`, userID, string(p)); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	var ue userErr
+	if errors.As(err, &ue) {
+		return nil, ue.error
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgvector: update profile of %s: %w", userID, err)
+	}
+	return out, nil
+}
+
+// userErr carries the error of a caller's function out of a transaction
+// unwrapped.
+type userErr struct{ error }
+
 // conv returns the user's conversation, creating it when new.
 func (s *Store) conv(ctx context.Context, tx pgx.Tx, userID, id string) (knowledge.Conversation, error) {
 	var c knowledge.Conversation
+	if err := knowledge.CheckConversationID(id); err != nil {
+		return c, fmt.Errorf("pgvector: %w", err)
+	}
 	row := s.pool.QueryRow
 	exec := func(sql string, args ...any) error { _, err := s.pool.Exec(ctx, sql, args...); return err }
 	if tx != nil {
 		row = tx.QueryRow
 		exec = func(sql string, args ...any) error { _, err := tx.Exec(ctx, sql, args...); return err }
 	}
-	err := row(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM mem_conversation WHERE id = $1`, id).Scan(&c.ID, &c.UserID, &c.Skill, &c.CreatedAt, &c.UpdatedAt)
+	err := row(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM mem_conversation WHERE user_id = $1 AND id = $2`, userID, id).Scan(&c.ID, &c.UserID, &c.Skill, &c.CreatedAt, &c.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := exec(`INSERT INTO mem_user(id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, userID); err != nil {
 			return c, fmt.Errorf("pgvector: conversation %s: %w", id, err)
 		}
-		if err := exec(`INSERT INTO mem_conversation(id, user_id) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, id, userID); err != nil {
+		if err := exec(`INSERT INTO mem_conversation(id, user_id) VALUES ($1, $2) ON CONFLICT (user_id, id) DO NOTHING`, id, userID); err != nil {
 			return c, fmt.Errorf("pgvector: conversation %s: %w", id, err)
 		}
-		err = row(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM mem_conversation WHERE id = $1`, id).Scan(&c.ID, &c.UserID, &c.Skill, &c.CreatedAt, &c.UpdatedAt)
+		err = row(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM mem_conversation WHERE user_id = $1 AND id = $2`, userID, id).Scan(&c.ID, &c.UserID, &c.Skill, &c.CreatedAt, &c.UpdatedAt)
 	}
 	if err != nil {
 		return c, fmt.Errorf("pgvector: conversation %s: %w", id, err)
-	}
-	if c.UserID != userID {
-		return knowledge.Conversation{}, fmt.Errorf("conversation %s: %w", id, knowledge.ErrNotFound)
 	}
 	return c, nil
 }
@@ -124,11 +168,11 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		return nil, err
 	}
 	// Serialise appends to one conversation.
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM mem_conversation WHERE id = $1 FOR UPDATE`, convID); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM mem_conversation WHERE user_id = $1 AND id = $2 FOR UPDATE`, userID, convID); err != nil {
 		return nil, fmt.Errorf("pgvector: append messages: %w", err)
 	}
 	var seq int
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM mem_message WHERE conversation_id = $1`, convID).Scan(&seq); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM mem_message WHERE user_id = $1 AND conversation_id = $2`, userID, convID).Scan(&seq); err != nil {
 		return nil, fmt.Errorf("pgvector: append messages: %w", err)
 	}
 	out := make([]knowledge.StoredMessage, len(msgs))
@@ -138,12 +182,12 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = time.Now()
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO mem_message(conversation_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)`, convID, seq, m.Role, m.Content, m.CreatedAt); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO mem_message(user_id, conversation_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt); err != nil {
 			return nil, fmt.Errorf("pgvector: append messages: %w", err)
 		}
 		out[i] = m
 	}
-	if _, err := tx.Exec(ctx, `UPDATE mem_conversation SET updated_at = now() WHERE id = $1`, convID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE mem_conversation SET updated_at = now() WHERE user_id = $1 AND id = $2`, userID, convID); err != nil {
 		return nil, fmt.Errorf("pgvector: append messages: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -161,7 +205,7 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	if n > 0 {
 		limit = n
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM mem_message WHERE conversation_id = $1 ORDER BY seq DESC LIMIT $2) m ORDER BY seq`, convID, limit)
+	rows, err := s.pool.Query(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM mem_message WHERE user_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3) m ORDER BY seq`, userID, convID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: messages: %w", err)
 	}
@@ -183,7 +227,7 @@ func (s *Store) Summary(ctx context.Context, userID, convID string) (knowledge.S
 		return knowledge.Summary{}, err
 	}
 	sum := knowledge.Summary{ConversationID: convID}
-	err := s.pool.QueryRow(ctx, `SELECT up_to, text, updated_at FROM mem_summary WHERE conversation_id = $1`, convID).Scan(&sum.UpTo, &sum.Text, &sum.UpdatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT up_to, text, updated_at FROM mem_summary WHERE user_id = $1 AND conversation_id = $2`, userID, convID).Scan(&sum.UpTo, &sum.Text, &sum.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sum, nil
 	}
@@ -201,8 +245,8 @@ func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Su
 	if sum.UpdatedAt.IsZero() {
 		sum.UpdatedAt = time.Now()
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO mem_summary(conversation_id, up_to, text, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
-		sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt)
+	_, err := s.pool.Exec(ctx, `INSERT INTO mem_summary(user_id, conversation_id, up_to, text, updated_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
+		userID, sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("pgvector: save summary: %w", err)
 	}

@@ -76,13 +76,50 @@ ALTER TABLE kb_chunk ALTER COLUMN lex_len SET NOT NULL;
 CREATE TABLE kb_theme_stats (theme TEXT PRIMARY KEY, chunks BIGINT NOT NULL, tokens BIGINT NOT NULL);
 INSERT INTO kb_theme_stats SELECT theme, count(*), sum(lex_len) FROM kb_chunk GROUP BY theme;
 `},
-	{6, "user history and summaries", historySQL},
+	// Conversations keyed by (user_id, id): two users' "c1" are two
+	// conversations and no user can squat another's id. Each message and
+	// summary takes the user of its conversation.
+	{5, "conversations scoped per user", `
+ALTER TABLE mem_message DROP CONSTRAINT mem_message_conversation_id_fkey;
+ALTER TABLE mem_summary DROP CONSTRAINT mem_summary_conversation_id_fkey;
+ALTER TABLE mem_message ADD COLUMN user_id TEXT;
+ALTER TABLE mem_summary ADD COLUMN user_id TEXT;
+UPDATE mem_message m SET user_id = c.user_id FROM mem_conversation c WHERE c.id = m.conversation_id;
+UPDATE mem_summary m SET user_id = c.user_id FROM mem_conversation c WHERE c.id = m.conversation_id;
+DELETE FROM mem_message WHERE user_id IS NULL;
+DELETE FROM mem_summary WHERE user_id IS NULL;
+ALTER TABLE mem_message ALTER COLUMN user_id SET NOT NULL;
+ALTER TABLE mem_summary ALTER COLUMN user_id SET NOT NULL;
+ALTER TABLE mem_message DROP CONSTRAINT mem_message_pkey;
+ALTER TABLE mem_summary DROP CONSTRAINT mem_summary_pkey;
+ALTER TABLE mem_conversation DROP CONSTRAINT mem_conversation_pkey;
+ALTER TABLE mem_conversation ADD PRIMARY KEY (user_id, id);
+ALTER TABLE mem_message ADD PRIMARY KEY (user_id, conversation_id, seq);
+ALTER TABLE mem_summary ADD PRIMARY KEY (user_id, conversation_id);
+ALTER TABLE mem_message ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
+ALTER TABLE mem_summary ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
+`},
+	// The workspace each theme is built from, and who holds a theme's build
+	// lock (for the message of a refused second build).
+	{6, "theme owners and build holders", `
+CREATE TABLE kb_theme_owner (theme TEXT PRIMARY KEY, workspace TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE kb_build_holder (theme TEXT PRIMARY KEY, holder TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL DEFAULT now());
+`},
+	// Per-user request buckets shared by every vibe serve on the database.
+	{7, "shared rate limits", `
+CREATE TABLE mem_rate (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, last TIMESTAMPTZ NOT NULL);
+`},
+	{8, "user history and summaries", historySQL},
 }
 
 // migrationLock is the advisory lock key held while migrating.
 const migrationLock = 0x766962656d6967 // "vibemig"
 
-func migrate(ctx context.Context, conn *pgx.Conn) error {
+func migrate(ctx context.Context, conn *pgx.Conn) error { return migrateTo(ctx, conn, 1<<30) }
+
+// migrateTo applies the migrations up to version last (tests build a
+// database of an older schema with it).
+func migrateTo(ctx context.Context, conn *pgx.Conn, last int) error {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
 		return fmt.Errorf("migration lock: %w", err)
 	}
@@ -91,6 +128,9 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range migrations {
+		if m.version > last {
+			break
+		}
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&n); err != nil {
 			return err

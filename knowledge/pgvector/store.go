@@ -34,6 +34,8 @@ type Store struct {
 	mu        sync.Mutex
 	bulkConns map[*pgx.Conn]bool // the connections holding bulk-load locks
 	common    commonLexemes      // lexemes in half the chunks or more
+	// ratesSwept is when this process last dropped idle rate buckets.
+	ratesSwept time.Time
 }
 
 var _ knowledge.Store = (*Store)(nil)

@@ -83,21 +83,58 @@ func (s *Store) SaveProfile(ctx context.Context, userID string, p json.RawMessag
 	return nil
 }
 
+// UpdateProfile implements knowledge.MemoryStore: the transaction takes
+// SQLite's write lock at BEGIN (_txlock=immediate), so no other process's
+// update can interleave; wmu queues this process's writers.
+func (s *Store) UpdateProfile(ctx context.Context, userID string, fn func(json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, nowText()); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	var cur string
+	if err := tx.QueryRowContext(ctx, `SELECT profile FROM users WHERE id = ?`, userID).Scan(&cur); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	p, err := fn(json.RawMessage(cur))
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("sqlite: update profile of %s: invalid JSON", userID)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET profile = ? WHERE id = ?`, string(p), userID); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: update profile of %s: %w", userID, err)
+	}
+	return p, nil
+}
+
 func (s *Store) conv(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
 }, userID, id string) (knowledge.Conversation, error) {
 	var c knowledge.Conversation
+	if err := knowledge.CheckConversationID(id); err != nil {
+		return c, fmt.Errorf("sqlite: %w", err)
+	}
 	var created, updated string
 	read := func() error {
-		return q.QueryRowContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE id = ?`, id).Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated)
+		return q.QueryRowContext(ctx, `SELECT id, user_id, skill, created_at, updated_at FROM conversations WHERE user_id = ? AND id = ?`, userID, id).Scan(&c.ID, &c.UserID, &c.Skill, &created, &updated)
 	}
 	err := read()
 	if errors.Is(err, sql.ErrNoRows) {
 		// Created idempotently, then read back: two first turns of one id
-		// at once both see it missing, and the second INSERT must neither
-		// fail (UNIQUE constraint failed: conversations.id) nor take over
-		// the conversation.
+		// at once both see it missing, and the second INSERT must not fail
+		// (UNIQUE constraint failed). Ids are per user: another user's
+		// conversation of the same id is another row.
 		if q == s.db {
 			// Outside a transaction (which holds wmu already).
 			s.wmu.Lock()
@@ -107,16 +144,13 @@ func (s *Store) conv(ctx context.Context, q interface {
 		if _, err := q.ExecContext(ctx, `INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING`, userID, now); err != nil {
 			return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO conversations(id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`, id, userID, now, now); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO conversations(id, user_id, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(user_id, id) DO NOTHING`, id, userID, now, now); err != nil {
 			return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 		}
 		err = read()
 	}
 	if err != nil {
 		return c, fmt.Errorf("sqlite: conversation %q: %w", id, err)
-	}
-	if c.UserID != userID {
-		return knowledge.Conversation{}, fmt.Errorf("conversation %q: %w", id, knowledge.ErrNotFound)
 	}
 	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 	return c, nil
@@ -140,7 +174,7 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		return nil, err
 	}
 	var seq int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?`, convID).Scan(&seq); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE user_id = ? AND conversation_id = ?`, userID, convID).Scan(&seq); err != nil {
 		return nil, fmt.Errorf("sqlite: append messages: %w", err)
 	}
 	out := make([]knowledge.StoredMessage, len(msgs))
@@ -151,12 +185,12 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = parseTime(now)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(conversation_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)`, convID, seq, m.Role, m.Content, m.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 			return nil, fmt.Errorf("sqlite: append messages: %w", err)
 		}
 		out[i] = m
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = ? WHERE id = ?`, now, convID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = ? WHERE user_id = ? AND id = ?`, now, userID, convID); err != nil {
 		return nil, fmt.Errorf("sqlite: append messages: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -174,7 +208,7 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, convID, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, userID, convID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: messages: %w", err)
 	}
@@ -199,7 +233,7 @@ func (s *Store) Summary(ctx context.Context, userID, convID string) (knowledge.S
 	}
 	sum := knowledge.Summary{ConversationID: convID}
 	var updated string
-	err := s.db.QueryRowContext(ctx, `SELECT up_to, text, updated_at FROM summaries WHERE conversation_id = ?`, convID).Scan(&sum.UpTo, &sum.Text, &updated)
+	err := s.db.QueryRowContext(ctx, `SELECT up_to, text, updated_at FROM summaries WHERE user_id = ? AND conversation_id = ?`, userID, convID).Scan(&sum.UpTo, &sum.Text, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sum, nil
 	}
@@ -217,8 +251,8 @@ func (s *Store) SaveSummary(ctx context.Context, userID string, sum knowledge.Su
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO summaries(conversation_id, up_to, text, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
-		sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt.UTC().Format(time.RFC3339Nano))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO summaries(user_id, conversation_id, up_to, text, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(user_id, conversation_id) DO UPDATE SET up_to = excluded.up_to, text = excluded.text, updated_at = excluded.updated_at`,
+		userID, sum.ConversationID, sum.UpTo, sum.Text, sum.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return fmt.Errorf("sqlite: save summary: %w", err)
 	}

@@ -68,14 +68,72 @@ CREATE TABLE theme_gen (theme TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 INSERT INTO theme_gen(theme, gen) SELECT DISTINCT theme, 1 FROM documents;
 CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
 `},
+	{4, "conversations scoped per user", convPerUserSQL},
 	{5, "user history and summaries", historySQL},
 }
 
-func migrate(ctx context.Context, db *sql.DB) error {
+// convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),
+// so two users' "c1" are two conversations and no user can squat another's
+// id. The old tables are renamed, their rows copied (each message and
+// summary takes the user of its conversation), then dropped.
+const convPerUserSQL = `
+ALTER TABLE summaries RENAME TO summaries_v3;
+ALTER TABLE messages RENAME TO messages_v3;
+ALTER TABLE conversations RENAME TO conversations_v3;
+DROP INDEX conversations_user;
+CREATE TABLE conversations (
+	user_id TEXT NOT NULL REFERENCES users(id),
+	id TEXT NOT NULL,
+	skill TEXT NOT NULL DEFAULT '',
+	created_at TEXT NOT NULL,
+	updated_at TEXT NOT NULL,
+	PRIMARY KEY (user_id, id)
+);
+CREATE INDEX conversations_user ON conversations(user_id, updated_at);
+CREATE TABLE messages (
+	user_id TEXT NOT NULL,
+	conversation_id TEXT NOT NULL,
+	seq INTEGER NOT NULL,
+	role TEXT NOT NULL,
+	content TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	PRIMARY KEY (user_id, conversation_id, seq),
+	FOREIGN KEY (user_id, conversation_id) REFERENCES conversations(user_id, id) ON DELETE CASCADE
+);
+CREATE TABLE summaries (
+	user_id TEXT NOT NULL,
+	conversation_id TEXT NOT NULL,
+	up_to INTEGER NOT NULL,
+	text TEXT NOT NULL,
+	updated_at TEXT NOT NULL,
+	PRIMARY KEY (user_id, conversation_id),
+	FOREIGN KEY (user_id, conversation_id) REFERENCES conversations(user_id, id) ON DELETE CASCADE
+);
+INSERT INTO conversations(user_id, id, skill, created_at, updated_at)
+	SELECT user_id, id, skill, created_at, updated_at FROM conversations_v3;
+INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at)
+	SELECT c.user_id, m.conversation_id, m.seq, m.role, m.content, m.created_at
+	FROM messages_v3 m JOIN conversations_v3 c ON c.id = m.conversation_id;
+INSERT INTO summaries(user_id, conversation_id, up_to, text, updated_at)
+	SELECT c.user_id, m.conversation_id, m.up_to, m.text, m.updated_at
+	FROM summaries_v3 m JOIN conversations_v3 c ON c.id = m.conversation_id;
+DROP TABLE summaries_v3;
+DROP TABLE messages_v3;
+DROP TABLE conversations_v3;
+`
+
+func migrate(ctx context.Context, db *sql.DB) error { return migrateTo(ctx, db, 1<<30) }
+
+// migrateTo applies the migrations up to version last (tests build a
+// database of an older schema with it).
+func migrateTo(ctx context.Context, db *sql.DB, last int) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range migrations {
+		if m.version > last {
+			break
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
