@@ -47,6 +47,10 @@ type Options struct {
 	// name only these: a compute tool nothing runs would dead-end the
 	// agent at serve time.
 	ComputeTools []string
+	// DeclaredTools names every tool declared by hand in
+	// knowledge/<theme>/tools.yaml; a step may name them, the core tools
+	// and display or retrieve tools, no other.
+	DeclaredTools []string
 }
 
 // Counts says how many items of each kind were produced.

@@ -149,7 +149,7 @@ func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.
 		}
 		for _, s := range p.Steps {
 			tool := strings.TrimSpace(s.Tool)
-			if !toolName.MatchString(tool) || (isComputeTool(tool) && !slices.Contains(x.opt.ComputeTools, tool)) {
+			if !toolName.MatchString(tool) || !x.runnableTool(tool) {
 				tool = ""
 			}
 			var ev []knowledge.Evidence
@@ -174,6 +174,29 @@ func (x *llmRun) buildLLMSOP(ans sopAnswer, support map[string]*item) knowledge.
 		sop.Phases = append(sop.Phases, ph)
 	}
 	return sop
+}
+
+// sopCoreTools are the core tools the SOP prompt offers.
+var sopCoreTools = []string{"collect_info", "get_user_profile", "get_rules", "search_knowledge", "show_report",
+	"show_insight", "save_skill_data", "use_skill", "read_skill_resource", "upsert_user_profile"}
+
+// runnableTool reports whether a step may name the tool: a core tool, a
+// compute tool a plugin runs, a tool declared by hand, or a display or
+// retrieve tool integrate can declare itself. Any other (a collect tool
+// with no form, a flow with no steps) would fail vibe check.
+func (x *llmRun) runnableTool(name string) bool {
+	switch {
+	case slices.Contains(sopCoreTools, name), slices.Contains(x.opt.DeclaredTools, name):
+		return true
+	case isComputeTool(name):
+		return slices.Contains(x.opt.ComputeTools, name)
+	}
+	for _, p := range []string{"show_", "display_", "render_", "search_", "get_", "lookup_", "read_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // isComputeTool reports whether a tool name is that of a deterministic

@@ -167,6 +167,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		return withExit(exitError, err)
 	}
 	for _, t := range declared.Tools {
+		eo.DeclaredTools = append(eo.DeclaredTools, t.Name)
 		if t.Plugin != nil && (t.Plugin.URL != "" || len(t.Plugin.Command) > 0) {
 			eo.ComputeTools = append(eo.ComputeTools, t.Name)
 		}
