@@ -94,6 +94,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	}
 	res.Counts.Dropped = Verify(&files, opt.Chunks)
 	res.Counts.Kept = StableIDs(&files, opt.Previous)
+	LinkRedFlags(&files)
 	res.Files = files
 	res.Counts.count(files)
 	return res, nil
@@ -197,4 +198,42 @@ func Verify(f *knowledge.Files, chunks []chunk.Chunk) int {
 		}
 	}
 	return dropped
+}
+
+// LinkRedFlags sets the rule of every red flag that restates one of the
+// skill's rules: its signal has most of the rule's condition's wording
+// (bigram Dice at least restateSimilarity with the condition, or with the
+// condition and conclusion), or it quotes the same span of the same chunk.
+// The agent then reads the flag and the rule as one piece of knowledge.
+func LinkRedFlags(f *knowledge.Files) {
+	rules := f.Rules.Rules.All()
+	for i := range f.Patterns.Patterns.RedFlags {
+		rf := &f.Patterns.Patterns.RedFlags[i]
+		rf.Rule = ""
+		sig := bigrams(rf.Signal)
+		best, bestSim := "", restateSimilarity
+		for _, r := range rules {
+			sim := max(dice(sig, bigrams(r.Condition)), dice(sig, bigrams(r.Condition+r.Conclusion)))
+			if sameQuote(rf.Evidence, r.Evidence) {
+				sim = max(sim, 1)
+			}
+			if sim >= bestSim && (best == "" || sim > bestSim) {
+				best, bestSim = r.ID, sim
+			}
+		}
+		rf.Rule = best
+	}
+}
+
+// sameQuote reports whether two items quote the same span of one chunk
+// (one quote containing the other).
+func sameQuote(a, b []knowledge.Evidence) bool {
+	for _, e := range a {
+		for _, g := range b {
+			if e.Chunk == g.Chunk && e.Quote != "" && g.Quote != "" && (strings.Contains(e.Quote, g.Quote) || strings.Contains(g.Quote, e.Quote)) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -204,31 +204,17 @@ func pack(gs []group) []section {
 }
 
 // sections packs chunks into map sections, leaving out front and back
-// matter (序, 目录, 凡例, 跋; preface, contents): they hold no doctrine of
-// the book, only praise of it and the story of its printing.
+// matter (序, 目录, 凡例, 跋; preface, contents: frontMatterChunk, as the
+// offline extractor does): they hold no doctrine of the book, only praise
+// of it and the story of its printing.
 func sections(chunks []chunk.Chunk) []section {
 	var body []chunk.Chunk
-	for _, c := range chunks {
-		if !frontMatter(c.HeadingPath) {
-			body = append(body, c)
+	for i := range chunks {
+		if !frontMatterChunk(&chunks[i]) {
+			body = append(body, chunks[i])
 		}
 	}
 	return pack(groups(body))
-}
-
-// frontMatter reports whether a heading path opens with a preface, a table
-// of contents, a foreword or an afterword.
-func frontMatter(hp []string) bool {
-	if len(hp) == 0 {
-		return false
-	}
-	h := strings.ToLower(strings.Trim(strings.TrimSpace(hp[0]), "#《》 "))
-	for _, w := range []string{"序", "原序", "自序", "前言", "目录", "凡例", "跋", "后记", "後記", "preface", "foreword", "contents", "table of contents", "afterword", "acknowledgements", "acknowledgments"} {
-		if h == w || strings.HasSuffix(h, w) && (w == "序" || w == "跋") && len([]rune(h)) <= 4 {
-			return true
-		}
-	}
-	return false
 }
 
 // render writes a section for the model: the document, then each heading

@@ -399,8 +399,9 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 }
 
 // frontMatterRe is a heading of text that is not the expert's doctrine: a
-// preface, a table of contents, an editor's note.
-var frontMatterRe = regexp.MustCompile(`(?i)^(?:序|.{0,8}[序叙]言?|自序|凡例|目录|目次|.{0,8}总目.{0,6}|提要|跋|前言|后记|.{0,8}卷前|.{0,8}卷首|preface|foreword|contents|table of contents|acknowledg\w*|about (?:this|the) book)$`)
+// preface, a table of contents, an editor's note, an afterword. Both
+// extractors leave such chunks out (frontMatterChunk).
+var frontMatterRe = regexp.MustCompile(`(?i)^[#《》 ]*(?:序|.{0,8}[序叙]言?|自序|凡例|目录|目次|.{0,8}总目.{0,6}|提要|跋|前言|后记|後記|.{0,8}卷前|.{0,8}卷首|preface|foreword|contents|table of contents|acknowledg\w*|afterword|about (?:this|the) book)[《》 ]*$`)
 
 // prefaceOpen opens a chunk that is a preface or a table of contents even
 // where no heading says so: 补刻三命通会叙夫命岂易言哉, 三命通会总目卷之一,

@@ -378,6 +378,18 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 		}
 	}
 
+	if ruleOK && patOK {
+		// A red flag's link to the rule it restates names a rule of the skill.
+		ids := map[string]bool{}
+		for _, r := range rules {
+			ids[r.ID] = true
+		}
+		for _, rf := range patF.Patterns.RedFlags {
+			if rf.Rule != "" && !ids[rf.Rule] {
+				c.add(SevError, "VIBE009", "ref.rule-missing", rf.ID, patL.path, patL.ix.field(rf.ID, "rule"), "red flag %s links to rule %s, which is not in rules.yaml: remove the link or run `vibe extract %s`", rf.ID, rf.Rule, c.opt.Theme)
+			}
+		}
+	}
 	if ruleOK {
 		c.checkDuplicates(rules, patF.Patterns.QuickPatterns, ruleL, patL)
 		c.checkSizes(ruleF.Rules, patF.Patterns, ruleL, patL)

@@ -84,10 +84,13 @@ type Pattern struct {
 
 // RedFlag is a signal that needs attention first.
 type RedFlag struct {
-	ID       string     `yaml:"id" json:"id"`
-	Signal   string     `yaml:"signal" json:"signal"`
-	Severity string     `yaml:"severity" json:"severity"` // critical|warning|notice
-	Action   string     `yaml:"action" json:"action"`
+	ID       string `yaml:"id" json:"id"`
+	Signal   string `yaml:"signal" json:"signal"`
+	Severity string `yaml:"severity" json:"severity"` // critical|warning|notice
+	Action   string `yaml:"action" json:"action"`
+	// Rule is the id of the rule the red flag restates (the same condition
+	// or the same quote), when the skill carries it.
+	Rule     string     `yaml:"rule,omitempty" json:"rule,omitempty"`
 	Evidence []Evidence `yaml:"evidence" json:"evidence"`
 }
 

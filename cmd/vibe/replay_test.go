@@ -555,6 +555,30 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		t.Logf("a single negated conclusion fails the check: %s", strings.TrimSpace(one))
 	}
 	write(string(data))
+
+	// Red flags restating a rule link to it; a link to no rule fails the
+	// check.
+	pp := filepath.Join(dir, "skills", "zp", "knowledge", "patterns.yaml")
+	pats, err := os.ReadFile(pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`(?m)^(\s+rule: )R\d+$`)
+	t.Logf("red flags linked to the rule they restate: %d", len(link.FindAllString(string(pats), -1)))
+	if !link.Match(pats) {
+		t.Errorf("no red flag links to a rule:\n%s", pats)
+	} else {
+		bad := link.ReplaceAllString(string(pats), "${1}R999")
+		if err := os.WriteFile(pp, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, _ := runVibe(t, env, "-w", dir, "check", "zp"); code != 1 || !strings.Contains(out, "VIBE009") {
+			t.Errorf("a red flag linked to no rule: check exit %d, want 1 with VIBE009\n%.2000s", code, out)
+		}
+		if err := os.WriteFile(pp, pats, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	checkReplayedSkill(t, rec, dir)
 }
 
