@@ -36,12 +36,21 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 		if r := runeLen(s); r < 6 || r > 120 || hasCorruption(s) {
 			return ruleParse{}, false
 		}
-		return zhRule(s)
+		return whole(zhRule(s))
 	}
 	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
 		return ruleParse{}, false
 	}
-	return enRule(s)
+	return whole(enRule(s))
+}
+
+// whole refuses a parse with an empty side: a rule needs a condition and a
+// conclusion.
+func whole(p ruleParse, ok bool) (ruleParse, bool) {
+	if !ok || p.Cond == "" || p.Concl == "" {
+		return ruleParse{}, false
+	}
+	return p, true
 }
 
 // clause is a piece of a sentence between clause punctuation, with its byte

@@ -154,7 +154,7 @@ func hasHan(s string) bool {
 
 // Odd input never panics and never yields a rule with an empty side.
 func TestRulePartsOddInput(t *testing.T) {
-	for _, in := range []string{"若AB，则CD。", "若，则。", "则吉。", "，，，则，", "If , then .", "Never.", "must must must", "凡者，也。", "若（，则）吉凶。", "If (a, b, then c"} {
+	for _, in := range []string{"若AB，则CD。", "若，则。", "则吉。", "，，，则，", "If , then .", "Never.", "must must must", "凡者，也。", "若（，则）吉凶。", "If (a, b, then c", "(00000000 must AlwAYs Be0000000 with 000000000000000000000"} {
 		if p, ok := parseRule(in, isHan(in)); ok && (p.Cond == "" || p.Concl == "") {
 			t.Errorf("%q: rule with an empty side %+v", in, p)
 		}
