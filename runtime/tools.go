@@ -530,12 +530,26 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 }
 
 // bridge returns, for a query written mostly in another script than Han
-// (an English question over Chinese books), the Chinese terms and aliases
-// of the skill's glossary entries the query names ("hurting officer meets
-// officer" -> 伤官见官), so the search reaches passages that never use the
-// user's words. "" when the skill has no glossary, the query is mostly
-// Chinese already, or it names no glossary term.
+// (an English question over Chinese books), the Chinese terms of the
+// skill's glossary entries the query names ("hurting officer meets officer"
+// -> 伤官见官), so the search reaches passages that never use the user's
+// words. "" when the skill has no glossary, the query is mostly Chinese
+// already, or it names no glossary term.
 func (a *Agent) bridge(sk *skills.Skill, query string) string {
+	if !foreignQuery(query) {
+		return ""
+	}
+	idx, err := a.rules.get(sk)
+	if err != nil || len(idx.glossary) == 0 {
+		return ""
+	}
+	return strings.Join(idx.bridgeTerms(query), " ")
+}
+
+// foreignQuery reports whether a query is written mostly in another script
+// than Han: a letter run is about five letters a word, and a word weighs as
+// much as a character or two of Chinese.
+func foreignQuery(query string) bool {
 	han, letters := 0, 0
 	for _, r := range query {
 		switch {
@@ -545,26 +559,5 @@ func (a *Agent) bridge(sk *skills.Skill, query string) string {
 			letters++
 		}
 	}
-	// A letter run is about five letters a word; a word weighs as much
-	// as a character or two of Chinese.
-	if han*3 >= letters/5 || letters == 0 {
-		return ""
-	}
-	idx, err := a.rules.get(sk)
-	if err != nil || len(idx.glossary) == 0 {
-		return ""
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Fields(idx.expansion(query)) {
-		hasHan := false
-		for _, r := range f {
-			hasHan = hasHan || unicode.Is(unicode.Han, r)
-		}
-		if hasHan && !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	return strings.Join(out, " ")
+	return letters > 0 && han*3 < letters/5
 }
