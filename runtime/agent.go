@@ -115,6 +115,8 @@ type Config struct {
 type Agent struct {
 	cfg   Config
 	rules ruleCache
+	// rewrites caches the model's rewrites of questions for search.
+	rewrites rewriteCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// profileMu serialises this process's profile read-modify-writes.

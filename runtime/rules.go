@@ -566,14 +566,15 @@ func containsPhrase(tokens, p []string) bool {
 	return false
 }
 
-// bridgeTerms returns the Chinese terms a question in another language
-// names through the glossary, each with its Chinese aliases. Where phrases
+// bridgeTerms returns the terms a question names through the glossary, in
+// the sources' language: each named entry's Chinese term and aliases (han),
+// or its English ones. Where phrases
 // overlap the longest wins ("four pillars of destiny" is 四柱, not also
 // 命格 for "destiny"; "hurting officer meets officer" is 伤官见官, not also
 // 伤官 and 正官). A Chinese term made of the named terms, in order, is
 // named too (食神 + 制 + 杀 names 食神制杀), as the classics write a
 // relation between two terms as one.
-func (idx *ruleIndex) bridgeTerms(text string) []string {
+func (idx *ruleIndex) bridgeTerms(text string, han bool) []string {
 	tokens := phraseTokens(text)
 	type match struct{ entry, start, n int }
 	var ms []match
@@ -612,7 +613,7 @@ func (idx *ruleIndex) bridgeTerms(text string) []string {
 	seen := map[string]bool{}
 	add := func(e glossEntry) {
 		for _, p := range append([]string{e.Term}, e.Aliases...) {
-			if hasHan(p) && !seen[p] {
+			if hasHan(p) == han && !seen[p] {
 				seen[p] = true
 				out = append(out, p)
 			}
@@ -633,6 +634,9 @@ func (idx *ruleIndex) bridgeTerms(text string) []string {
 		}
 	}
 	for i, e := range idx.glossary {
+		if !han {
+			break
+		}
 		if chosen[i] || !isHanOnly(e.Term) || utf8.RuneCountInString(e.Term) < 3 {
 			continue
 		}

@@ -480,11 +480,20 @@ func (a *Agent) searchTool(ctx context.Context, active, query string, k int) (js
 	if strings.TrimSpace(query) == "" {
 		return nil, errors.New("search_knowledge: query is required")
 	}
-	hits, err := a.search(ctx, active, query, k)
+	res, err := a.searchFull(ctx, active, query, k)
 	if err != nil {
 		return nil, err
 	}
-	return jsonOf(map[string]any{"skill": active, "passages": hits})
+	out := map[string]any{"skill": active, "passages": res.Passages}
+	if res.SearchedAs != "" {
+		out["searched_as"] = res.SearchedAs
+		out["bridged_by"] = res.BridgedBy
+	}
+	if res.Unbridged {
+		out["unbridged"] = true
+		out["note"] = res.Note
+	}
+	return jsonOf(out)
 }
 
 // Passage is a search hit with its citation.
@@ -499,17 +508,54 @@ type Passage struct {
 	Text        string   `json:"text"`
 }
 
+// searchResult is what a search found and how the query was carried over
+// to the sources' language.
+type searchResult struct {
+	Passages []Passage
+	// SearchedAs is the text searched besides the question when the
+	// question is in another language than the sources: the model's
+	// rewrite or the glossary's terms; BridgedBy says which ("llm",
+	// "glossary").
+	SearchedAs, BridgedBy string
+	// Unbridged is set when the question is in another language than the
+	// sources and could not be carried over (no model, no glossary term
+	// it names): the passages match its words only, and Note says so.
+	Unbridged bool
+	Note      string
+	// QueryLang and SourceLang are the languages of the question and of
+	// the sources (langZH, langEN).
+	QueryLang, SourceLang string
+}
+
 func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Passage, error) {
+	res, err := a.searchFull(ctx, active, query, k)
+	return res.Passages, err
+}
+
+func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (searchResult, error) {
+	var res searchResult
 	if a.cfg.Searcher == nil {
-		return nil, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
+		return res, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
 	}
 	sk, err := a.cfg.Skills.Get(active)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	text := query
-	if exp := a.bridge(sk, query); exp != "" {
-		text = query + " " + exp
+	ql, sl := queryLanguage(query), a.themeLanguage(sk)
+	res.QueryLang, res.SourceLang = ql, sl
+	if ql != sl {
+		if rw := a.rewriteQuery(ctx, query, sl); rw != "" {
+			res.SearchedAs, res.BridgedBy = rw, "llm"
+		} else if exp := a.bridge(sk, query, sl); exp != "" {
+			res.SearchedAs, res.BridgedBy = exp, "glossary"
+		} else {
+			res.Unbridged = true
+			res.Note = fmt.Sprintf("The question is in %s and the sources in %s, and it could not be carried over (no model configured to rewrite it, and it names no term of the skill's glossary): these passages match its words only and may not answer it; say so in the answer. / 问题与原文语言不同且无法转换，以下段落可能不相关，请在回答中说明。", languageName(ql), languageName(sl))
+		}
+		if res.SearchedAs != "" {
+			text = query + " " + res.SearchedAs
+		}
 	}
 	q := knowledge.Query{Theme: sk.Theme, Text: text, K: k, Mode: knowledge.SearchLexical}
 	if a.cfg.Embedder != nil {
@@ -519,31 +565,28 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Pass
 	}
 	hits, err := a.cfg.Searcher.Search(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("search_knowledge: %w", err)
+		return res, fmt.Errorf("search_knowledge: %w", err)
 	}
-	out := make([]Passage, 0, len(hits))
+	res.Passages = make([]Passage, 0, len(hits))
 	for _, h := range hits {
 		c := h.Chunk
-		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
+		res.Passages = append(res.Passages, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
 	}
-	return out, nil
+	return res, nil
 }
 
-// bridge returns, for a query written mostly in another script than Han
-// (an English question over Chinese books), the Chinese terms of the
-// skill's glossary entries the query names ("hurting officer meets officer"
-// -> 伤官见官), so the search reaches passages that never use the user's
-// words. "" when the skill has no glossary, the query is mostly Chinese
-// already, or it names no glossary term.
-func (a *Agent) bridge(sk *skills.Skill, query string) string {
-	if !foreignQuery(query) {
-		return ""
-	}
+// bridge returns the terms of the skill's glossary entries the query
+// names, in the sources' language lang: for an English question over
+// Chinese books their Chinese terms ("hurting officer meets officer" ->
+// 伤官见官), for a Chinese question over English books their English
+// names, so the search reaches passages that never use the user's words.
+// "" when the skill has no glossary or the query names no term of it.
+func (a *Agent) bridge(sk *skills.Skill, query, lang string) string {
 	idx, err := a.rules.get(sk)
 	if err != nil || len(idx.glossary) == 0 {
 		return ""
 	}
-	return strings.Join(idx.bridgeTerms(query), " ")
+	return strings.Join(idx.bridgeTerms(query, lang == langZH), " ")
 }
 
 // foreignQuery reports whether a query is written mostly in another script
