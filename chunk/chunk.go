@@ -4,8 +4,9 @@ import "strings"
 
 // Version identifies how files are cut into chunks; ingest mixes it into a
 // document's content hash so a change re-indexes every store (version 2: a
-// table of contents ends with its list and is marked Navigation).
-const Version = 2
+// table of contents ends with its list and is marked Navigation; 3: also
+// the list under a "目录：" line that is not a heading).
+const Version = 3
 
 // Chunk is a span of a converted document, the unit of retrieval and citation.
 type Chunk struct {

@@ -183,6 +183,7 @@ type section struct {
 	bodyStart int // rune offset after the heading line
 	end       int
 	nav       bool // a table of contents (see isTOCHeading)
+	label     bool // nav opened by a "目录：" line, not a heading
 }
 
 // sections cuts runes[from:] at ATX headings outside fenced code. When the
@@ -245,12 +246,22 @@ func sections(runes []rune, from int, title string) []section {
 				// after it belongs to the heading above 目录, not to 目录.
 				if isTOCEntry(trimmed) {
 					tocEntries++
-				} else if tocEntries > 0 {
+				} else if tocEntries > 0 || cur.label {
 					cur.end = i
 					out = append(out, cur)
-					stack = stack[:len(stack)-1]
+					if !cur.label {
+						stack = stack[:len(stack)-1]
+					}
 					cur = section{path: pathOf(), start: i, bodyStart: i}
 				}
+			} else if isTOCLabel(trimmed) {
+				// "目录：" as a line of text, not a heading: the list under
+				// it is a table of contents all the same, filed under the
+				// heading it is in.
+				cur.end = i
+				out = append(out, cur)
+				cur = section{path: pathOf(), start: i, bodyStart: next, nav: true, label: true}
+				tocEntries = 0
 			}
 		}
 		i = next
@@ -267,6 +278,14 @@ func isTOCHeading(h string) bool {
 		return true
 	}
 	return false
+}
+
+// isTOCLabel reports whether a line of text (not a heading) announces a
+// table of contents: 目录 or Contents alone, with or without a colon.
+func isTOCLabel(line string) bool {
+	t := strings.TrimRight(strings.TrimSpace(line), ":：")
+	t = strings.Trim(t, "*_ ")
+	return t != "" && isTOCHeading(t)
 }
 
 // isTOCEntry reports whether a line reads as an entry of a table of

@@ -381,3 +381,39 @@ func TestSplitTableOfContents(t *testing.T) {
 		t.Errorf("next section = %+v", next)
 	}
 }
+
+// A "目录：" line of text (not a heading) followed by a list is a table of
+// contents too, filed under the heading it is in; a lone 目录 line in prose
+// marks nothing after it (the line itself, empty of content, is no chunk).
+func TestSplitTableOfContentsUnderALabel(t *testing.T) {
+	body := "# 穷通宝鉴\n\n穷通宝鉴\n\n目录：\n\n- 1 五行总论\n- 2 十干分论\n- 2.1 论木\n\n# 1 五行总论\n\n五行者，本乎天地之间而不穷者也。\n\n目录\n\n此书之目录已失，今以意补之，共十四篇。\n"
+	s := newSplitter(t, Options{MaxTokens: 40})
+	data := render(t, body)
+	chunks, err := s.SplitFile(context.Background(), "knowledge/t/converted/x.md", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s, data, chunks)
+	var nav, text []string
+	for _, c := range chunks {
+		if c.Navigation {
+			nav = append(nav, c.Text)
+		} else {
+			text = append(text, c.Text)
+		}
+	}
+	if len(nav) != 1 || !strings.Contains(nav[0], "2.1 论木") || strings.Contains(nav[0], "五行者") {
+		t.Errorf("navigation chunks = %q", nav)
+	}
+	all := strings.Join(text, "|")
+	for _, want := range []string{"五行者，本乎天地之间", "此书之目录已失"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("text chunks %q lack %q", text, want)
+		}
+	}
+	for _, c := range chunks {
+		if strings.Contains(c.Text, "此书之目录已失") && (c.Navigation || strings.Join(c.HeadingPath, ">") != "1 五行总论") {
+			t.Errorf("prose after a lone 目录 line = %+v", c)
+		}
+	}
+}

@@ -143,6 +143,8 @@ type Agent struct {
 	tracer  trace.Tracer
 	// cache holds deterministic tools' results (nil: none).
 	cache *toolCache
+	// rewrites caches the model's rewrites of questions for search.
+	rewrites rewriteCache
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// tk counts tokens for the tier-2 budget, loaded once.

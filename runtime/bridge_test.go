@@ -53,3 +53,30 @@ func TestSearchBridgesEnglishThroughTheGlossary(t *testing.T) {
 		t.Errorf("unbridged queries changed: %q, %q", rs.texts[2], rs.texts[3])
 	}
 }
+
+// Where glossary phrases overlap, the longest names the term ("four
+// pillars of destiny" is 四柱, not also 命格), and a Chinese term made of
+// the named ones (食神 + 制 + 杀) is named too.
+func TestBridgeTermsLongestPhraseAndCompounds(t *testing.T) {
+	root := writeSkills(t, "", map[string]string{
+		"bazi/SKILL.md": "---\nname: bazi\ndescription: 八字命理\n---\n# bazi\n",
+		"bazi/" + skills.GlossaryPath: "terms:\n  - term: 四柱\n    aliases: [four pillars of destiny]\n  - term: 命格\n    aliases: [destiny, 命运]\n" +
+			"  - term: 食神\n    aliases: [eating god]\n  - term: 七杀\n    aliases: [seven killings, 七煞, 杀]\n  - term: 制伏\n    aliases: [control, 制]\n" +
+			"  - term: 食神制杀\n    aliases: [食神制煞]\n  - term: 伤官\n    aliases: [hurting officer]\n  - term: 伤官见官\n    aliases: [hurting officer meets officer]\n",
+	})
+	a := agentOver(t, root, nil, nil)
+	sk, err := a.cfg.Skills.Get("bazi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"Tell me about the four pillars of destiny":                 "四柱",
+		"Can the eating god keep the seven killings under control?": "食神 七杀 七煞 杀 制伏 制 食神制杀 食神制煞",
+		"What if the hurting officer meets the officer?":            "伤官见官",
+		"What is my destiny?":                                       "命格 命运",
+	} {
+		if got := a.bridge(sk, q, langZH); got != want {
+			t.Errorf("bridge(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -30,6 +30,17 @@ type fakeModel struct {
 }
 
 func (f *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
+	if req.Stage == "serve.rewrite" {
+		// A search's query rewrite is asked out of the script (and not
+		// recorded among the turn's requests): the fake echoes the query,
+		// which the agent takes as no rewrite (the glossary then bridges).
+		// TestSearchRewritesTheQueryWithTheModel scripts real rewrites.
+		q := req.Messages[len(req.Messages)-1].Content
+		if err := fn(llm.Delta{Content: q}); err != nil {
+			return llm.Response{}, err
+		}
+		return llm.Response{Content: q, FinishReason: "stop"}, nil
+	}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	var s step

@@ -389,35 +389,50 @@ type scoredSkillRule struct {
 
 // searchAcross runs search_knowledge over the themes of the active skills
 // (or only skill, when given): each skill's best passage first, then the
-// rest by score, k in all.
-func (a *Agent) searchAcross(ctx context.Context, active []string, only, query string, k int) ([]Passage, error) {
+// rest by score, k in all. How the query was carried over to the sources'
+// language is the first bridged skill's; the result is unbridged only when
+// no searched skill could carry it over.
+func (a *Agent) searchAcross(ctx context.Context, active []string, only, query string, k int) (searchResult, error) {
+	var res searchResult
 	if only != "" {
 		found := false
 		for _, n := range active {
 			found = found || n == only
 		}
 		if !found {
-			return nil, fmt.Errorf("search_knowledge: skill %q is not active (active: %s); call use_skill first", only, strings.Join(active, ", "))
+			return res, fmt.Errorf("search_knowledge: skill %q is not active (active: %s); call use_skill first", only, strings.Join(active, ", "))
 		}
 		active = []string{only}
 	}
 	var best, rest []Passage
 	themes := map[string]bool{}
 	var errs []error
+	searched, unbridged := 0, 0
 	for _, n := range active {
 		sk, err := a.cfg.Skills.Get(n)
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		if themes[sk.Theme] {
 			continue
 		}
 		themes[sk.Theme] = true
-		ps, err := a.search(ctx, n, query, k)
+		r, err := a.searchFull(ctx, n, query, k)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		searched++
+		if r.SearchedAs != "" && res.SearchedAs == "" {
+			res.SearchedAs, res.BridgedBy = r.SearchedAs, r.BridgedBy
+		}
+		if r.Unbridged {
+			unbridged++
+			if res.Note == "" {
+				res.Note, res.QueryLang, res.SourceLang = r.Note, r.QueryLang, r.SourceLang
+			}
+		}
+		ps := r.Passages
 		for i := range ps {
 			ps[i].Skill = n
 			if i == 0 && len(active) > 1 {
@@ -428,7 +443,11 @@ func (a *Agent) searchAcross(ctx context.Context, active []string, only, query s
 		}
 	}
 	if len(errs) == len(themes) && len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return res, errors.Join(errs...)
+	}
+	res.Unbridged = searched > 0 && unbridged == searched
+	if !res.Unbridged {
+		res.Note = ""
 	}
 	sort.SliceStable(best, func(i, j int) bool { return best[i].Score > best[j].Score })
 	sort.SliceStable(rest, func(i, j int) bool { return rest[i].Score > rest[j].Score })
@@ -436,7 +455,8 @@ func (a *Agent) searchAcross(ctx context.Context, active []string, only, query s
 	if len(out) > k {
 		out = out[:k]
 	}
-	return out, nil
+	res.Passages = out
+	return res, nil
 }
 
 // recommendSkills ranks the installed skills for a question with the

@@ -75,7 +75,8 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			}
 		}
 		if a.cfg.Searcher != nil {
-			ps, err := a.searchAcross(ctx, answering, "", msg, 4)
+			res, err := a.searchAcross(ctx, answering, "", msg, 4)
+			ps := res.Passages
 			if len(answering) == 1 {
 				for i := range ps {
 					ps[i].Skill = ""
@@ -83,6 +84,9 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			}
 			if err == nil {
 				t.addCitations(passageCitations(ps))
+			}
+			if err == nil && res.Unbridged {
+				fmt.Fprintf(&sb, "\n（问题与原文语言不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关 / the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it）\n", languageName(res.QueryLang), languageName(res.SourceLang))
 			}
 			if err == nil && len(ps) > 0 {
 				sb.WriteString("\n相关原文 / passages:\n")

@@ -570,15 +570,23 @@ func (a *Agent) searchTool(ctx context.Context, active, only, query string, k in
 	if strings.TrimSpace(query) == "" {
 		return nil, errors.New("search_knowledge: query is required")
 	}
-	hits, err := a.searchAcross(ctx, names, only, query, k)
+	res, err := a.searchAcross(ctx, names, only, query, k)
 	if err != nil {
 		return nil, err
 	}
-	res := map[string]any{"skill": names[0], "query": query, "passages": hits}
+	out := map[string]any{"skill": names[0], "query": query, "passages": res.Passages}
 	if len(names) > 1 && only == "" {
-		res["skills"] = names
+		out["skills"] = names
 	}
-	return jsonOf(res)
+	if res.SearchedAs != "" {
+		out["searched_as"] = res.SearchedAs
+		out["bridged_by"] = res.BridgedBy
+	}
+	if res.Unbridged {
+		out["unbridged"] = true
+		out["note"] = res.Note
+	}
+	return jsonOf(out)
 }
 
 // Passage is a search hit with its citation.
@@ -596,13 +604,37 @@ type Passage struct {
 	Skill string `json:"skill,omitempty"`
 }
 
-func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []Passage, err error) {
+// searchResult is what a search found and how the query was carried over
+// to the sources' language.
+type searchResult struct {
+	Passages []Passage
+	// SearchedAs is the text searched besides the question when the
+	// question is in another language than the sources: the model's
+	// rewrite or the glossary's terms; BridgedBy says which ("llm",
+	// "glossary").
+	SearchedAs, BridgedBy string
+	// Unbridged is set when the question is in another language than the
+	// sources and could not be carried over (no model, no glossary term
+	// it names): the passages match its words only, and Note says so.
+	Unbridged bool
+	Note      string
+	// QueryLang and SourceLang are the languages of the question and of
+	// the sources (langZH, langEN).
+	QueryLang, SourceLang string
+}
+
+func (a *Agent) search(ctx context.Context, active, query string, k int) ([]Passage, error) {
+	res, err := a.searchFull(ctx, active, query, k)
+	return res.Passages, err
+}
+
+func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (res searchResult, err error) {
 	ctx, span := a.tracer.Start(ctx, "vibe.search", trace.WithAttributes(attribute.String("vibe.skill", active),
 		attribute.Int("vibe.k", k), attribute.String("vibe.request_id", RequestID(ctx))))
 	t0 := time.Now()
 	defer func() {
 		a.metrics.searchSeconds.Observe(time.Since(t0).Seconds())
-		span.SetAttributes(attribute.Int("vibe.passages", len(ps)))
+		span.SetAttributes(attribute.Int("vibe.passages", len(res.Passages)))
 		if err != nil {
 			a.metrics.searches.WithLabelValues(searchError).Inc()
 			a.metrics.fail(errKindSearch)
@@ -612,15 +644,27 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []P
 		span.End()
 	}()
 	if a.cfg.Searcher == nil {
-		return nil, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
+		return res, errors.New("search_knowledge: no knowledge store is configured; run `vibe ingest <theme>` and restart `vibe serve`")
 	}
 	sk, err := a.cfg.Skills.Get(active)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	text := query
-	if exp := a.bridge(sk, query); exp != "" {
-		text = query + " " + exp
+	ql, sl := queryLanguage(query), a.themeLanguage(sk)
+	res.QueryLang, res.SourceLang = ql, sl
+	if ql != sl {
+		if rw := a.rewriteQuery(ctx, query, sl); rw != "" {
+			res.SearchedAs, res.BridgedBy = rw, "llm"
+		} else if exp := a.bridge(sk, query, sl); exp != "" {
+			res.SearchedAs, res.BridgedBy = exp, "glossary"
+		} else {
+			res.Unbridged = true
+			res.Note = fmt.Sprintf("The question is in %s and the sources in %s, and it could not be carried over (no model configured to rewrite it, and it names no term of the skill's glossary): these passages match its words only and may not answer it; say so in the answer. / 问题与原文语言不同且无法转换，以下段落可能不相关，请在回答中说明。", languageName(ql), languageName(sl))
+		}
+		if res.SearchedAs != "" {
+			text = query + " " + res.SearchedAs
+		}
 	}
 	q := knowledge.Query{Theme: sk.Theme, Text: text, K: k, Mode: knowledge.SearchLexical}
 	if a.cfg.Embedder != nil {
@@ -630,13 +674,13 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []P
 	}
 	hits, err := a.cfg.Searcher.Search(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("search_knowledge: %w", err)
+		return res, fmt.Errorf("search_knowledge: %w", err)
 	}
-	out := make([]Passage, 0, len(hits))
+	res.Passages = make([]Passage, 0, len(hits))
 	ids := make([]string, 0, len(hits))
 	for _, h := range hits {
 		c := h.Chunk
-		out = append(out, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
+		res.Passages = append(res.Passages, Passage{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Score: h.Score, Text: c.Text})
 		ids = append(ids, c.ID)
 	}
 	if st := statsFrom(ctx); st != nil {
@@ -644,16 +688,27 @@ func (a *Agent) search(ctx context.Context, active, query string, k int) (ps []P
 	} else {
 		a.metrics.searches.WithLabelValues(searchNoTurn).Inc()
 	}
-	return out, nil
+	return res, nil
 }
 
-// bridge returns, for a query written mostly in another script than Han
-// (an English question over Chinese books), the Chinese terms and aliases
-// of the skill's glossary entries the query names ("hurting officer meets
-// officer" -> 伤官见官), so the search reaches passages that never use the
-// user's words. "" when the skill has no glossary, the query is mostly
-// Chinese already, or it names no glossary term.
-func (a *Agent) bridge(sk *skills.Skill, query string) string {
+// bridge returns the terms of the skill's glossary entries the query
+// names, in the sources' language lang: for an English question over
+// Chinese books their Chinese terms ("hurting officer meets officer" ->
+// 伤官见官), for a Chinese question over English books their English
+// names, so the search reaches passages that never use the user's words.
+// "" when the skill has no glossary or the query names no term of it.
+func (a *Agent) bridge(sk *skills.Skill, query, lang string) string {
+	idx, err := a.rules.get(sk)
+	if err != nil || len(idx.glossary) == 0 {
+		return ""
+	}
+	return strings.Join(idx.bridgeTerms(query, lang == langZH), " ")
+}
+
+// foreignQuery reports whether a query is written mostly in another script
+// than Han: a letter run is about five letters a word, and a word weighs as
+// much as a character or two of Chinese.
+func foreignQuery(query string) bool {
 	han, letters := 0, 0
 	for _, r := range query {
 		switch {
@@ -663,26 +718,5 @@ func (a *Agent) bridge(sk *skills.Skill, query string) string {
 			letters++
 		}
 	}
-	// A letter run is about five letters a word; a word weighs as much
-	// as a character or two of Chinese.
-	if han*3 >= letters/5 || letters == 0 {
-		return ""
-	}
-	idx, err := a.rules.get(sk)
-	if err != nil || len(idx.glossary) == 0 {
-		return ""
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Fields(idx.expansion(query)) {
-		hasHan := false
-		for _, r := range f {
-			hasHan = hasHan || unicode.Is(unicode.Han, r)
-		}
-		if hasHan && !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	return strings.Join(out, " ")
+	return letters > 0 && han*3 < letters/5
 }
