@@ -776,7 +776,7 @@ func TestLLMFaults(t *testing.T) {
 	var mu sync.Mutex
 	var waits []time.Duration
 	c := e.client(func(o *llm.Options) {
-		o.Timeout = 5 * time.Second // far above a normal answer even under -race on shared, loaded cores
+		o.Timeout = 10 * time.Second // far above a normal answer even under -race on shared cores at load 20 (5 s failed there)
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			waits = append(waits, d)
