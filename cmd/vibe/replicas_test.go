@@ -210,7 +210,9 @@ func replicaGet(t *testing.T, url string, v any) {
 // ran and while the answer streams; the client continues the conversation on
 // B. History, profile and skill data are whole: every finished turn is there
 // in order, the killed turn's message and its write are in the history as
-// in the profile, and B's next turn sees all of it.
+// in the profile, and B's next turn sees all of it. Each replica's /metrics
+// (its own listener) holds exactly the turns, tool calls and tokens it
+// served; see the metrics part at the end for what the killed one counted.
 func TestTwoReplicasOnePostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two vibe serve processes; skipped with -short")
