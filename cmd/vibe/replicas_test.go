@@ -8,24 +8,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
 
-// replicaMetricsCheck, when set (by the /metrics work), is called at the end
-// of TestTwoReplicasOnePostgres with the base URLs of the replicas still
-// running and what the test did, to assert the turn, tool and token series.
-var replicaMetricsCheck func(t *testing.T, replicas []string, turns, toolCalls int)
-
 // replica is one `vibe serve` process of TestTwoReplicasOnePostgres.
 type replica struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *syncBuffer
+	cmd     *exec.Cmd
+	url     string
+	metrics string // the metrics listener's /metrics URL
+	stderr  *syncBuffer
 }
 
 func startReplica(t *testing.T, ws string, env map[string]string) *replica {
@@ -40,7 +41,8 @@ func startReplica(t *testing.T, ws string, env map[string]string) *replica {
 	}
 	r := &replica{cmd: cmd, stderr: &syncBuffer{}}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	addr := make(chan string, 1)
+	// The API listens first, then the metrics listener (serve.metrics_addr).
+	addr := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
@@ -49,19 +51,95 @@ func startReplica(t *testing.T, ws string, env map[string]string) *replica {
 			if rest, ok := strings.CutPrefix(line, "vibe serve: listening on "); ok {
 				addr <- strings.Fields(rest)[0]
 			}
+			if rest, ok := strings.CutPrefix(line, "vibe serve: metrics on "); ok {
+				addr <- strings.Fields(rest)[0]
+			}
 		}
 		close(addr)
 	}()
-	select {
-	case u, ok := <-addr:
-		if !ok {
-			t.Fatalf("vibe serve ended:\n%s", r.stderr)
+	for _, u := range []*string{&r.url, &r.metrics} {
+		select {
+		case got, ok := <-addr:
+			if !ok {
+				t.Fatalf("vibe serve ended:\n%s", r.stderr)
+			}
+			*u = got
+		case <-time.After(60 * time.Second):
+			t.Fatalf("vibe serve did not listen (API and metrics):\n%s", r.stderr)
 		}
-		r.url = u
-	case <-time.After(60 * time.Second):
-		t.Fatalf("vibe serve did not listen:\n%s", r.stderr)
+	}
+	if !strings.HasSuffix(r.metrics, "/metrics") {
+		t.Fatalf("vibe serve: metrics line names %q, API %q", r.metrics, r.url)
 	}
 	return r
+}
+
+// scrapeMetrics reads a replica's /metrics in the Prometheus text format and
+// returns each counter and gauge series as name{label=value,...} (labels
+// sorted) to its value.
+func scrapeMetrics(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s = %d", url, resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse %s: %v", url, err)
+	}
+	got := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			sort.Strings(ls)
+			key := name + "{" + strings.Join(ls, ",") + "}"
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				got[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				got[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return got
+}
+
+// vibeSeries keeps the vibe_ series whose name starts with one of prefixes.
+func vibeSeries(all map[string]float64, prefixes ...string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range all {
+		for _, p := range prefixes {
+			if strings.HasPrefix(k, p+"{") {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// checkSeries compares got (the series of the checked families) with want
+// exactly: a wrong value, a missing series and an unexpected non-zero one
+// are errors.
+func checkSeries(t *testing.T, who string, got, want map[string]float64) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s = %v, want %v", who, k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok && v != 0 {
+			t.Errorf("%s: unexpected %s = %v", who, k, v)
+		}
+	}
 }
 
 // chat posts one message of conversation conv and returns the SSE events'
@@ -132,7 +210,9 @@ func replicaGet(t *testing.T, url string, v any) {
 // ran and while the answer streams; the client continues the conversation on
 // B. History, profile and skill data are whole: every finished turn is there
 // in order, the killed turn's message and its write are in the history as
-// in the profile, and B's next turn sees all of it.
+// in the profile, and B's next turn sees all of it. Each replica's /metrics
+// (its own listener) holds exactly the turns, tool calls and tokens it
+// served; see the metrics part at the end for what the killed one counted.
 func TestTwoReplicasOnePostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two vibe serve processes; skipped with -short")
@@ -143,7 +223,10 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	model := llmtest.New(t)
-	model.SetFallback(func(r llmtest.Request) llmtest.Reply {
+	// Every model answer reports the same usage, so the token series count
+	// the model calls each replica finished.
+	const inTok, outTok = 100, 10
+	script := func(r llmtest.Request) llmtest.Reply {
 		last := r.Messages[len(r.Messages)-1]
 		user := r.LastUserMessage()
 		afterTool := last.Role == llm.RoleTool
@@ -158,9 +241,14 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 			return llmtest.ToolCall("save_skill_data", `{"skill":"bazi","data":{"k4":4}}`)
 		}
 		return llmtest.Text("answer to " + user)
+	}
+	model.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		rep := script(r)
+		rep.PromptTokens, rep.CompletionTokens = inTok, outTok
+		return rep
 	})
 	env := map[string]string{"DATABASE_URL": url, "OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "test",
-		"VIBE_API_KEYS": "ka:alice", "VIBE_SERVE_ADDR": "127.0.0.1:0"}
+		"VIBE_API_KEYS": "ka:alice", "VIBE_SERVE_ADDR": "127.0.0.1:0", "VIBE_SERVE_METRICS_ADDR": "127.0.0.1:0"}
 	a, b := startReplica(t, ws, env), startReplica(t, ws, env)
 	const conv = "replicas-1"
 	turns, toolCalls := 0, 0
@@ -180,6 +268,28 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 	if types[len(types)-1] != "tool_result" {
 		t.Fatalf("killed turn: events %v", types)
 	}
+	// Kill only once A asked the model for the answer (the slow reply), so
+	// the turn is mid-stream and the model's request count is known.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n := 0
+		for _, r := range model.Requests() {
+			if r.LastUserMessage() == "save three" {
+				n++
+			}
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("A never asked the model for the killed turn's answer (%d requests)", n)
+		}
+	}
+	// A's counters die with it: scrape them now, with the turn in flight.
+	// A finished "hello" and "how are you" (one model call each) and, of
+	// the killed turn, the save_skill_data call and the model call asking
+	// for it; the model call streaming the answer has no usage yet and the
+	// turn has not ended, so neither is counted anywhere.
+	aSeen := scrapeMetrics(t, a.metrics)
 	if err := a.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +348,49 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 			t.Errorf("B's prompt lacks %q: %v", w, prompt)
 		}
 	}
-	if replicaMetricsCheck != nil {
-		replicaMetricsCheck(t, []string{b.url}, turns, toolCalls)
+
+	// Metrics. Each replica counts what it served in a registry of its own;
+	// nothing is shared through PostgreSQL, so the fleet's totals are the
+	// sum over replicas. A was scraped just before SIGKILL (above); what it
+	// did after that scrape is nothing the test can see, and nothing
+	// happened: it was blocked in the 5-minute model answer. B is scraped
+	// now, after "save two", "save four" and "after the crash".
+	//
+	// Model calls finished: A 3 (hello; how are you; save three's tool
+	// step), B 5 (two steps each for save two and save four, one for after
+	// the crash); the killed answer is the fake's 9th request.
+	const aCalls, bCalls = 3, 5
+	if n := model.Count(); n != aCalls+bCalls+1 {
+		t.Errorf("the model served %d requests, want %d", n, aCalls+bCalls+1)
+	}
+	families := []string{"vibe_turns_total", "vibe_tool_calls_total", "vibe_model_tokens_total", "vibe_model_calls_total", "vibe_active_streams"}
+	aGot, bGot := vibeSeries(aSeen, families...), vibeSeries(scrapeMetrics(t, b.metrics), families...)
+	checkSeries(t, "replica A before the kill", aGot, map[string]float64{
+		"vibe_turns_total{outcome=stop}":                         2,
+		"vibe_tool_calls_total{outcome=ok,tool=save_skill_data}": 1,
+		"vibe_model_calls_total{outcome=ok,stage=serve}":         aCalls,
+		"vibe_model_tokens_total{direction=in,stage=serve}":      aCalls * inTok,
+		"vibe_model_tokens_total{direction=out,stage=serve}":     aCalls * outTok,
+		"vibe_active_streams{}":                                  1, // the killed turn
+	})
+	checkSeries(t, "replica B", bGot, map[string]float64{
+		"vibe_turns_total{outcome=stop}":                         3,
+		"vibe_tool_calls_total{outcome=ok,tool=save_skill_data}": 2,
+		"vibe_model_calls_total{outcome=ok,stage=serve}":         bCalls,
+		"vibe_model_tokens_total{direction=in,stage=serve}":      bCalls * inTok,
+		"vibe_model_tokens_total{direction=out,stage=serve}":     bCalls * outTok,
+		"vibe_active_streams{}":                                  0,
+	})
+	// Summed over the replicas: every turn that ended (the killed one never
+	// did, on any replica) and every tool call, the killed turn's included.
+	sum := func(k string) float64 { return aGot[k] + bGot[k] }
+	if got := sum("vibe_turns_total{outcome=stop}"); got != float64(turns) {
+		t.Errorf("turns over the replicas = %v, want %d", got, turns)
+	}
+	if got := sum("vibe_tool_calls_total{outcome=ok,tool=save_skill_data}"); got != float64(toolCalls) {
+		t.Errorf("save_skill_data calls over the replicas = %v, want %d", got, toolCalls)
+	}
+	if got := sum("vibe_model_tokens_total{direction=in,stage=serve}") + sum("vibe_model_tokens_total{direction=out,stage=serve}"); got != (aCalls+bCalls)*(inTok+outTok) {
+		t.Errorf("tokens over the replicas = %v, want %d", got, (aCalls+bCalls)*(inTok+outTok))
 	}
 }
