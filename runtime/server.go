@@ -27,6 +27,8 @@ type ServerOptions struct {
 	Insecure       bool
 	MaxBodyBytes   int64
 	RequestsPerMin int
+	// TokensPerDay caps each user's model tokens a UTC day (0: no cap).
+	TokensPerDay int64
 	// FailedAuthPerMin is how many requests with a missing or wrong key a
 	// client address may send a minute before it gets 429 (default 20;
 	// negative: no limit).
@@ -59,6 +61,8 @@ type Server struct {
 	rate  *rateLimiter // per user
 	fails *rateLimiter // failed logins, per client address
 	mux   *http.ServeMux
+
+	tokens tokenCounter // per user, today (when the store does not share them)
 }
 
 // NewServer returns the HTTP handler of the API.
@@ -475,12 +479,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {
 		return
 	}
+	if !s.allowTokens(w, r, userOf(r)) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
 	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.agent.Turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
+	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})
@@ -663,6 +670,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	} else if !s.openConversation(w, r, turn.ConversationID, "send another X-Conversation-ID, or none") {
 		return
 	}
+	if !s.allowTokens(w, r, userOf(r)) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.TurnTimeout)
 	defer cancel()
 	defer s.streaming()()
@@ -686,7 +696,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.Stream {
 		var sb strings.Builder
-		_, err := s.agent.Turn(ctx, turn, func(ev Event) error {
+		_, err := s.turn(ctx, turn, func(ev Event) error {
 			noteUsage(ev)
 			sb.WriteString(EventText(ev))
 			return nil
@@ -719,7 +729,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if err := chunk(map[string]any{"role": "assistant", "content": ""}, nil); err != nil {
 		return
 	}
-	_, err := s.agent.Turn(ctx, turn, func(ev Event) error {
+	_, err := s.turn(ctx, turn, func(ev Event) error {
 		noteUsage(ev)
 		if t := EventText(ev); t != "" {
 			return chunk(map[string]any{"content": t}, nil)

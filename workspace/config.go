@@ -136,11 +136,14 @@ type CheckConfig struct {
 
 // ServeConfig configures vibe serve.
 type ServeConfig struct {
-	Addr            string        `yaml:"addr"`
-	MaxSteps        int           `yaml:"max_steps"`
-	MaxInputChars   int           `yaml:"max_input_chars"`
-	MaxBodyBytes    int64         `yaml:"max_body_bytes"`
-	RequestsPerMin  int           `yaml:"requests_per_minute"`
+	Addr           string `yaml:"addr"`
+	MaxSteps       int    `yaml:"max_steps"`
+	MaxInputChars  int    `yaml:"max_input_chars"`
+	MaxBodyBytes   int64  `yaml:"max_body_bytes"`
+	RequestsPerMin int    `yaml:"requests_per_minute"`
+	// TokensPerDay caps each user's model tokens (prompt + completion) a
+	// UTC day; 0 (the default) turns the cap off.
+	TokensPerDay    int64         `yaml:"tokens_per_day"`
 	TurnTimeout     time.Duration `yaml:"turn_timeout"`
 	SummaryEvery    int           `yaml:"summary_every"`
 	ToolTimeout     time.Duration `yaml:"tool_timeout"`
@@ -353,6 +356,9 @@ func (c *Config) Validate(src Sources) error {
 			shown = append(shown, x)
 		}
 		errs = append(errs, fmt.Errorf("%s: %s %q is not allowed; use one of %s", src.Of(a.key), a.key, v, strings.Join(shown, ", ")))
+	}
+	if n := c.Serve.TokensPerDay; n < 0 {
+		errs = append(errs, fmt.Errorf("%s: serve.tokens_per_day %d is negative; give the tokens a user may spend a UTC day, or 0 for no limit", src.Of("serve.tokens_per_day"), n))
 	}
 	return errors.Join(errs...)
 }

@@ -125,6 +125,7 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 		{"convert:\n  pdf_engine: mupdf\n", `convert.pdf_engine "mupdf"`},
 		{"chunk:\n  encoding: p50k\n", `chunk.encoding "p50k"`},
 		{"extract:\n  extractor: gpt\n", `extract.extractor "gpt"`},
+		{"serve:\n  tokens_per_day: -5\n", p + `:2: serve.tokens_per_day -5 is negative`},
 	} {
 		if err := os.WriteFile(p, []byte(bad.file), 0o644); err != nil {
 			t.Fatal(err)

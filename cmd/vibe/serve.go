@@ -219,7 +219,7 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 	}
 	closeStore := func() { closeAgent(); stopTracing() }
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
-		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
+		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TokensPerDay: cfg.Serve.TokensPerDay, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
 		CORSOrigins: cfg.Serve.CORSOrigins, Logger: a.requestLogger(ctx, cfg.Serve.LogFormat), LogContent: cfg.Serve.LogContent})
 	if err != nil {
 		closeStore()

@@ -110,6 +110,11 @@ CREATE TABLE kb_build_holder (theme TEXT PRIMARY KEY, holder TEXT NOT NULL, star
 CREATE TABLE mem_rate (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, last TIMESTAMPTZ NOT NULL);
 `},
 	{8, "user history and summaries", historySQL},
+	// Per-user model tokens a UTC day, shared by every vibe serve on the
+	// database (serve.tokens_per_day).
+	{9, "daily token quotas", `
+CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day DATE NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (user_id, day));
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.

@@ -36,6 +36,9 @@ type Store struct {
 	common    commonLexemes      // lexemes in half the chunks or more
 	// ratesSwept is when this process last dropped idle rate buckets.
 	ratesSwept time.Time
+	// tokenDaysSwept is the UTC day this process last dropped old daily
+	// token counts.
+	tokenDaysSwept time.Time
 }
 
 var _ knowledge.Store = (*Store)(nil)
