@@ -11,9 +11,9 @@ import (
 )
 
 // SharedTokenQuota is a store that keeps each user's model tokens of the
-// UTC day for every replica on it (PostgreSQL): with it,
-// serve.tokens_per_day is a limit per user across all replicas, not per
-// process.
+// UTC day for every replica on it (PostgreSQL, and the processes on one
+// SQLite file): with it, serve.tokens_per_day is a limit per user across
+// all replicas and restarts, not per process.
 type SharedTokenQuota interface {
 	TokensToday(ctx context.Context, user string, now time.Time) (int64, error)
 	AddTokens(ctx context.Context, user string, n int64, now time.Time) error

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/pgvector"
+	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm"
 )
 
@@ -146,29 +149,58 @@ func TestTokensPerDay(t *testing.T) {
 }
 
 // TestTokensPerDaySharedByReplicas: two Servers on one PostgreSQL (two
-// replicas) add alice's tokens to one count of the day: 50 on A, then 50
-// on B (B saw 50, under 80), then both refuse her; bob is not limited.
+// replicas) add alice's tokens to one count of the day.
 func TestTokensPerDaySharedByReplicas(t *testing.T) {
 	url := postgresURL(t)
-	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	var urls []string
+	var stores []knowledge.MemoryStore
 	for range 2 {
 		st, err := pgvector.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	sharedTokens(t, stores)
+}
+
+// TestTokensPerDayOnSQLite: two Servers on one SQLite file count alice's
+// tokens together, and a third that served none of her turns (as after a
+// restart) refuses her too.
+func TestTokensPerDayOnSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vibe.db")
+	var stores []knowledge.MemoryStore
+	for range 3 {
+		st, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	sharedTokens(t, stores)
+}
+
+// sharedTokens runs Servers over stores (one file or database) with
+// serve.tokens_per_day 80: alice spends 50 on the first, then 50 on the
+// second (which saw 50, under 80), then every one refuses her; bob is not
+// limited.
+func sharedTokens(t *testing.T, stores []knowledge.MemoryStore) {
+	t.Helper()
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	var urls []string
+	for _, st := range stores {
 		urls = append(urls, newQuotaServer(t, &usageModel{}, st, ServerOptions{TokensPerDay: 80, Now: clock}))
 	}
 	for i := range 2 {
 		if code, tokens, _, body := quotaTurn(t, urls[i], "ka"); code != 200 || tokens != 50 {
-			t.Fatalf("alice's turn on replica %d = %d, %d tokens (%s)", i+1, code, tokens, body)
+			t.Fatalf("alice's turn on server %d = %d, %d tokens (%s)", i+1, code, tokens, body)
 		}
 	}
-	for i := range 2 {
+	for i := range urls {
 		code, _, retry, body := quotaTurn(t, urls[i], "ka")
-		checkTokenRefusal(t, "alice's third turn on replica "+string(rune('A'+i)), code, retry, body, "21600")
+		checkTokenRefusal(t, fmt.Sprintf("alice's third turn on server %d", i+1), code, retry, body, "21600")
 	}
 	if code, _, _, body := quotaTurn(t, urls[1], "kb"); code != 200 {
 		t.Fatalf("bob = %d (%s)", code, body)

@@ -70,6 +70,11 @@ CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
 `},
 	{4, "conversations scoped per user", convPerUserSQL},
 	{5, "user history and summaries", historySQL},
+	// Per-user model tokens a UTC day (serve.tokens_per_day), kept across
+	// restarts and shared by the processes on the file.
+	{6, "daily token quotas", `
+CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day TEXT NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (user_id, day));
+`},
 }
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),
