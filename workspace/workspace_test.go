@@ -134,4 +134,16 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 			t.Errorf("%q: want an error containing %q, got %v", bad.file, bad.want, err)
 		}
 	}
+	if err := os.WriteFile(p, []byte("serve:\n  tokens_per_day: 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := LoadConfig(p, env(nil)); err != nil || cfg.Serve.TokensPerDay != 100 {
+		t.Errorf("serve.tokens_per_day: 100 loaded as %d, %v", cfg.Serve.TokensPerDay, err)
+	}
+	if cfg, err := LoadConfig(p, env(map[string]string{"VIBE_SERVE_TOKENS_PER_DAY": "250000"})); err != nil || cfg.Serve.TokensPerDay != 250000 {
+		t.Errorf("VIBE_SERVE_TOKENS_PER_DAY=250000 loaded as %d, %v", cfg.Serve.TokensPerDay, err)
+	}
+	if _, err := LoadConfig(p, env(map[string]string{"VIBE_SERVE_TOKENS_PER_DAY": "-1"})); err == nil || !strings.Contains(err.Error(), "env VIBE_SERVE_TOKENS_PER_DAY: serve.tokens_per_day -1 is negative") {
+		t.Errorf("VIBE_SERVE_TOKENS_PER_DAY=-1: got %v", err)
+	}
 }
