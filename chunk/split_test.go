@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/racetest"
 )
 
 func newSplitter(t testing.TB, opts Options) *Splitter {
@@ -222,6 +223,7 @@ func corpusConverted(t testing.TB, path string) []byte {
 }
 
 func TestSplitCorpus(t *testing.T) {
+	racetest.SequentialOnly(t)
 	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "*", "*.md"))
 	if len(files) == 0 {
 		t.Fatal("no corpus files")
