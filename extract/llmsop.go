@@ -17,8 +17,6 @@ const (
 	// maxSOPCandidates bounds the method steps shown to the SOP pass; the
 	// most often stated come first.
 	maxSOPCandidates = 60
-	// maxSOPSupports bounds the tier-2 rules offered as step support.
-	maxSOPSupports = 20
 	// maxStepEvidence bounds the quotes a step keeps.
 	maxStepEvidence = 3
 )
@@ -102,14 +100,10 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 		fmt.Fprintf(&sb, "%s | %s | %s\n", s.id, nonEmpty(s.phase, "P4"), s.line())
 	}
 	sb.WriteString("\nRules, patterns and red flags of the skill (id | kind | text):\n")
-	t2 := sel.t2
-	if len(t2) > maxSOPSupports {
-		t2 = t2[:maxSOPSupports]
-	}
 	for _, g := range []struct {
 		label string
 		xs    []*item
-	}{{"tier1 rule", sel.t1}, {"tier2 rule", t2}, {"pattern", sel.patterns}, {"red flag", sel.flags}} {
+	}{{"tier1 rule", sel.t1}, {"pattern", sel.patterns}, {"red flag", sel.flags}} {
 		for _, it := range g.xs {
 			support[it.id] = it
 			fmt.Fprintf(&sb, "%s | %s | %s\n", it.id, g.label, it.line())

@@ -104,7 +104,7 @@ func (x *llmRun) finishPlan() {
 	}
 	if !x.ran[StageSOP] {
 		items := (candTokens + candidateShare*gapCompletion) / avgItemTokens
-		lines := min(int(stepShare*items), maxSOPCandidates) + min(int(items), maxTier1+maxSOPSupports+maxPatterns+maxRedFlags)
+		lines := min(int(stepShare*items), maxSOPCandidates) + min(int(items), maxTier1+maxPatterns+maxRedFlags)
 		p := x.overhead(StageSOP, sopPrompt, "extract_sop", sopSchema) + lines*avgItemTokens
 		estimated(sp, 1, p, sopAnswerTokens, "estimate: depends on the earlier answers")
 	}

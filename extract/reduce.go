@@ -136,10 +136,11 @@ const (
 	maxCluster = 8
 	// maxBatchItems and maxBatchTokens bound one reduce request.
 	// One request holds the candidates of a short book: every request
-	// repeats the system prompt and the schema (about 1,000 tokens), and an
-	// answer to 160 candidates stays well within 16k output tokens.
-	maxBatchItems  = 160
-	maxBatchTokens = 8000
+	// repeats the system prompt and the schema (about 800 tokens), and an
+	// answer to 240 candidates (about 50 tokens each) stays within 16k
+	// output tokens.
+	maxBatchItems  = 240
+	maxBatchTokens = 10000
 )
 
 func (x *llmRun) threshold() float64 {
