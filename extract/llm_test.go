@@ -149,7 +149,7 @@ func fakeReduce(msg string) llmtest.Reply {
 		var kinds []string
 		for _, c := range g {
 			if c.kind == kindRule {
-				cond := strings.TrimPrefix(strings.SplitN(c.text, " THEN ", 2)[0], "IF ")
+				cond := strings.SplitN(c.text, " → ", 2)[0]
 				if utf8.RuneCountInString(cond) <= 3 {
 					dropped = append(dropped, map[string]string{"id": c.id, "reason": "common_sense", "why": "条件过短，不成专家规则"})
 					continue
@@ -170,9 +170,10 @@ func fakeReduce(msg string) llmtest.Reply {
 			it := map[string]any{"kind": k, "members": ids, "importance": 1 + utf8.RuneCountInString(lead.text)%5}
 			switch k {
 			case kindRule:
-				parts := strings.SplitN(strings.TrimPrefix(lead.text, "IF "), " THEN ", 2)
-				it["tier"], it["condition"], it["conclusion"] = lead.extra, parts[0], parts[len(parts)-1]
-				if lead.extra == "tier1" {
+				parts := strings.SplitN(lead.text, " → ", 2)
+				tier := strings.Replace(lead.extra, "t", "tier", 1)
+				it["tier"], it["condition"], it["conclusion"] = tier, parts[0], parts[len(parts)-1]
+				if tier == "tier1" {
 					it["action"], it["priority"] = "提醒用户："+parts[len(parts)-1], "critical"
 				}
 			case kindPattern:
@@ -540,7 +541,7 @@ func TestLLMRebuildKeepsIDs(t *testing.T) {
 		}
 	}
 	pad := ""
-	for utf8.RuneCountInString("IF 凡身旺无依 THEN 忌再行比劫之运"+pad)%5 != 4 {
+	for utf8.RuneCountInString("凡身旺无依 → 忌再行比劫之运"+pad)%5 != 4 {
 		pad += "矣"
 	}
 	chunks[at].Text = "凡身旺无依，忌再行比劫之运" + pad + "。\n" + chunks[at].Text

@@ -400,7 +400,9 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 		line := func(it *item) {
 			switch it.kind {
 			case kindRule:
-				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, nonEmpty(it.tier, "tier2"), it.line())
+				// Compact: "t1" for tier1, "→" for THEN (a few tokens a line).
+				body := strings.Replace(strings.TrimPrefix(it.line(), "IF "), " THEN ", " → ", 1)
+				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, strings.Replace(nonEmpty(it.tier, "tier2"), "tier", "t", 1), body)
 			case kindFlag:
 				fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
 			default:

@@ -382,7 +382,9 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	}
 	// Prompt cost: the recording sent 1.90 prompt tokens per source token
 	// without the schemas (extraction and SKILL.md prose, 2.07 with them);
-	// this build sends 1.73 (1.81 with them), and must not go back. The goal of issue 13 is under 1.5, not reached yet
+	// this build sends 1.55 with them (1.48 without; 1.81 before the tier
+	// request was folded into the reduce), and must not go back. The goal
+	// of issue 13 is under 1.5 with the schemas, not reached yet
 	// (docs/extract.md). The dry run's estimate is within 15% of what is
 	// sent.
 	var st struct {
@@ -395,11 +397,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	// the prompt an endpoint bills), and without the schemas as issue 13
 	// counted the recording (1.90).
 	sent, bare, byPass := 0, 0, map[string]int{}
-	for i, r := range srv.Requests() {
-		if d := os.Getenv("H14DUMP"); d != "" {
-			b, _ := json.Marshal(r)
-			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("%02d.json", i)), b, 0o644)
-		}
+	for _, r := range srv.Requests() {
 		req := llm.Request{Messages: r.Messages}
 		b := llm.PromptTokens(req, sp.Count)
 		var rf struct {
@@ -416,11 +414,11 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		bare += b
 		byPass[r.SchemaName()] += n
 	}
-	ratio := float64(bare) / float64(st.SourceTokens)
+	ratio := float64(sent) / float64(st.SourceTokens)
 	t.Logf("prompt tokens: %d sent with the schemas (%v), %d without, for %d source tokens: %.2f per source token with the schemas, %.2f without; dry-run estimate %d",
-		sent, byPass, bare, st.SourceTokens, float64(sent)/float64(st.SourceTokens), ratio, plan.DryRun.Total.PromptTokens)
-	if ratio > 1.74 {
-		t.Errorf("%.2f prompt tokens per source token, want at most 1.74 (the goal is under 1.5)", ratio)
+		sent, byPass, bare, st.SourceTokens, ratio, float64(bare)/float64(st.SourceTokens), plan.DryRun.Total.PromptTokens)
+	if ratio > 1.56 {
+		t.Errorf("%.2f prompt tokens per source token with the schemas, want at most 1.56 (the goal is under 1.5)", ratio)
 	}
 	if est := float64(plan.DryRun.Total.PromptTokens); est < 0.85*float64(sent) || est > 1.15*float64(sent) {
 		t.Errorf("dry-run estimate %d prompt tokens, %d sent: want within 15%%", plan.DryRun.Total.PromptTokens, sent)
