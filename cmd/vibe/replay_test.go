@@ -380,6 +380,11 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
 	}
+	for _, l := range strings.Split(out+errOut, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "sop:" || f[0] == "patterns:" || f[0] == "rules:" || f[0] == "tiers:") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
 	// Prompt cost: the recording sent 1.90 prompt tokens per source token
 	// without the schemas (extraction and SKILL.md prose, 2.07 with them);
 	// this build sends 1.55 with them (1.48 without; 1.81 before the tier
