@@ -25,8 +25,6 @@ var (
 	gapPrompt string
 	//go:embed prompts/reduce.md
 	reducePrompt string
-	//go:embed prompts/tiers.md
-	tiersPrompt string
 	//go:embed prompts/sop.md
 	sopPrompt string
 )
@@ -39,14 +37,13 @@ func promptVersion(p string) string {
 // PromptVersion lists the versions of the embedded prompts, in pass order;
 // it is written in meta.prompt_version of LLM-extracted files.
 var PromptVersion = strings.Join([]string{promptVersion(mapPrompt), promptVersion(reducePrompt),
-	promptVersion(gapPrompt), promptVersion(tiersPrompt), promptVersion(sopPrompt)}, " ")
+	promptVersion(gapPrompt), promptVersion(sopPrompt)}, " ")
 
 // Stages label the requests of each pass in the client's usage and cache.
 const (
 	StageMap    = "extract.map"
 	StageReduce = "extract.reduce"
 	StageGap    = "extract.gap"
-	StageTiers  = "extract.tiers"
 	StageSOP    = "extract.sop"
 )
 
@@ -57,7 +54,7 @@ const gapSuffix = "+gap"
 const reduceGap = StageReduce + gapSuffix
 
 // Stages lists the passes in the order they run.
-func Stages() []string { return []string{StageMap, StageReduce, StageGap, StageTiers, StageSOP} }
+func Stages() []string { return []string{StageMap, StageReduce, StageGap, StageSOP} }
 
 // Completer is what extraction needs of an LLM client (*llm.Client).
 type Completer interface {
@@ -359,7 +356,8 @@ type llmRun struct {
 // LLM extracts with a model: map over sections, reduce (group near
 // duplicates by embedding similarity, let the model merge their wording and
 // drop common sense), a gap pass re-reading rule-like sections no item
-// cites, tiers chosen by the model against the design's targets, and an SOP
+// cites, tiers filled from the reduce's tiers and importances against the
+// design's targets, and an SOP
 // whose steps name their tools. Every quote is verified against its chunk.
 // A request error stops the run; every answer received is in the client's
 // cache, so a rerun resumes.
@@ -417,10 +415,7 @@ func (x *llmRun) run(ctx context.Context) (knowledge.Files, error) {
 		}
 	}
 	x.st.Reviewed = len(merged)
-	sel, err := x.tiers(ctx, merged)
-	if err != nil {
-		return knowledge.Files{}, err
-	}
+	sel := x.tiers(merged)
 	sop, err := x.sop(ctx, steps, sel)
 	if err != nil {
 		return knowledge.Files{}, err

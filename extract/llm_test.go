@@ -28,8 +28,7 @@ import (
 
 // The fake model below answers every pass of the LLM path the way a model
 // would, computed from the request: it finds rule-like sentences and quotes
-// them, merges each group of the reduce, drops vague candidates, picks the
-// tiers and writes a five-phase SOP. It skips the heading groups whose
+// them, merges each group of the reduce, drops vague candidates and writes a five-phase SOP. It skips the heading groups whose
 // heading has an odd number of characters in the map, so the gap pass has
 // gaps to find.
 
@@ -150,7 +149,7 @@ func fakeReduce(msg string) llmtest.Reply {
 		var kinds []string
 		for _, c := range g {
 			if c.kind == kindRule {
-				cond := strings.TrimPrefix(strings.SplitN(c.text, " THEN ", 2)[0], "IF ")
+				cond := strings.SplitN(c.text, " → ", 2)[0]
 				if utf8.RuneCountInString(cond) <= 3 {
 					dropped = append(dropped, map[string]string{"id": c.id, "reason": "common_sense", "why": "条件过短，不成专家规则"})
 					continue
@@ -171,9 +170,10 @@ func fakeReduce(msg string) llmtest.Reply {
 			it := map[string]any{"kind": k, "members": ids, "importance": 1 + utf8.RuneCountInString(lead.text)%5}
 			switch k {
 			case kindRule:
-				parts := strings.SplitN(strings.TrimPrefix(lead.text, "IF "), " THEN ", 2)
-				it["tier"], it["condition"], it["conclusion"] = lead.extra, parts[0], parts[len(parts)-1]
-				if lead.extra == "tier1" {
+				parts := strings.SplitN(lead.text, " → ", 2)
+				tier := strings.Replace(lead.extra, "t", "tier", 1)
+				it["tier"], it["condition"], it["conclusion"] = tier, parts[0], parts[len(parts)-1]
+				if tier == "tier1" {
 					it["action"], it["priority"] = "提醒用户："+parts[len(parts)-1], "critical"
 				}
 			case kindPattern:
@@ -188,25 +188,6 @@ func fakeReduce(msg string) llmtest.Reply {
 		}
 	}
 	return llmtest.JSON(map[string]any{"items": items, "dropped": dropped})
-}
-
-func fakeTiers(msg string) llmtest.Reply {
-	out := map[string][]string{"tier1_must_know": {}, "tier2_core": {}, "tier3_edge": {}, "quick_patterns": {}, "red_flags": {}}
-	caps := map[string]int{"tier1_must_know": 10, "tier2_core": 50, "tier3_edge": 30, "quick_patterns": 20, "red_flags": 10}
-	for _, l := range strings.Split(msg, "\n") {
-		m := listLine.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		list := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[strings.Fields(m[2])[0]]
-		if list == "" {
-			list = "red_flags"
-		}
-		if len(out[list]) < caps[list] {
-			out[list] = append(out[list], m[1])
-		}
-	}
-	return llmtest.JSON(out)
 }
 
 func fakeSOP(msg string) llmtest.Reply {
@@ -265,8 +246,6 @@ func fakeModel(r llmtest.Request) llmtest.Reply {
 		return fakeRead(msg, false)
 	case strings.Contains(sys, "version: reduce/"):
 		return fakeReduce(msg)
-	case strings.Contains(sys, "version: tiers/"):
-		return fakeTiers(msg)
 	case strings.Contains(sys, "version: sop/"):
 		return fakeSOP(msg)
 	}
@@ -276,7 +255,7 @@ func fakeModel(r llmtest.Request) llmtest.Reply {
 // stageOf names the pass of a request the server received.
 func stageOf(r llmtest.Request) string {
 	sys := r.SystemMessage()
-	for _, s := range []string{"map", "gap", "reduce", "tiers", "sop"} {
+	for _, s := range []string{"map", "gap", "reduce", "sop"} {
 		if strings.Contains(sys, "version: "+s+"/") {
 			return "extract." + s
 		}
@@ -458,7 +437,7 @@ func TestLLMBuild(t *testing.T) {
 		t.Errorf("gap pass found nothing: %+v", st)
 	}
 	reqs := requests(e.srv)
-	if reqs[StageMap] != st.Sections || reqs[StageGap] != st.GapRequests || reqs[StageTiers] != 1 || reqs[StageSOP] != 1 || reqs[StageReduce] == 0 {
+	if reqs[StageMap] != st.Sections || reqs[StageGap] != st.GapRequests || reqs[StageSOP] != 1 || reqs[StageReduce] == 0 {
 		t.Errorf("requests per pass %v, stats %+v", reqs, st)
 	}
 	// Gap candidates went through the reduce: some kept item cites a chunk
@@ -562,7 +541,7 @@ func TestLLMRebuildKeepsIDs(t *testing.T) {
 		}
 	}
 	pad := ""
-	for utf8.RuneCountInString("IF 凡身旺无依 THEN 忌再行比劫之运"+pad)%5 != 4 {
+	for utf8.RuneCountInString("凡身旺无依 → 忌再行比劫之运"+pad)%5 != 4 {
 		pad += "矣"
 	}
 	chunks[at].Text = "凡身旺无依，忌再行比劫之运" + pad + "。\n" + chunks[at].Text
@@ -652,7 +631,7 @@ func TestLLMResume(t *testing.T) {
 	}
 	total := len(order)
 	// Kill points: the middle of the map, the first reduce request, the
-	// middle of the gap pass, the tier request and the SOP request.
+	// middle of the gap pass and the SOP request.
 	first := func(stage string) int {
 		for i, s := range order {
 			if s == stage {
@@ -684,8 +663,7 @@ func TestLLMResume(t *testing.T) {
 			t.Fatal("no reduce after the gap pass")
 			return 0
 		}(),
-		"tiers": first(StageTiers),
-		"sop":   first(StageSOP),
+		"sop": first(StageSOP),
 	}
 	for name, k := range points {
 		t.Run(name, func(t *testing.T) {
@@ -742,8 +720,6 @@ func faulty(t *testing.T) (func(llmtest.Request) llmtest.Reply, func() map[strin
 				return llmtest.Text(`{"items":[{"kind":"rule","members":[]}],"dropped":"none"}`) // breaks the schema
 			case s == StageGap && n == 1:
 				return llmtest.Status(503, "overloaded")
-			case s == StageTiers && n == 1:
-				return llmtest.Text(`{"tier1_must_know":"all of them"}`) // breaks the schema
 			case s == StageSOP && n == 1:
 				return llmtest.ToolCall("extract_sop", good(r)) // the answer as a function call
 			}
@@ -792,7 +768,7 @@ func TestLLMFaults(t *testing.T) {
 		t.Error("the faults changed the files")
 	}
 	u := c.Usage()
-	if u[StageMap].Retries != 3 || u[StageReduce].Retries != 1 || u[StageReduce].Repairs != 1 || u[StageGap].Retries != 1 || u[StageTiers].Repairs != 1 {
+	if u[StageMap].Retries != 3 || u[StageReduce].Retries != 1 || u[StageReduce].Repairs != 1 || u[StageGap].Retries != 1 {
 		t.Errorf("usage %+v", u)
 	}
 	found := false
@@ -877,14 +853,14 @@ func TestLLMDryRun(t *testing.T) {
 	if p[StageMap].Requests != len(sections(chunks)) || p[StageMap].Estimated || p[StageMap].PromptTokens == 0 || p[StageMap].CompletionTokens == 0 {
 		t.Errorf("map plan %+v", p[StageMap])
 	}
-	for _, s := range []string{StageReduce, StageGap, StageTiers, StageSOP} {
+	for _, s := range []string{StageReduce, StageGap, StageSOP} {
 		if !p[s].Estimated || p[s].Requests == 0 || p[s].PromptTokens == 0 || p[s].CompletionTokens == 0 {
 			t.Errorf("%s plan %+v, want an estimate", s, p[s])
 		}
 	}
 	// A build killed at its first gap request: the dry run now plans the
 	// map and the reduce from the cache, the gap exactly, and estimates
-	// only the tier and SOP requests.
+	// only the SOP request.
 	ctx, cancel := context.WithCancel(context.Background())
 	inner := e.client(nil)
 	killAtGap := completerFunc(func(ctx context.Context, r llm.Request) (llm.Response, error) {
@@ -906,8 +882,8 @@ func TestLLMDryRun(t *testing.T) {
 	if r := mid[StageReduce]; r.Cached == 0 || !r.Estimated || !strings.Contains(r.Note, "gap") {
 		t.Errorf("reduce plan after the kill %+v", r)
 	}
-	if mid[StageGap].Requests == 0 || mid[StageGap].Estimated || !mid[StageTiers].Estimated || !mid[StageSOP].Estimated {
-		t.Errorf("plan after the kill: gap %+v (want exact), tiers %+v, sop %+v (want estimates)", mid[StageGap], mid[StageTiers], mid[StageSOP])
+	if mid[StageGap].Requests == 0 || mid[StageGap].Estimated || !mid[StageSOP].Estimated {
+		t.Errorf("plan after the kill: gap %+v (want exact), sop %+v (want an estimate)", mid[StageGap], mid[StageSOP])
 	}
 	// The build sends what the plan said for the passes it knew exactly.
 	c := e.client(nil)
@@ -996,7 +972,7 @@ func TestClusterAndApplyReduce(t *testing.T) {
 // and completion tokens (the fake server's bytes/4) per pass, and returns
 // the prompt tokens sent per source token by the map, reduce and gap passes
 // (which grow with the sources) and by the whole build (which adds the
-// single tier and SOP requests).
+// single SOP request).
 func report(tb testing.TB, c *llm.Client, srv *llmtest.Server, res Result) (scaling, whole float64) {
 	tb.Helper()
 	all, grow := 0, 0

@@ -17,8 +17,9 @@ const (
 	// maxSOPCandidates bounds the method steps shown to the SOP pass; the
 	// most often stated come first.
 	maxSOPCandidates = 60
-	// maxSOPSupports bounds the tier-2 rules offered as step support.
-	maxSOPSupports = 20
+	// minSOPSupports is the rules, patterns and red flags offered as step
+	// support at least, tier-2 rules making up for few of the others.
+	minSOPSupports = 20
 	// maxStepEvidence bounds the quotes a step keeps.
 	maxStepEvidence = 3
 )
@@ -102,9 +103,12 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 		fmt.Fprintf(&sb, "%s | %s | %s\n", s.id, nonEmpty(s.phase, "P4"), s.line())
 	}
 	sb.WriteString("\nRules, patterns and red flags of the skill (id | kind | text):\n")
-	t2 := sel.t2
-	if len(t2) > maxSOPSupports {
-		t2 = t2[:maxSOPSupports]
+	// Tier-1 rules, patterns and red flags; tier-2 rules only to make up
+	// minSOPSupports (every line costs ~40 prompt tokens, and the tier-2
+	// rules of a book are mostly judgements, not method).
+	var t2 []*item
+	if n := len(sel.t1) + len(sel.patterns) + len(sel.flags); n < minSOPSupports {
+		t2 = sel.t2[:min(len(sel.t2), minSOPSupports-n)]
 	}
 	for _, g := range []struct {
 		label string

@@ -24,10 +24,8 @@ const (
 	avgItemTokens = 40
 	// stepShare is the method steps per map candidate.
 	stepShare = 0.05
-	// tiersAnswerTokens and sopAnswerTokens are the expected answers of
-	// the single tier and SOP requests.
-	tiersAnswerTokens = 600
-	sopAnswerTokens   = 2000
+	// sopAnswerTokens is the expected answer of the SOP request.
+	sopAnswerTokens = 2000
 )
 
 // mapRatio is the answer tokens per source token of the map: measured on
@@ -49,14 +47,13 @@ func (x *llmRun) overhead(stage, prompt, schemaName, schema string) int {
 // because they depend on answers not received.
 func (x *llmRun) finishPlan() {
 	ratio, how := x.mapRatio()
-	mp, rp, gp, tp, sp := x.planFor(StageMap), x.planFor(StageReduce), x.planFor(StageGap), x.planFor(StageTiers), x.planFor(StageSOP)
+	mp, rp, gp, sp := x.planFor(StageMap), x.planFor(StageReduce), x.planFor(StageGap), x.planFor(StageSOP)
 	// Answers of the requests counted exactly.
 	mp.CompletionTokens = int(ratio * float64(mp.PromptTokens))
 	rp.CompletionTokens = int(reduceAnswerRatio * float64(rp.PromptTokens))
-	tp.CompletionTokens = tiersAnswerTokens * tp.Requests
 	sp.CompletionTokens = sopAnswerTokens * sp.Requests
 	mp.Note = fmt.Sprintf("requests and prompt tokens exact; answers estimated at %.2f tokens per source token (%s)", ratio, how)
-	for _, p := range []*PassPlan{rp, gp, tp, sp} {
+	for _, p := range []*PassPlan{rp, gp, sp} {
 		if p.Requests > 0 {
 			p.Note = "requests and prompt tokens exact; answers estimated"
 		}
@@ -105,20 +102,14 @@ func (x *llmRun) finishPlan() {
 			rp.Note = "estimate: depends on the map and gap answers"
 		}
 	}
-	if !x.ran[StageTiers] {
-		items := int((candTokens + candidateShare*gapCompletion) / avgItemTokens)
-		shown := min(items, preselect*(maxTier1+maxTier2+maxTier3+maxPatterns+maxRedFlags))
-		p := x.overhead(StageTiers, tiersPrompt, "extract_tiers", tiersSchema) + shown*avgItemTokens
-		estimated(tp, 1, p, tiersAnswerTokens, "estimate: depends on the reduce answers")
-	}
 	if !x.ran[StageSOP] {
 		items := (candTokens + candidateShare*gapCompletion) / avgItemTokens
-		lines := min(int(stepShare*items), maxSOPCandidates) + min(int(items), maxTier1+maxSOPSupports+maxPatterns+maxRedFlags)
+		lines := min(int(stepShare*items), maxSOPCandidates) + min(int(items), maxTier1+maxPatterns+maxRedFlags)
 		p := x.overhead(StageSOP, sopPrompt, "extract_sop", sopSchema) + lines*avgItemTokens
 		estimated(sp, 1, p, sopAnswerTokens, "estimate: depends on the earlier answers")
 	}
 	if x.noEmbed {
-		for _, p := range []*PassPlan{rp, gp, tp, sp} {
+		for _, p := range []*PassPlan{rp, gp, sp} {
 			if p.Estimated {
 				p.Note += " (grouping candidates needs the embedder, which a dry run does not call)"
 			}

@@ -136,15 +136,11 @@ const (
 	maxCluster = 8
 	// maxBatchItems and maxBatchTokens bound one reduce request.
 	// One request holds the candidates of a short book: every request
-	// repeats the system prompt and the schema (about 1,000 tokens), and an
-	// answer to 160 candidates stays well within 16k output tokens.
-	maxBatchItems  = 160
-	maxBatchTokens = 8000
-	// preselect is how many times the design's target of each tier the
-	// tier pass sees, best first (a fifth more: with every reviewed rule
-	// shown the pass cost a quarter of the extraction, and items of
-	// importance 5 left out still take free room after it).
-	preselect = 1.2
+	// repeats the system prompt and the schema (about 800 tokens), and an
+	// answer to 240 candidates (about 50 tokens each) stays within 16k
+	// output tokens.
+	maxBatchItems  = 240
+	maxBatchTokens = 10000
 )
 
 func (x *llmRun) threshold() float64 {
@@ -404,7 +400,9 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 		line := func(it *item) {
 			switch it.kind {
 			case kindRule:
-				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, nonEmpty(it.tier, "tier2"), it.line())
+				// Compact: "t1" for tier1, "→" for THEN (a few tokens a line).
+				body := strings.Replace(strings.TrimPrefix(it.line(), "IF "), " THEN ", " → ", 1)
+				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, strings.Replace(nonEmpty(it.tier, "tier2"), "tier", "t", 1), body)
 			case kindFlag:
 				fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
 			default:
@@ -590,25 +588,6 @@ func oneOf(v, def string, allowed ...string) string {
 	return allowed[0]
 }
 
-const tiersSchema = `{
- "type":"object","additionalProperties":false,
- "required":["tier1_must_know","tier2_core","tier3_edge","quick_patterns","red_flags"],
- "properties":{
-  "tier1_must_know":{"type":"array","maxItems":10,"items":{"type":"string"}},
-  "tier2_core":{"type":"array","maxItems":50,"items":{"type":"string"}},
-  "tier3_edge":{"type":"array","maxItems":30,"items":{"type":"string"}},
-  "quick_patterns":{"type":"array","maxItems":20,"items":{"type":"string"}},
-  "red_flags":{"type":"array","maxItems":10,"items":{"type":"string"}}
- }}`
-
-type tiersAnswer struct {
-	Tier1    []string `json:"tier1_must_know"`
-	Tier2    []string `json:"tier2_core"`
-	Tier3    []string `json:"tier3_edge"`
-	Patterns []string `json:"quick_patterns"`
-	RedFlags []string `json:"red_flags"`
-}
-
 // selection is what goes into the files.
 type selection struct {
 	t1, t2, t3, patterns, flags []*item
@@ -680,18 +659,20 @@ func roundRobin(xs []*item, n int) []*item {
 	return out
 }
 
-// tiers lets the model choose the items of each tier against the design's
-// targets, from the reviewed items (best first, at most preselect times
-// each target). When its answer is unusable the proposed tiers are kept,
-// best first, capped to the targets.
-func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
+// tiers fills the skill's tiers from the reviewed items, without another
+// request: the reduce answer already gives each rule a tier and every item
+// an importance. Each tier takes the most important of its rules (ties
+// round-robin across chapters) up to its target; the rest compete in the
+// next tier instead of vanishing (a tier-1 rule beyond the ten keeps its
+// action in tier 2). Patterns and red flags take the most important up to
+// their targets.
+func (x *llmRun) tiers(merged []*item) selection {
 	var sel selection
 	if x.pending {
-		return sel, nil
+		return sel
 	}
-	x.ran[StageTiers] = true
 	byTier := map[string][]*item{}
-	var pats, flags []*item
+	var rules, pats, flags []*item
 	for _, it := range merged {
 		switch it.kind {
 		case kindRule:
@@ -702,73 +683,32 @@ func (x *llmRun) tiers(ctx context.Context, merged []*item) (selection, error) {
 			flags = append(flags, it)
 		}
 	}
-	// Every reviewed rule competes, most important first: a cut per
-	// proposed tier in corpus order lost the essential rules of the later
-	// chapters. The lines leave out the action (the choice needs the
-	// knowledge, not the instruction).
-	var rules []*item
-	for _, t := range []string{"tier1", "tier2", "tier3"} {
-		rules = append(rules, byTier[t]...)
-	}
-	shown := map[string]*item{}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "Theme: %s\n\nRules:\n", x.opt.Theme)
-	for _, it := range top(rules, int(preselect*(maxTier1+maxTier2+maxTier3))) {
-		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | %s %d | IF %s THEN %s\n", it.id, it.tier, it.importance, oneLine(it.condition), oneLine(it.conclusion))
-	}
-	sb.WriteString("\nPatterns:\n")
-	for _, it := range top(pats, int(preselect*maxPatterns)) {
-		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | pattern %d | %s\n", it.id, it.importance, it.line())
-	}
-	sb.WriteString("\nRed flags:\n")
-	for _, it := range top(flags, int(preselect*maxRedFlags)) {
-		shown[it.id] = it
-		fmt.Fprintf(&sb, "%s | %s %d | %s\n", it.id, it.severity, it.importance, it.line())
-	}
-	if len(shown) == 0 {
-		return sel, nil
-	}
-	req := x.request(StageTiers, tiersPrompt, "extract_tiers", tiersSchema, sb.String())
-	resps, err := x.send(ctx, StageTiers, []llm.Request{req}, []string{"selection"})
-	if err != nil {
-		return sel, err
-	}
-	if x.pending {
-		return sel, nil
-	}
-	if resps[0] == nil {
-		// The answer broke the schema twice: keep the proposed tiers.
-		sel = selection{t1: top(byTier["tier1"], maxTier1), t2: top(byTier["tier2"], maxTier2), t3: top(byTier["tier3"], maxTier3),
-			patterns: top(pats, maxPatterns), flags: top(flags, maxRedFlags)}
-	} else {
-		var ans tiersAnswer
-		if err := json.Unmarshal([]byte(stripFenceJSON(resps[0].Content)), &ans); err != nil {
-			return sel, fmt.Errorf("%s: answer is not JSON: %w", StageTiers, err)
+	var over []*item
+	for i, t := range []struct {
+		name string
+		max  int
+		to   *[]*item
+	}{{"tier1", maxTier1, &sel.t1}, {"tier2", maxTier2, &sel.t2}, {"tier3", maxTier3, &sel.t3}} {
+		pool := append(over, byTier[t.name]...)
+		rules = append(rules, byTier[t.name]...)
+		*t.to = top(pool, t.max)
+		in := map[*item]bool{}
+		for _, it := range *t.to {
+			in[it] = true
 		}
-		used := map[string]bool{}
-		take := func(ids []string, kind string, max int) []*item {
-			var out []*item
-			for _, id := range ids {
-				it, ok := shown[strings.TrimSpace(id)]
-				if !ok || used[it.id] || it.kind != kind || len(out) == max {
-					continue
-				}
-				used[it.id] = true
-				out = append(out, it)
+		over = nil
+		for _, it := range pool {
+			if !in[it] {
+				over = append(over, it)
 			}
-			return out
 		}
-		sel.t1 = take(ans.Tier1, kindRule, maxTier1)
-		sel.t2 = take(ans.Tier2, kindRule, maxTier2)
-		sel.t3 = take(ans.Tier3, kindRule, maxTier3)
-		sel.patterns = take(ans.Patterns, kindPattern, maxPatterns)
-		sel.flags = take(ans.RedFlags, kindFlag, maxRedFlags)
+		_ = i
 	}
-	x.overflow(&sel, rules, pats, flags, shown)
+	sel.patterns = top(pats, maxPatterns)
+	sel.flags = top(flags, maxRedFlags)
+	x.overflow(&sel, rules, pats, flags)
 	x.st.NotSelected = len(merged) - len(sel.t1) - len(sel.t2) - len(sel.t3) - len(sel.patterns) - len(sel.flags)
-	return sel, nil
+	return sel
 }
 
 // NotKeptItem is a reviewed item the skill does not carry, and why.
@@ -780,12 +720,12 @@ type NotKeptItem struct {
 	Chunk      string `json:"chunk"`
 }
 
-// overflow completes the tier pass's choice: an essential item
-// (importance 5) it left out takes the room left in its tier or, for a
+// overflow completes the selection: an essential item
+// (importance 5) left out takes the room left in its tier or, for a
 // rule, in the tiers after it (overflow competes in the next tier instead
 // of vanishing), or the place of a chosen rule of importance 3 or less; red flags restating a tier-1 rule give way to it; every
 // item of importance 4 or 5 left out is named in NotKept with the reason.
-func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item, shown map[string]*item) {
+func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item) {
 	in := map[*item]bool{}
 	for _, xs := range [][]*item{sel.t1, sel.t2, sel.t3, sel.patterns, sel.flags} {
 		for _, it := range xs {
@@ -836,31 +776,44 @@ func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item, shown map[
 		}
 	}
 	// A red flag restating a tier-1 rule says nothing the agent does not
-	// check first anyway.
+	// check first anyway; the next red flags take its place.
 	var keep []*item
 	listed := map[*item]bool{}
-	for _, f := range sel.flags {
+	for _, f := range append(append([]*item(nil), sel.flags...), byImportance(flags)...) {
+		if listed[f] || (in[f] && !containsItem(sel.flags, f)) || containsItem(keep, f) {
+			continue
+		}
+		delete(in, f)
 		if r := restates(f, sel.t1); r != nil {
-			delete(in, f)
 			listed[f] = true
 			x.notKept(f, "restates the tier-1 rule \""+oneLine(r.condition)+"\", which the agent checks first")
 			continue
 		}
-		keep = append(keep, f)
+		if len(keep) < maxRedFlags {
+			keep = append(keep, f)
+			in[f] = true
+		}
 	}
 	sel.flags = keep
 	for _, it := range append(append(append([]*item(nil), rules...), pats...), flags...) {
 		if in[it] || listed[it] || it.importance < 4 {
 			continue
 		}
-		reason := "the tier pass chose other items, and its tier and the tiers after it are full"
-		if shown[it.id] == nil {
-			reason = "below the items shown to the tier pass (" + fmt.Sprint(len(shown)) + ", most important first)"
-		} else if it.importance < 5 {
-			reason = "the tier pass did not choose it"
+		reason := "its tier and the tiers after it are full of items at least as important"
+		if it.kind != kindRule {
+			reason = "the " + it.kind + "s are full of items at least as important"
 		}
 		x.notKept(it, reason)
 	}
+}
+
+func containsItem(xs []*item, it *item) bool {
+	for _, x := range xs {
+		if x == it {
+			return true
+		}
+	}
+	return false
 }
 
 func (x *llmRun) notKept(it *item, reason string) {

@@ -194,6 +194,19 @@ func rhetorical(c string) bool {
 	return strings.ContainsRune("乎耶邪欤哉", r) || strings.HasPrefix(c, "安") || strings.HasPrefix(c, "岂")
 }
 
+// reportedView reports whether a source clause's negation governs a verb
+// of thinking (不以为, 不知, 不问, 不识): such a clause tells what someone
+// fails to think, often the view the author refutes (不以为水火通根身库，
+// 甚至求刑冲开之。此种谬论), not that the thing is not so.
+func reportedView(c string) bool {
+	for _, p := range []string{"不以为", "不知", "不问", "不识"} {
+		if strings.Contains(c, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // negatedClause reports whether a clause holds an odd number of
 // negations (不不 cancels out; 无不 and 无二 affirm).
 func negatedClause(c string) bool {
@@ -268,7 +281,7 @@ func reversal(claim, source string) string {
 				}
 			}
 			f := float64(hit) / float64(len(rs))
-			same := negatedClause(src[i]) == negatedClause(cc) || rhetorical(src[i])
+			same := negatedClause(src[i]) == negatedClause(cc) || rhetorical(src[i]) || reportedView(src[i])
 			if f >= minAligned && same {
 				agree = true
 			}

@@ -6,7 +6,8 @@ import "testing"
 // the same claims turned round.
 func TestReversal(t *testing.T) {
 	src := "七煞喜食神以制伏，忌财印以资扶。阳刃喜官煞以制伏，忌官煞之俱无。是故十干不论月令休囚，只要四柱有根，便能受财官食神而当伤官七煞。" +
-		"若金木生旺而克破则不然。论运与看命无二法也。谓之冲开印库可乎？"
+		"若金木生旺而克破则不然。论运与看命无二法也。谓之冲开印库可乎？" +
+		"更有阳干逢库，如壬逢辰、丙坐戌之类，不以为水火通根身库，甚至求刑冲开之。此种谬论，必宜一切扫除也。"
 	tests := []struct {
 		claim    string
 		reversed bool
@@ -19,6 +20,7 @@ func TestReversal(t *testing.T) {
 		{"金木生旺而克破", false},          // verbatim, the negation is the next clause's
 		{"以运之干支配原局喜忌，与看命同法", false}, // 无二法: the same method
 		{"冲则反累，不可言冲开库", false},      // a rhetorical question
+		{"是水火通根身库，不必求刑冲开库", false},  // 不以为: the refuted view, not a negation
 		{"Wealth must not be promised", false},
 	}
 	for _, tt := range tests {

@@ -85,7 +85,7 @@ var (
 
 // fakeExtractModel answers each pass of the LLM extraction: a rule quoting
 // the first sentence with a comma of every chunk (cut at it), every candidate kept as it is, every
-// reviewed item selected in its proposed tier, a five-phase SOP.
+// reviewed item kept (the tiers are filled from the reduce), a five-phase SOP.
 func fakeExtractModel(r llmtest.Request) llmtest.Reply {
 	msg := ""
 	for _, m := range r.Messages {
@@ -118,16 +118,6 @@ func fakeExtractModel(r llmtest.Request) llmtest.Reply {
 			items = append(items, map[string]any{"kind": m[2], "members": []string{m[1]}, "importance": 3})
 		}
 		return llmtest.JSON(map[string]any{"items": items, "dropped": []any{}})
-	case "extract_tiers":
-		out := map[string][]string{"tier1_must_know": {}, "tier2_core": {}, "tier3_edge": {}, "quick_patterns": {}, "red_flags": {}}
-		for _, m := range fakeListRe.FindAllStringSubmatch(msg, -1) {
-			k := map[string]string{"tier1": "tier1_must_know", "tier2": "tier2_core", "tier3": "tier3_edge", "pattern": "quick_patterns"}[m[2]]
-			if k == "" {
-				k = "red_flags"
-			}
-			out[k] = append(out[k], m[1])
-		}
-		return llmtest.JSON(out)
 	case "extract_sop":
 		support := fakeSupportRe.FindString(msg)
 		phase := func(id, name, tool string) map[string]any {
@@ -153,7 +143,7 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	if code != 0 || srv.Count() != 0 {
 		t.Fatalf("dry run exit %d, %d requests sent:\n%s%s", code, srv.Count(), out, errOut)
 	}
-	for _, want := range []string{"nothing was sent", "tiktoken o200k_base", "extract.map", "extract.reduce", "extract.gap", "extract.tiers", "extract.sop", "total", "~", "depends on the map answers"} {
+	for _, want := range []string{"nothing was sent", "tiktoken o200k_base", "extract.map", "extract.reduce", "extract.gap", "extract.sop", "total", "~", "depends on the map answers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
@@ -167,7 +157,7 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{"llm extract.map:", "llm extract.reduce:", "llm extract.tiers:", "llm extract.sop:", "llm total:"} {
+	for _, want := range []string{"llm extract.map:", "llm extract.reduce:", "llm extract.sop:", "llm total:"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("usage lacks %q:\n%s", want, errOut)
 		}
@@ -220,7 +210,7 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 		}
 	}
 	if u.Extractor != meta.Extractor || u.Extractor != "llm:gpt-4o-mini" || u.Total.Requests != sent || u.Total.PromptTokens == 0 || u.Total.Cost <= 0 || u.Edited ||
-		len(passes) < 4 || passes[0] != "extract.map" || passes[len(passes)-1] != "extract.sop" {
+		len(passes) < 3 || passes[0] != "extract.map" || passes[len(passes)-1] != "extract.sop" {
 		t.Errorf("extract_llm_usage (%d requests sent) = %+v\n%s", sent, u, data)
 	}
 	// After a build the dry run plans nothing to send.
