@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -420,45 +421,60 @@ func TestCrashSuite(t *testing.T) {
 	t.Logf("seed %d; clean build stages: %v", seed, took)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const kills = 20
-	landed, identical := 0, 0
+	// The kills are drawn first (the same seed gives the same points) and
+	// run two at a time: each has a workspace of its own, and the suite's
+	// 41 builds are most of make test's wall clock when run one by one.
+	type kill struct {
+		stage string
+		delay time.Duration
+	}
+	var plan []kill
 	for i := 0; i < kills; i++ {
 		stage := buildStageNames[i%len(buildStageNames)]
-		delay := time.Duration(rng.Float64() * float64(took[stage]))
-		ws := copyWorkspace(t, tmpl)
-		cmd, stages, buf := startBuild(t, ws)
-		var timer *time.Timer
-		for s := range stages {
-			if s == stage && timer == nil {
-				timer = time.AfterFunc(delay, func() { _ = cmd.Process.Kill() })
-			}
-		}
-		err := cmd.Wait()
-		if timer != nil {
-			timer.Stop()
-		}
-		var ee *exec.ExitError
-		killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled()
-		if err != nil && !killed {
-			t.Fatalf("kill %d: the build failed by itself: %v\n%s", i, err, buf)
-		}
-		if killed {
-			landed++
-		}
-		rebuild := vibeChild(t, "--workspace", ws, "--quiet", "build", "demo")
-		if out, err := rebuild.CombinedOutput(); err != nil {
-			t.Errorf("kill %d (%s +%s): the rebuild failed: %v\n%s", i, stage, delay.Round(time.Millisecond), err, out)
-			continue
-		}
-		got := buildFingerprint(t, ws)
-		if d := diffFingerprints(got, want); d != "" {
-			t.Errorf("kill %d (%s +%s, killed %v): the rebuild differs from a clean build:\n%s", i, stage, delay.Round(time.Millisecond), killed, d)
-			continue
-		}
-		identical++
+		plan = append(plan, kill{stage, time.Duration(rng.Float64() * float64(took[stage]))})
 	}
-	t.Logf("%d of %d rebuilds identical to a clean build; %d kills landed before the build ended", identical, kills, landed)
-	if landed < kills/2 {
-		t.Errorf("only %d of %d kills landed inside the build: the suite tests little", landed, kills)
+	var landed, identical atomic.Int32
+	t.Run("kills", func(t *testing.T) {
+		for i, k := range plan {
+			t.Run(fmt.Sprintf("%02d-%s", i, k.stage), func(t *testing.T) {
+				t.Parallel()
+				stage, delay := k.stage, k.delay
+				ws := copyWorkspace(t, tmpl)
+				cmd, stages, buf := startBuild(t, ws)
+				var timer *time.Timer
+				for s := range stages {
+					if s == stage && timer == nil {
+						timer = time.AfterFunc(delay, func() { _ = cmd.Process.Kill() })
+					}
+				}
+				err := cmd.Wait()
+				if timer != nil {
+					timer.Stop()
+				}
+				var ee *exec.ExitError
+				killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled()
+				if err != nil && !killed {
+					t.Fatalf("kill %d: the build failed by itself: %v\n%s", i, err, buf)
+				}
+				if killed {
+					landed.Add(1)
+				}
+				rebuild := vibeChild(t, "--workspace", ws, "--quiet", "build", "demo")
+				if out, err := rebuild.CombinedOutput(); err != nil {
+					t.Fatalf("kill %d (%s +%s): the rebuild failed: %v\n%s", i, stage, delay.Round(time.Millisecond), err, out)
+				}
+				got := buildFingerprint(t, ws)
+				if d := diffFingerprints(got, want); d != "" {
+					t.Fatalf("kill %d (%s +%s, killed %v): the rebuild differs from a clean build:\n%s", i, stage, delay.Round(time.Millisecond), killed, d)
+				}
+				identical.Add(1)
+			})
+		}
+	})
+	landedN, identicalN := int(landed.Load()), int(identical.Load())
+	t.Logf("%d of %d rebuilds identical to a clean build; %d kills landed before the build ended", identicalN, kills, landedN)
+	if landedN < kills/2 {
+		t.Errorf("only %d of %d kills landed inside the build: the suite tests little", landedN, kills)
 	}
 }
 
