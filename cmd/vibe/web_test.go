@@ -240,7 +240,10 @@ func TestChatPageInChromium(t *testing.T) {
 	step("sign in as bob", chromedp.Click(C("#signout")), chromedp.WaitVisible(C("#signin-form")), chromedp.SendKeys(C("#api-key"), "kb"),
 		chromedp.Click(C("#signin-button")), chromedp.WaitVisible(C("#app")),
 		chromedp.SendKeys(C("#input"), "Hello, this is Bob"), chromedp.Click(C("#send")),
-		poll(`document.querySelectorAll("#conversations li").length >= 1`), shot("7-other-user"))
+		// Wait for the conversation he just had to be listed and marked:
+		// his list may already hold conversations of other tests (the
+		// workspace is shared), so "a row is there" is not enough.
+		poll(`document.querySelectorAll("#conversations button.current").length >= 1`), shot("7-other-user"))
 	bobConvs := listed()
 	for _, b := range bobConvs {
 		for _, a := range aliceConvs {
