@@ -44,18 +44,19 @@ func ruleLike(g group) int {
 	return n
 }
 
-// gapPass re-reads the heading groups with rule-like content that no kept
-// item cites, most rule-like first, within gapShare of the source tokens,
-// with the gap prompt. Candidates repeating a kept item verbatim add their
-// evidence to it; the others are returned, numbered g1, g2, ..., for the
-// reduce.
-func (x *llmRun) gapPass(ctx context.Context, kept []*item) ([]*item, error) {
+// gapPass re-reads the heading groups with rule-like content that no map
+// candidate cites, most rule-like first, within gapShare of the source
+// tokens, with the gap prompt. It runs before the reduce, so its
+// candidates are reviewed with the map's in the same requests. Candidates
+// repeating a map candidate verbatim add their evidence to it; the others
+// are returned, numbered g1, g2, ...
+func (x *llmRun) gapPass(ctx context.Context, cands []*item) ([]*item, error) {
 	if x.pending {
 		return nil, nil
 	}
 	x.ran[StageGap] = true
 	cited := map[string]bool{}
-	for _, it := range kept {
+	for _, it := range cands {
 		for _, e := range it.ev {
 			cited[e.Chunk] = true
 		}
@@ -103,7 +104,7 @@ func (x *llmRun) gapPass(ctx context.Context, kept []*item) ([]*item, error) {
 		return nil, err
 	}
 	known := map[string]*item{}
-	for _, it := range kept {
+	for _, it := range cands {
 		known[it.key()] = it
 	}
 	var found []*item

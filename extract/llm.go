@@ -36,8 +36,8 @@ func promptVersion(p string) string {
 
 // PromptVersion lists the versions of the embedded prompts, in pass order;
 // it is written in meta.prompt_version of LLM-extracted files.
-var PromptVersion = strings.Join([]string{promptVersion(mapPrompt), promptVersion(reducePrompt),
-	promptVersion(gapPrompt), promptVersion(sopPrompt)}, " ")
+var PromptVersion = strings.Join([]string{promptVersion(mapPrompt), promptVersion(gapPrompt),
+	promptVersion(reducePrompt), promptVersion(sopPrompt)}, " ")
 
 // Stages label the requests of each pass in the client's usage and cache.
 const (
@@ -47,14 +47,8 @@ const (
 	StageSOP    = "extract.sop"
 )
 
-// gapSuffix marks the reduce of the gap pass's candidates.
-const gapSuffix = "+gap"
-
-// reduceGap is the reduce of the gap pass's candidates.
-const reduceGap = StageReduce + gapSuffix
-
 // Stages lists the passes in the order they run.
-func Stages() []string { return []string{StageMap, StageReduce, StageGap, StageSOP} }
+func Stages() []string { return []string{StageMap, StageGap, StageReduce, StageSOP} }
 
 // Completer is what extraction needs of an LLM client (*llm.Client).
 type Completer interface {
@@ -338,12 +332,10 @@ type llmRun struct {
 	docIdx map[string]int
 	tokens []int // per chunk
 	st     LLMStats
-	// pending is set in a dry run once a pass lacks answers, pendingAt
-	// names that pass: the passes after it are estimated.
-	pending   bool
-	pendingAt string
-	// ran records the passes that ran (reduceGap for the reduce of the
-	// gap's candidates); a dry run estimates the others.
+	// pending is set in a dry run once a pass lacks answers: the passes
+	// after it are estimated.
+	pending bool
+	// ran records the passes that ran; a dry run estimates the others.
 	ran  map[string]bool
 	plan map[string]*PassPlan
 	// noEmbed is set when the embedder declined to work in a dry run.
@@ -353,12 +345,12 @@ type llmRun struct {
 	mapCompletion, mapSource int
 }
 
-// LLM extracts with a model: map over sections, reduce (group near
-// duplicates by embedding similarity, let the model merge their wording and
-// drop common sense), a gap pass re-reading rule-like sections no item
-// cites, tiers filled from the reduce's tiers and importances against the
-// design's targets, and an SOP
-// whose steps name their tools. Every quote is verified against its chunk.
+// LLM extracts with a model: map over sections, a gap pass re-reading
+// rule-like sections no map candidate cites, reduce (group near duplicates
+// by embedding similarity, let the model merge their wording and drop
+// common sense) of the map's and the gap's candidates together, tiers
+// filled from the reduce's tiers and importances against the design's
+// targets, and an SOP whose steps name their tools. Every quote is verified against its chunk.
 // A request error stops the run; every answer received is in the client's
 // cache, so a rerun resumes.
 func LLM(ctx context.Context, opt Options) (knowledge.Files, LLMStats, error) {
@@ -394,25 +386,18 @@ func (x *llmRun) run(ctx context.Context) (knowledge.Files, error) {
 	if err != nil {
 		return knowledge.Files{}, err
 	}
-	var steps []*item
-	cands, steps = split(cands)
+	// The gap pass re-reads what no map candidate cites before the reduce,
+	// so its candidates are reviewed in the same reduce request as the
+	// map's: one request's prompt and schema fewer, and the model sees
+	// them side by side.
+	gapCands, err := x.gapPass(ctx, cands)
+	if err != nil {
+		return knowledge.Files{}, err
+	}
+	cands, steps := split(append(cands, gapCands...))
 	merged, err := x.reduce(ctx, cands)
 	if err != nil {
 		return knowledge.Files{}, err
-	}
-	gapCands, err := x.gapPass(ctx, append(append([]*item(nil), merged...), steps...))
-	if err != nil {
-		return knowledge.Files{}, err
-	}
-	gapCands, gapSteps := split(gapCands)
-	steps = append(steps, gapSteps...)
-	if len(gapCands) > 0 {
-		for _, g := range gapCands {
-			g.isNew = true
-		}
-		if merged, err = x.reduce(ctx, append(merged, gapCands...)); err != nil {
-			return knowledge.Files{}, err
-		}
 	}
 	x.st.Reviewed = len(merged)
 	sel := x.tiers(merged)
@@ -449,11 +434,7 @@ func (x *llmRun) request(stage, prompt, schemaName, schema, user string) llm.Req
 // sorts the outcomes: answers, requests a dry run did not send (pending),
 // answers that broke the schema after the repair round (recorded in
 // Failed, skipped). Any other error stops the run.
-//
-// pass is the request's stage, or reduceGap for the reduce of the gap's
-// candidates (counted under StageReduce).
-func (x *llmRun) send(ctx context.Context, pass string, reqs []llm.Request, names []string) ([]*llm.Response, error) {
-	stage := strings.TrimSuffix(pass, gapSuffix)
+func (x *llmRun) send(ctx context.Context, stage string, reqs []llm.Request, names []string) ([]*llm.Response, error) {
 	results := mapAll(ctx, x.opt.Completer, reqs, x.opt.Concurrency)
 	if err := firstFailure(ctx, results); err != nil {
 		for i, r := range results {
@@ -473,9 +454,7 @@ func (x *llmRun) send(ctx context.Context, pass string, reqs []llm.Request, name
 			}
 		case errors.Is(r.err, llm.ErrDryRun):
 			x.st.DryRun = true
-			if !x.pending {
-				x.pending, x.pendingAt = true, pass
-			}
+			x.pending = true
 			p.Requests++
 			p.PromptTokens += llm.PromptTokens(reqs[i], x.count)
 		case errors.Is(r.err, llm.ErrInvalidOutput):

@@ -630,8 +630,8 @@ func TestLLMResume(t *testing.T) {
 		order = append(order, stageOf(r))
 	}
 	total := len(order)
-	// Kill points: the middle of the map, the first reduce request, the
-	// middle of the gap pass and the SOP request.
+	// Kill points: the middle of the map, the middle of the gap pass (it
+	// runs before the reduce), the reduce request and the SOP request.
 	first := func(stage string) int {
 		for i, s := range order {
 			if s == stage {
@@ -650,20 +650,14 @@ func TestLLMResume(t *testing.T) {
 		}
 		return n
 	}
+	if last(StageGap) > first(StageReduce) {
+		t.Fatalf("requests in order %v: want the gap pass before the reduce", order)
+	}
 	points := map[string]int{
 		"map":    first(StageMap) + 3,
-		"reduce": first(StageReduce) + 1,
 		"gap":    (first(StageGap) + last(StageGap) + 1) / 2,
-		"gap reduce": func() int {
-			for i := last(StageGap); i < len(order); i++ {
-				if order[i] == StageReduce {
-					return i
-				}
-			}
-			t.Fatal("no reduce after the gap pass")
-			return 0
-		}(),
-		"sop": first(StageSOP),
+		"reduce": first(StageReduce),
+		"sop":    first(StageSOP),
 	}
 	for name, k := range points {
 		t.Run(name, func(t *testing.T) {
@@ -859,8 +853,8 @@ func TestLLMDryRun(t *testing.T) {
 		}
 	}
 	// A build killed at its first gap request: the dry run now plans the
-	// map and the reduce from the cache, the gap exactly, and estimates
-	// only the SOP request.
+	// map from the cache and the gap exactly, and estimates the reduce
+	// (of the map's and the gap's candidates) and the SOP request.
 	ctx, cancel := context.WithCancel(context.Background())
 	inner := e.client(nil)
 	killAtGap := completerFunc(func(ctx context.Context, r llm.Request) (llm.Response, error) {
@@ -877,21 +871,26 @@ func TestLLMDryRun(t *testing.T) {
 	if m := mid[StageMap]; m.Requests != 0 || m.Estimated || m.Cached != p[StageMap].Requests {
 		t.Errorf("map plan after the kill %+v, want all cached", m)
 	}
-	// The reduce of the map's candidates is cached; that of the gap's
-	// candidates is still an estimate.
-	if r := mid[StageReduce]; r.Cached == 0 || !r.Estimated || !strings.Contains(r.Note, "gap") {
-		t.Errorf("reduce plan after the kill %+v", r)
+	if r := mid[StageReduce]; r.Cached != 0 || r.Requests == 0 || !r.Estimated || !strings.Contains(r.Note, "gap") {
+		t.Errorf("reduce plan after the kill %+v, want an estimate depending on the gap answers", r)
 	}
 	if mid[StageGap].Requests == 0 || mid[StageGap].Estimated || !mid[StageSOP].Estimated {
 		t.Errorf("plan after the kill: gap %+v (want exact), sop %+v (want an estimate)", mid[StageGap], mid[StageSOP])
 	}
+	// The reduce is estimated from the cached map answers and the gap
+	// answers still to come: within a factor of two of what it sends.
+	reducePlan := mid[StageReduce].PromptTokens
 	// The build sends what the plan said for the passes it knew exactly.
 	c := e.client(nil)
 	if _, err := Run(context.Background(), opts(chunks, c)); err != nil {
 		t.Fatal(err)
 	}
-	if u := c.Usage(); u[StageMap].Requests != 0 || u[StageGap].Requests != mid[StageGap].Requests || u[StageMap].CachedHits != p[StageMap].Requests {
+	u := c.Usage()
+	if u[StageMap].Requests != 0 || u[StageGap].Requests != mid[StageGap].Requests || u[StageMap].CachedHits != p[StageMap].Requests {
 		t.Errorf("resumed build: usage %+v; plans %+v then %+v", u, p, mid)
+	}
+	if sent := u[StageReduce].SentPromptTokens; 2*reducePlan < sent || reducePlan > 2*sent {
+		t.Errorf("reduce estimated at %d prompt tokens, sent %d", reducePlan, sent)
 	}
 	t.Logf("cold plan %+v; after the kill %+v; build sent %v", p, mid, requests(e.srv))
 	after := plan(dry())

@@ -70,7 +70,7 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 		return knowledge.SOP{}, nil
 	}
 	clusters, err := x.cluster(ctx, steps)
-	if x.embedPending(err, StageSOP) {
+	if x.embedPending(err) {
 		return knowledge.SOP{}, nil
 	}
 	if err != nil {

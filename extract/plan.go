@@ -47,13 +47,13 @@ func (x *llmRun) overhead(stage, prompt, schemaName, schema string) int {
 // because they depend on answers not received.
 func (x *llmRun) finishPlan() {
 	ratio, how := x.mapRatio()
-	mp, rp, gp, sp := x.planFor(StageMap), x.planFor(StageReduce), x.planFor(StageGap), x.planFor(StageSOP)
+	mp, gp, rp, sp := x.planFor(StageMap), x.planFor(StageGap), x.planFor(StageReduce), x.planFor(StageSOP)
 	// Answers of the requests counted exactly.
 	mp.CompletionTokens = int(ratio * float64(mp.PromptTokens))
 	rp.CompletionTokens = int(reduceAnswerRatio * float64(rp.PromptTokens))
 	sp.CompletionTokens = sopAnswerTokens * sp.Requests
 	mp.Note = fmt.Sprintf("requests and prompt tokens exact; answers estimated at %.2f tokens per source token (%s)", ratio, how)
-	for _, p := range []*PassPlan{rp, gp, sp} {
+	for _, p := range []*PassPlan{gp, rp, sp} {
 		if p.Requests > 0 {
 			p.Note = "requests and prompt tokens exact; answers estimated"
 		}
@@ -75,12 +75,8 @@ func (x *llmRun) finishPlan() {
 		n := int(math.Ceil(candTokens / maxBatchTokens))
 		return n, int(candTokens) + n*x.overhead(StageReduce, reducePrompt, "extract_reduce", reduceSchema), int(reduceAnswerRatio * candTokens)
 	}
-	// Candidates the map answers hold (received or estimated).
-	candTokens := candidateShare * float64(x.mapCompletion+mp.CompletionTokens)
-	if !x.ran[StageReduce] {
-		r, p, c := reduceOf(candTokens)
-		estimated(rp, r, p, c, "estimate: depends on the map answers")
-	}
+	// The gap pass re-reads what no map candidate cites: estimated, until
+	// the map answers are in, at its bound.
 	gapCompletion := ratio * float64(gp.PromptTokens)
 	if !x.ran[StageGap] {
 		tokens := gapShare * float64(x.st.SourceTokens)
@@ -92,24 +88,21 @@ func (x *llmRun) finishPlan() {
 	} else {
 		gp.CompletionTokens = int(gapCompletion)
 	}
-	if !x.ran[reduceGap] && (!x.ran[StageGap] || x.pendingAt == StageGap) {
-		r, p, c := reduceOf(candidateShare * gapCompletion)
-		if r > 0 {
-			rp.Requests += r
-			rp.PromptTokens += p
-			rp.CompletionTokens += c
-			rp.Estimated = true
-			rp.Note = "estimate: depends on the map and gap answers"
-		}
+	// The reduce reviews the candidates of the map and gap answers
+	// (received or estimated) together.
+	candTokens := candidateShare * (float64(x.mapCompletion+mp.CompletionTokens) + gapCompletion)
+	if !x.ran[StageReduce] {
+		r, p, c := reduceOf(candTokens)
+		estimated(rp, r, p, c, "estimate: depends on the map and gap answers")
 	}
 	if !x.ran[StageSOP] {
-		items := (candTokens + candidateShare*gapCompletion) / avgItemTokens
+		items := candTokens / avgItemTokens
 		lines := min(int(stepShare*items), maxSOPCandidates) + min(int(items), maxTier1+maxPatterns+maxRedFlags)
 		p := x.overhead(StageSOP, sopPrompt, "extract_sop", sopSchema) + lines*avgItemTokens
 		estimated(sp, 1, p, sopAnswerTokens, "estimate: depends on the earlier answers")
 	}
 	if x.noEmbed {
-		for _, p := range []*PassPlan{rp, gp, sp} {
+		for _, p := range []*PassPlan{gp, rp, sp} {
 			if p.Estimated {
 				p.Note += " (grouping candidates needs the embedder, which a dry run does not call)"
 			}

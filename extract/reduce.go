@@ -41,8 +41,6 @@ type item struct {
 	ev         []knowledge.Evidence
 	chunk      *chunk.Chunk // of the first evidence
 	seq, doc   int          // corpus position and document of the first evidence
-	// isNew marks gap candidates in the reduce that merges them.
-	isNew bool
 }
 
 // key is the normalised text identical candidates share.
@@ -273,14 +271,13 @@ func sameKnowledge(a, b *item) bool {
 	return false
 }
 
-func (x *llmRun) embedPending(err error, pass string) bool {
+// embedPending reports whether err is a remote embedder declining to work
+// in a dry run; the passes from there on are estimated.
+func (x *llmRun) embedPending(err error) bool {
 	if !errors.Is(err, llm.ErrDryRun) {
 		return false
 	}
-	x.st.DryRun, x.noEmbed = true, true
-	if !x.pending {
-		x.pending, x.pendingAt = true, pass
-	}
+	x.st.DryRun, x.noEmbed, x.pending = true, true, true
 	return true
 }
 
@@ -349,42 +346,21 @@ type reduceAnswer struct {
 
 // reduce merges pool: groups near-duplicates by embedding, sends the groups
 // (candidate items, never the sources) to the model in batches, and keeps
-// what it merged and did not drop. With items marked isNew (the gap pass),
-// only the groups holding one are sent; the others pass unchanged. The
-// result is in corpus order, numbered m1, m2, ...
+// what it merged and did not drop. The result is in corpus order, numbered
+// m1, m2, ...
 func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	if x.pending {
 		return nil, nil
 	}
-	gapOnly := false
-	for _, it := range pool {
-		gapOnly = gapOnly || it.isNew
-	}
-	pass := StageReduce
-	if gapOnly {
-		pass = reduceGap
-	}
-	clusters, err := x.cluster(ctx, pool)
-	if x.embedPending(err, pass) {
+	send, err := x.cluster(ctx, pool)
+	if x.embedPending(err) {
 		return pool, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	x.ran[pass] = true
+	x.ran[StageReduce] = true
 	var out []*item
-	var send [][]*item
-	for _, c := range clusters {
-		has := !gapOnly
-		for _, it := range c {
-			has = has || it.isNew
-		}
-		if has {
-			send = append(send, c)
-		} else {
-			out = append(out, c...)
-		}
-	}
 	x.st.Clusters += len(send)
 	batches := x.batches(send)
 	reqs := make([]llm.Request, len(batches))
@@ -429,14 +405,11 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 		reqs[i] = x.request(StageReduce, reducePrompt, "extract_reduce", reduceSchema, sb.String())
 		names[i] = fmt.Sprintf("batch %d of %d", i+1, len(batches))
 	}
-	resps, err := x.send(ctx, pass, reqs, names)
+	resps, err := x.send(ctx, StageReduce, reqs, names)
 	if err != nil {
 		return nil, err
 	}
 	batchOf := map[*item]int{}
-	for _, it := range out {
-		batchOf[it] = -1 // kept from an earlier reduce
-	}
 	for i, r := range resps {
 		var got []*item
 		if r == nil {
@@ -463,7 +436,6 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 	}
 	for i, it := range out {
 		it.id = fmt.Sprintf("m%d", i+1)
-		it.isNew = false
 		if it.importance == 0 {
 			it.importance = 3
 		}
