@@ -686,11 +686,16 @@ func TestLLMResume(t *testing.T) {
 	}
 }
 
-// faulty injects a fault into the first request of a pass (and of the
-// map's second and third requests), then answers like the fake model.
+// faulty injects a fault into the first request of a pass, and into the
+// first attempt of the map's first three distinct requests, then answers
+// like the fake model. Map faults are keyed by request, not by arrival: a
+// request retried at once after its 429 would otherwise meet the next
+// two faults itself and run out of attempts (it did under load).
 func faulty(t *testing.T) (func(llmtest.Request) llmtest.Reply, func() map[string]int) {
 	var mu sync.Mutex
 	seen := map[string]int{}
+	mapOrder := map[string]int{} // map request -> order of first arrival
+	mapTries := map[string]int{} // map request -> attempts
 	good := func(r llmtest.Request) string {
 		rep := fakeModel(r)
 		return rep.Text
@@ -700,13 +705,19 @@ func faulty(t *testing.T) (func(llmtest.Request) llmtest.Reply, func() map[strin
 			mu.Lock()
 			seen[s]++
 			n := seen[s]
+			key := r.LastUserMessage()
+			if _, ok := mapOrder[key]; !ok && s == StageMap {
+				mapOrder[key] = len(mapOrder)
+			}
+			mapTries[key]++
+			first, order := mapTries[key] == 1, mapOrder[key]
 			mu.Unlock()
 			switch {
-			case s == StageMap && n == 1:
+			case s == StageMap && first && order == 0:
 				return llmtest.RateLimited("1")
-			case s == StageMap && n == 2:
+			case s == StageMap && first && order == 1:
 				return llmtest.CutBody(good(r))
-			case s == StageMap && n == 3:
+			case s == StageMap && first && order == 2:
 				return llmtest.Slow(time.Minute, llmtest.Text(good(r))) // cut short when the client gives up
 			case s == StageReduce && n == 1:
 				return llmtest.Status(500, "upstream exploded")
