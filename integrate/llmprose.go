@@ -14,7 +14,7 @@ import (
 
 // ProsePromptVersion changes when the SKILL.md prose prompt changes,
 // invalidating the cached answers.
-const ProsePromptVersion = "skill-prose-2"
+const ProsePromptVersion = "skill-prose-3"
 
 var proseSchema = json.RawMessage(`{"type":"object","additionalProperties":false,
 "required":["display_name","description","identity","scope","style","forbidden"],
@@ -36,7 +36,7 @@ type proseFacts struct {
 	Topics            []string      `json:"topics_the_rules_cite"`
 	Terms             []string      `json:"theme_terms,omitempty"`
 	Patterns          []string      `json:"quick_patterns"`
-	Procedure         []prosePhase  `json:"procedure"`
+	Procedure         []string      `json:"procedure_phases"`
 	MustCheck         []string      `json:"rules_to_check_first"`
 	RedFlags          []string      `json:"critical_red_flags"`
 	Tools             []string      `json:"tools"`
@@ -48,11 +48,6 @@ type proseFacts struct {
 type proseWork struct {
 	Name  string `json:"name"`
 	Rules int    `json:"rules_citing_it"`
-}
-
-type prosePhase struct {
-	Name  string   `json:"name"`
-	Steps []string `json:"steps"`
 }
 
 type proseLimitsIn struct {
@@ -82,12 +77,12 @@ func proseFactsOf(f facts, L labels, ks *knowledgeSet, tools ToolsFile, maxMeta,
 	for _, w := range f.works {
 		pf.Works = append(pf.Works, proseWork{w.name, w.cites})
 	}
+	// The phases' names only: SKILL.md lists every step under its own
+	// heading (written from sop.yaml, not by the model), and the scope
+	// needs only what the procedure covers. The steps were a third of the
+	// request.
 	for _, ph := range ks.sop.SOP.Phases {
-		pp := prosePhase{Name: nonEmpty(ph.Name, ph.ID)}
-		for _, st := range ph.Steps {
-			pp.Steps = append(pp.Steps, clip(st.Action, 80))
-		}
-		pf.Procedure = append(pf.Procedure, pp)
+		pf.Procedure = append(pf.Procedure, nonEmpty(ph.Name, ph.ID))
 	}
 	for i, r := range ks.rules.Rules.Tier1 {
 		if i == 10 {
@@ -109,7 +104,7 @@ You get facts extracted from the theme's source works. Write, in the language na
 - display_name: a short human name for the skill (no more than display_name_max_chars characters);
 - description: one or two sentences saying what the skill does, from which works, and when to use it; name and description together must fit name_plus_description_max_tokens tokens;
 - identity: exactly one sentence, "You are ..." (or its equivalent), naming the expertise and its sources;
-- scope: 3 to 6 bullet items: what the skill covers (works, topics, procedure) and what it does not;
+- scope: 3 to 6 bullet items: what the skill covers (works, topics, the procedure's phases) and what it does not;
 - style: 3 to 5 bullet items on how to express answers (conclusion first, cite rule ids and sources, quote verbatim, admit uncertainty);
 - forbidden: 3 to 8 bullet items of forbidden behaviours, including describing in words what a tool should compute or show, guessing missing information, inventing rules or quotations, and the critical red flags;
 - triggers: 3 to 8 words or short phrases a user would type when this skill is needed, taken from theme_terms, quick_patterns and the works: terms and pattern names, never a chapter title (论……) or a sentence.

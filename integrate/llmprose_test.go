@@ -55,10 +55,14 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 		t.Fatalf("%d requests, want one skill_prose request", len(reqs))
 	}
 	prompt := reqs[0].LastUserMessage()
-	for _, want := range []string{`"write_in":"Chinese`, `"name":"ziping"`, "计算日主旺衰", "show_chart"} {
+	for _, want := range []string{`"write_in":"Chinese`, `"name":"ziping"`, `"procedure_phases":["收集出生信息","判断旺衰"]`, "show_chart"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks the fact %q:\n%s", want, prompt)
 		}
+	}
+	// The steps are SKILL.md's own (from sop.yaml), not sent to the model.
+	if strings.Contains(prompt, "计算日主旺衰") || !strings.Contains(string(md), "计算日主旺衰") {
+		t.Errorf("want the step 计算日主旺衰 in SKILL.md and not in the prompt:\n%s", prompt)
 	}
 	var m Meta
 	data, _ := os.ReadFile(res.MetaJSON)
