@@ -61,6 +61,21 @@ type sopAnswer struct {
 	} `json:"phases"`
 }
 
+// sopLine is how the SOP request shows a possible support: a rule as
+// condition → conclusion (with its action), a pattern by its name and
+// signature (how it is recognised, which a scan step checks; what it
+// indicates is no method and was an eighth of the request), a red flag
+// with its action.
+func sopLine(it *item) string {
+	switch it.kind {
+	case kindRule:
+		return it.arrow()
+	case kindPattern:
+		return oneLine(it.name) + ": " + oneLine(it.signature)
+	}
+	return it.line()
+}
+
 // sop asks the model for the SOP: 5 to 7 phases with entry and exit
 // conditions, steps naming their tools and citing the candidates that
 // support them (method steps found by the map and gap passes, grouped by
@@ -116,7 +131,7 @@ func (x *llmRun) sop(ctx context.Context, steps []*item, sel selection) (knowled
 	}{{"tier1 rule", sel.t1}, {"tier2 rule", t2}, {"pattern", sel.patterns}, {"red flag", sel.flags}} {
 		for _, it := range g.xs {
 			support[it.id] = it
-			fmt.Fprintf(&sb, "%s | %s | %s\n", it.id, g.label, it.line())
+			fmt.Fprintf(&sb, "%s | %s | %s\n", it.id, g.label, sopLine(it))
 		}
 	}
 	req := x.request(StageSOP, sopPrompt, "extract_sop", sopSchema, sb.String())

@@ -86,6 +86,17 @@ func (it *item) line() string {
 	return oneLine(it.action)
 }
 
+// arrow is a rule as the reduce and the SOP request show it, a few tokens
+// shorter than line: "condition → conclusion", and the action when it says
+// more.
+func (it *item) arrow() string {
+	s := oneLine(it.condition) + " → " + oneLine(it.conclusion)
+	if it.action != "" && !actionRestates(it.action, it.condition+it.conclusion) {
+		s += " (action: " + oneLine(it.action) + ")"
+	}
+	return s
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // actionRestates reports whether a rule's action mostly says again what
@@ -377,8 +388,7 @@ func (x *llmRun) reduce(ctx context.Context, pool []*item) ([]*item, error) {
 			switch it.kind {
 			case kindRule:
 				// Compact: "t1" for tier1, "→" for THEN (a few tokens a line).
-				body := strings.Replace(strings.TrimPrefix(it.line(), "IF "), " THEN ", " → ", 1)
-				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, strings.Replace(nonEmpty(it.tier, "tier2"), "tier", "t", 1), body)
+				fmt.Fprintf(&sb, "%s rule %s | %s\n", it.id, strings.Replace(nonEmpty(it.tier, "tier2"), "tier", "t", 1), it.arrow())
 			case kindFlag:
 				fmt.Fprintf(&sb, "%s red_flag %s | %s\n", it.id, nonEmpty(it.severity, "notice"), it.line())
 			default:

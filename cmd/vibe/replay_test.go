@@ -261,13 +261,26 @@ func (rec *recording) answerReduce(user string) llmtest.Reply {
 }
 
 // renamer maps the recorded ids of a request to the ids of the request
-// now sent, by the wording of their lines.
+// now sent, by the wording of their lines. A line now shown shorter (a
+// pattern in the SOP request by name and signature, without its
+// indication) is the recorded line it begins.
 func renamer(recorded map[string]string, user string) func(string) string {
 	byKey := map[string]string{}
 	for id, k := range idLines(user) {
 		byKey[k] = id
 	}
-	return func(old string) string { return byKey[recorded[old]] }
+	return func(old string) string {
+		rk := recorded[old]
+		if id, ok := byKey[rk]; ok {
+			return id
+		}
+		for k, id := range byKey {
+			if strings.HasPrefix(rk, k+"|") {
+				return id
+			}
+		}
+		return ""
+	}
 }
 
 func (rec *recording) answerSOP(user string) llmtest.Reply {
