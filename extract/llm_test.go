@@ -33,7 +33,7 @@ import (
 // gaps to find.
 
 var (
-	marker      = regexp.MustCompile(`(?m)^(?:## (.*)|\[chunk ([^\]]+)\])$`)
+	marker      = regexp.MustCompile(`(?m)^(?:## (.*)|\[#([^\]]+)\])$`)
 	fakeSplit   = regexp.MustCompile(`[。！？；\n]`)
 	fakeConseq  = regexp.MustCompile(`则|必|宜|忌`)
 	fakePattern = regexp.MustCompile(`^(\p{Han}{2,4}格)者`)
@@ -1086,11 +1086,11 @@ func TestSectionsPackGroups(t *testing.T) {
 	}
 	// A chunk opening with its own heading gets no heading line above it.
 	own := section{groups: []group{{chunks: []chunk.Chunk{{ID: "h", Doc: "d", HeadingPath: []string{"五、论用神"}, Text: "# 五、论用神\n\n八字用神，专求月令"}}}}}
-	if text, _ := own.render(); strings.Contains(text, "## 五") || !strings.Contains(text, "[chunk 1]\n# 五、论用神\n") {
+	if text, _ := own.render(); strings.Contains(text, "## 五") || !strings.Contains(text, "[#1]\n# 五、论用神\n") {
 		t.Errorf("render of a chunk opening with its heading:\n%s", text)
 	}
 	text, alias := secs[0].render()
-	if !strings.Contains(text, "## 一\n\n[chunk 1]\n") || !strings.Contains(text, "## 二\n\n[chunk 3]\n") || alias["3"] != chunks[2].ID {
+	if !strings.Contains(text, "## 一\n\n[#1]\n") || !strings.Contains(text, "## 二\n\n[#3]\n") || alias["3"] != chunks[2].ID {
 		t.Errorf("render:\n%.200s\nalias %v", text, alias)
 	}
 }

@@ -77,7 +77,7 @@ func TestExtractOffline(t *testing.T) {
 }
 
 var (
-	fakeChunkRe   = regexp.MustCompile(`(?m)^\[chunk (\d+)\]\n`)
+	fakeChunkRe   = regexp.MustCompile(`(?m)^\[#(\d+)\]\n`)
 	fakeCandRe    = regexp.MustCompile(`(?m)^([cgm]\d+) (rule|pattern|red_flag)`)
 	fakeListRe    = regexp.MustCompile(`(?m)^(m\d+) \| (tier[123]|pattern|critical|warning|notice) `)
 	fakeSupportRe = regexp.MustCompile(`(?m)^m\d+`)

@@ -46,9 +46,11 @@ type reduceRec struct {
 	Dropped []map[string]any `json:"dropped"`
 }
 
-var chunkHead = regexp.MustCompile(`(?m)^\[chunk (\d+)\]\n`)
+// chunkHead opens a chunk in a map or gap request: `[#n]`, or `[chunk n]`
+// in the recorded requests.
+var chunkHead = regexp.MustCompile(`(?m)^\[(?:chunk |#)(\d+)\]\n`)
 
-// chunksOf parses the `[chunk n]` blocks of a map or gap request.
+// chunksOf parses the chunk blocks of a map or gap request.
 func chunksOf(user string) map[string]string {
 	out := map[string]string{}
 	idx := chunkHead.FindAllStringSubmatchIndex(user, -1)
