@@ -402,11 +402,11 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	}
 	// Prompt cost: the recording sent 1.90 prompt tokens per source token
 	// without the schemas (extraction and SKILL.md prose, 2.07 with them);
-	// this build sends 1.55 with them (1.48 without; 1.81 before the tier
-	// request was folded into the reduce), and must not go back. The goal
-	// of issue 13 is under 1.5 with the schemas, not reached yet
-	// (docs/extract.md). The dry run's estimate is within 15% of what is
-	// sent.
+	// issue 13 asks for under 1.5 with them. This build sends 1.49 (1.43
+	// without; 1.81 before the tier request was folded into the reduce,
+	// 1.55 before the gap pass ran ahead of it and the prose request
+	// stopped repeating the SOP's steps; docs/extract.md). The dry run's
+	// estimate is within 15% of what is sent.
 	var st struct {
 		SourceTokens int `json:"source_tokens"`
 	}
@@ -434,11 +434,23 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		bare += b
 		byPass[r.SchemaName()] += n
 	}
+	if k := os.Getenv("VIBE_REPLAY_DIR"); k != "" { // the requests sent, for inspection: requests/NN-<schema>.txt
+		rd := filepath.Join(k, "requests")
+		_ = os.MkdirAll(rd, 0o755)
+		for i, r := range srv.Requests() {
+			var b strings.Builder
+			for _, m := range r.Messages {
+				fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)
+			}
+			fmt.Fprintf(&b, "=== response_format\n%s\n", r.ResponseFormat)
+			_ = os.WriteFile(filepath.Join(rd, fmt.Sprintf("%02d-%s.txt", i+1, r.SchemaName())), []byte(b.String()), 0o644)
+		}
+	}
 	ratio := float64(sent) / float64(st.SourceTokens)
-	t.Logf("prompt tokens: %d sent with the schemas (%v), %d without, for %d source tokens: %.2f per source token with the schemas, %.2f without; dry-run estimate %d",
+	t.Logf("prompt tokens: %d sent with the schemas (%v), %d without, for %d source tokens: %.3f per source token with the schemas, %.3f without; dry-run estimate %d",
 		sent, byPass, bare, st.SourceTokens, ratio, float64(bare)/float64(st.SourceTokens), plan.DryRun.Total.PromptTokens)
-	if ratio > 1.56 {
-		t.Errorf("%.2f prompt tokens per source token with the schemas, want at most 1.56 (the goal is under 1.5)", ratio)
+	if ratio >= 1.5 {
+		t.Errorf("%.3f prompt tokens per source token with the schemas, want under 1.5 (issue 13)", ratio)
 	}
 	if est := float64(plan.DryRun.Total.PromptTokens); est < 0.85*float64(sent) || est > 1.15*float64(sent) {
 		t.Errorf("dry-run estimate %d prompt tokens, %d sent: want within 15%%", plan.DryRun.Total.PromptTokens, sent)
