@@ -46,13 +46,14 @@ and quotes text that is really in it; an item whose quote cannot be found is
 dropped.
 
 --llm openai (the default when an endpoint is configured) runs the model in
-five passes: map (every section read once for candidate rules, patterns, red
-flags and method steps, each quoting its chunk), reduce (near-duplicates
-grouped by the configured embedder, then merged, judged and rated by the
-model; common sense dropped, with the reason printed), gap (heading groups
-with rule-like text that no kept item cites, read again), tiers (the model
-fills tier1/2/3, patterns and red flags against the design's targets) and
-sop (5-7 phases whose steps name their tools). Every answer is cached in
+four passes: map (every section read once for candidate rules, patterns, red
+flags and method steps, each quoting its chunk), gap (heading groups with
+rule-like text that no map candidate cites, read again), reduce (the map's
+and the gap's candidates: near-duplicates grouped by the configured embedder,
+then merged, judged, tiered and rated by the model; common sense dropped,
+with the reason printed) and sop (5-7 phases whose steps name their tools).
+tier1/2/3, patterns and red flags are filled from the reduce's tiers and
+importances against the design's targets. Every answer is cached in
 .vibe/cache/llm: an unchanged rebuild sends nothing and a killed build
 resumes. --dry-run prints, before any request, the requests, tokens
 (tiktoken) and cost (llm.prices) per pass, with the passes that depend on
