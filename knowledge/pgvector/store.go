@@ -61,16 +61,20 @@ const hnswMaxDims = 2000
 
 // Open connects to url, applies the migrations and returns the store.
 func Open(ctx context.Context, url string) (*Store, error) {
-	conn, err := pgx.Connect(ctx, url)
+	// The pool's parser knows the pool options (pool_max_conns, …) that a
+	// lone connection's parser would send to the server as settings, which
+	// the server refuses: parse once, and migrate on a connection made from
+	// the pool's connection config.
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
 	err = migrate(ctx, conn)
 	conn.Close(context.WithoutCancel(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("open postgres store: %w", err)
-	}
-	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}

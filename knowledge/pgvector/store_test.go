@@ -229,3 +229,35 @@ func TestBM25MatchesSQLite(t *testing.T) {
 		t.Errorf("PostgreSQL BM25 departs from FTS5: top-10 agreement %d/%d, largest relative score difference %.4f", same, total, maxDiff)
 	}
 }
+
+// TestOpenTakesPoolOptions: a connection string carrying pgxpool's own
+// options (pool_max_conns, pool_min_conns) opens the store and sizes its
+// pool. The migration connection used to parse the URL as a lone
+// connection, sending pool_max_conns to the server as a setting, which it
+// refuses ("unrecognized configuration parameter"), so vibe serve could not
+// be given more connections than pgxpool's default.
+func TestOpenTakesPoolOptions(t *testing.T) {
+	ctx := context.Background()
+	url := testURL(t)
+	schema := fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`)
+	s, err := Open(ctx, withSearchPath(url, schema)+"&pool_max_conns=7&pool_min_conns=1")
+	if err != nil {
+		t.Fatalf("open with pool options: %v", err)
+	}
+	defer s.Close()
+	if got := s.pool.Config().MaxConns; got != 7 {
+		t.Fatalf("pool_max_conns=7 gave a pool of %d connections", got)
+	}
+	if _, err := s.Documents(ctx, "any"); err != nil {
+		t.Fatalf("a store opened with pool options does not answer: %v", err)
+	}
+}
