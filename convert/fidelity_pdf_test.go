@@ -142,6 +142,7 @@ func TestPDFFidelity(t *testing.T) {
 // TestPDFEngineSelection checks that each engine can be chosen and that the
 // ledongthuc fallback still yields usable text on a two-column paper.
 func TestPDFEngineSelection(t *testing.T) {
+	racetest.SequentialOnly(t) // one document through the parsers, one goroutine
 	corpus := corpusDir(t)
 	path := filepath.Join(corpus, "pdf", "tracemonkey-2col-en.pdf")
 	if _, err := os.Stat(path); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/textmetric"
 )
 
@@ -130,6 +131,7 @@ func TestDropRepeatedCopyHeadings(t *testing.T) {
 // styles): each passage must come out once, under its heading, and the text
 // must match pandoc's first copy.
 func TestDOJHandbookTextOnce(t *testing.T) {
+	racetest.SequentialOnly(t) // one document through the parsers, one goroutine
 	path := filepath.Join(corpusDir(t), "docx", "doj-chapter13-trustee-handbook-en.docx")
 	doc, err := Convert(context.Background(), path, Options{})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/convert"
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
@@ -278,6 +279,7 @@ func endsWithAny(s string, ps ...string) bool {
 // files against the schemas, the design's sizes, their citations and the
 // shape of what they say.
 func TestOfflineCorpus(t *testing.T) {
+	racetest.SequentialOnly(t) // the offline extractor runs in one goroutine
 	chunks := loadConverted(t, "bazi", corpusDir(t, "bazi"))
 	res, err := Run(context.Background(), Options{Theme: "bazi", Chunks: chunks})
 	if err != nil {
