@@ -24,10 +24,8 @@ var (
 // --from …` and `vibe build bazi`. Tests must not change it; copy it with
 // copyWorkspace to change it.
 //
-// Under -race the two commands run in a vibe built without it (vibeChild):
-// the build is single-threaded work over five books in the pure-Go SQLite,
-// which the detector slows many times and where it has nothing to find (the
-// demo builds of the other tests run in-process under it).
+// Under -race the two commands run in a vibe built without it
+// (runVibeOffline).
 func baziWorkspace(t *testing.T) string {
 	t.Helper()
 	corpus := testcorpus.Dir(t, "bazi")
@@ -38,26 +36,7 @@ func baziWorkspace(t *testing.T) string {
 			return
 		}
 		baziDir = dir
-		env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
-		runVibe := func(t *testing.T, env map[string]string, args ...string) (int, string, string) {
-			if !raceEnabled {
-				return runVibe(t, env, args...)
-			}
-			cmd := vibeChild(t, args...) // offline: the child sees no OPENAI_* or DATABASE_URL
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var exit *exec.ExitError
-			switch {
-			case err == nil:
-				return 0, stdout.String(), stderr.String()
-			case errors.As(err, &exit):
-				return exit.ExitCode(), stdout.String(), stderr.String()
-			default:
-				return -1, stdout.String(), err.Error()
-			}
-		}
-		if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "curate", "bazi", "--from", corpus); code != 0 {
+		if code, _, errOut := runVibeOffline(t, "-w", dir, "--quiet", "curate", "bazi", "--from", corpus); code != 0 {
 			baziErr = "vibe curate bazi: " + errOut
 			return
 		}
@@ -71,7 +50,7 @@ func baziWorkspace(t *testing.T) string {
 				return
 			}
 		}
-		if code, _, errOut := runVibe(t, env, "-w", dir, "--quiet", "build", "bazi"); code != 0 {
+		if code, _, errOut := runVibeOffline(t, "-w", dir, "--quiet", "build", "bazi"); code != 0 {
 			baziErr = "vibe build bazi: " + errOut
 		}
 	})
@@ -79,4 +58,30 @@ func baziWorkspace(t *testing.T) string {
 		t.Fatalf("build the bazi workspace: %s", baziErr)
 	}
 	return baziDir
+}
+
+// runVibeOffline runs vibe offline (no OPENAI_*, DATABASE_URL or VIBE_*
+// from the environment). Under -race it runs a vibe built without it
+// (vibeChild): the bazi build, its check and its eval are single-threaded
+// work over five books in the pure-Go SQLite, which the detector slows many
+// times and where it has nothing to find; the same commands run in-process
+// under it on the demo theme in the other tests.
+func runVibeOffline(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if !raceEnabled {
+		return runVibe(t, offlineEnv, args...)
+	}
+	cmd := vibeChild(t, args...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	default:
+		return -1, stdout.String(), err.Error()
+	}
 }

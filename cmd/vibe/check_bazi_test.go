@@ -15,10 +15,9 @@ import (
 // exits 1 naming that rule and its line.
 func TestCheckBaziSARIFCatchesADriftedConclusion(t *testing.T) {
 	dir := copyWorkspace(t, baziWorkspace(t))
-	env := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
 	sarif := func() (int, []map[string]any) {
 		t.Helper()
-		code, out, errOut := runVibe(t, env, "-w", dir, "check", "bazi", "--format", "sarif")
+		code, out, errOut := runVibeOffline(t, "-w", dir, "check", "bazi", "--format", "sarif")
 		var log struct {
 			Version string `json:"version"`
 			Runs    []struct {

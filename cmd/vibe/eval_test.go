@@ -338,7 +338,7 @@ cases:
 func TestEvalBazi(t *testing.T) {
 	ws := baziWorkspace(t)
 	out := filepath.Join(t.TempDir(), "bazi-eval.json")
-	code, text, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "bazi", "--format", "json", "--output", out)
+	code, text, errOut := runVibeOffline(t, "-w", ws, "eval", "bazi", "--format", "json", "--output", out)
 	b, _ := os.ReadFile(out)
 	if code != 0 {
 		t.Fatalf("vibe eval bazi: exit %d\n%s\n%s\n%s", code, text, errOut, b)
