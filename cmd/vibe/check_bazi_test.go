@@ -14,6 +14,7 @@ import (
 // rule's conclusion is edited into something its source does not say, it
 // exits 1 naming that rule and its line.
 func TestCheckBaziSARIFCatchesADriftedConclusion(t *testing.T) {
+	t.Parallel() // a workspace of its own: overlaps the other slow tests of the package
 	dir := copyWorkspace(t, baziWorkspace(t))
 	sarif := func() (int, []map[string]any) {
 		t.Helper()

@@ -160,6 +160,7 @@ func curateCorpusDir(t *testing.T) string {
 // the encrypted PDF is a failed source naming what to do, the GB18030/GBK
 // novels are kept.
 func TestCurateRealCorpus(t *testing.T) {
+	t.Parallel() // a workspace of its own: overlaps the other slow tests of the package
 	corpus := curateCorpusDir(t)
 	ws := t.TempDir()
 	code, out, errOut := runVibe(t, nil, "--workspace", ws, "curate", "corp", "--json",

@@ -329,6 +329,7 @@ func (rec *recording) answer(r llmtest.Request) llmtest.Reply {
 // importance-5 item of the recording is in the skill or in the report with
 // its reason; tier-1 rules keep their conclusions.
 func TestReplayZipingzhenquan(t *testing.T) {
+	t.Parallel() // a workspace of its own: overlaps the other slow tests of the package
 	corpus := testcorpus.Dir(t, "bazi")
 	recDir := filepath.Join(corpus, "..", "..", "llm-recordings", "zipingzhenquan")
 	if _, err := os.Stat(recDir); err != nil {
