@@ -166,6 +166,7 @@ func TestSplitBudgetAndOverlap(t *testing.T) {
 }
 
 func TestSplitBadInput(t *testing.T) {
+	racetest.SequentialOnly(t) // 300,000 characters through tiktoken in one goroutine
 	tests := []struct {
 		name   string
 		body   string
