@@ -61,17 +61,29 @@ func baziWorkspace(t *testing.T) string {
 }
 
 // runVibeOffline runs vibe offline (no OPENAI_*, DATABASE_URL or VIBE_*
-// from the environment). Under -race it runs a vibe built without it
-// (vibeChild): the bazi build, its check and its eval are single-threaded
-// work over five books in the pure-Go SQLite, which the detector slows many
-// times and where it has nothing to find; the same commands run in-process
-// under it on the demo theme in the other tests.
+// from the environment) through runVibeUnraced.
 func runVibeOffline(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runVibeUnraced(t, offlineEnv, args...)
+}
+
+// runVibeUnraced runs vibe with env as its whole environment of settings.
+// Under -race it runs a vibe built without it (vibeChild, given env besides
+// HOME, PATH and TMPDIR): the bazi build, its check and eval, curating the
+// corpus and the replayed LLM build are single-threaded work over whole
+// books in the pure-Go SQLite and the WebAssembly PDFium, which the detector
+// slows many times and where it has nothing to find; the same code runs
+// under it in the other tests (the demo theme, the extract and convert
+// packages).
+func runVibeUnraced(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	if !raceEnabled {
-		return runVibe(t, offlineEnv, args...)
+		return runVibe(t, env, args...)
 	}
 	cmd := vibeChild(t, args...)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

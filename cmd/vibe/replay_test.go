@@ -377,11 +377,11 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		return rep
 	})
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
-	code, out, errOut := runVibe(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--until", "ingest")
+	code, out, errOut := runVibeUnraced(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--until", "ingest")
 	if code != 0 {
 		t.Fatalf("build --until ingest exit %d:\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut = runVibe(t, env, "-w", dir, "extract", "zp", "--llm", "openai", "--dry-run", "--json")
+	code, out, errOut = runVibeUnraced(t, env, "-w", dir, "extract", "zp", "--llm", "openai", "--dry-run", "--json")
 	var plan struct {
 		DryRun struct {
 			Total struct {
@@ -392,7 +392,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &plan); code != 0 || err != nil || srv.Count() != 0 {
 		t.Fatalf("dry run: exit %d, %v, %d requests sent:\n%s\n%s", code, err, srv.Count(), out, errOut)
 	}
-	code, out, errOut = runVibe(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--from", "extract")
+	code, out, errOut = runVibeUnraced(t, env, "-w", dir, "build", "zp", "--llm", "openai", "--from", "extract")
 	if code != 0 {
 		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -461,7 +461,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 			t.Errorf("unexpected request without a schema: %.300s", r.LastUserMessage())
 		}
 	}
-	code, out, errOut = runVibe(t, env, "-w", dir, "check", "zp")
+	code, out, errOut = runVibeUnraced(t, env, "-w", dir, "check", "zp")
 	if code != 0 {
 		t.Fatalf("check of the replayed build: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -494,7 +494,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		}
 	}
 	write(all)
-	_, out, _ = runVibe(t, env, "-w", dir, "check", "zp", "--format", "json")
+	_, out, _ = runVibeUnraced(t, env, "-w", dir, "check", "zp", "--format", "json")
 	var rep struct {
 		Findings []struct {
 			Severity, Check, Item, Message string
@@ -523,7 +523,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 				cand := m[1] + negate(m[2]) + "\n"
 				trial := strings.Replace(string(data), l, cand, 1)
 				write(trial)
-				if code, _, _ := runVibe(t, env, "-w", dir, "check", "zp"); code == 1 {
+				if code, _, _ := runVibeUnraced(t, env, "-w", dir, "check", "zp"); code == 1 {
 					one, done = cand, true
 					continue
 				}
@@ -553,7 +553,7 @@ func TestReplayZipingzhenquan(t *testing.T) {
 		if err := os.WriteFile(pp, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if code, out, _ := runVibe(t, env, "-w", dir, "check", "zp"); code != 1 || !strings.Contains(out, "VIBE009") {
+		if code, out, _ := runVibeUnraced(t, env, "-w", dir, "check", "zp"); code != 1 || !strings.Contains(out, "VIBE009") {
 			t.Errorf("a red flag linked to no rule: check exit %d, want 1 with VIBE009\n%.2000s", code, out)
 		}
 		if err := os.WriteFile(pp, pats, 0o644); err != nil {
