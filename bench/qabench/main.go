@@ -239,11 +239,22 @@ func vibeCmd(ctx context.Context, vibe, ws string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// buildVersion is recorded with a built workspace; a workspace built by an
+// older bench is rebuilt.
+const buildVersion = "2"
+
+// curateYAML is the theme's curate.yaml: every context is a document, short
+// ones included (curate's default drops texts under 200 characters, which
+// would leave the questions on them unanswerable by vibe while the bench's
+// BM25 still indexes their contexts).
+const curateYAML = "sources:\n  - books\nquality:\n  min_chars: 1\n"
+
 // build writes each context as a document and ingests them as theme qa,
-// unless the workspace already holds them.
+// unless the workspace already holds them, and checks that every context
+// became a document.
 func build(ctx context.Context, vibe, ws string, docs []string) error {
 	stamp := filepath.Join(ws, "built")
-	want := strconv.Itoa(len(docs))
+	want := buildVersion + " " + strconv.Itoa(len(docs))
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		return nil
 	}
@@ -259,10 +270,30 @@ func build(ctx context.Context, vibe, ws string, docs []string) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{{"curate", "qa", "--from", books}, {"convert", "qa"}, {"ingest", "qa"}} {
+	theme := filepath.Join(ws, "knowledge", "qa")
+	if err := os.MkdirAll(theme, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(theme, "curate.yaml"), []byte(curateYAML), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"curate", "qa"}, {"convert", "qa"}, {"ingest", "qa"}} {
 		if err := vibeCmd(ctx, vibe, ws, args...).Run(); err != nil {
 			return fmt.Errorf("vibe %s: %w", strings.Join(args, " "), err)
 		}
+	}
+	conv, err := os.ReadDir(filepath.Join(theme, "converted"))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, e := range conv {
+		if strings.HasSuffix(e.Name(), ".md") {
+			n++
+		}
+	}
+	if n != len(docs) {
+		return fmt.Errorf("%d contexts but %d converted documents: see %s", len(docs), n, filepath.Join(theme, "source", "sources.lock.json"))
 	}
 	return os.WriteFile(stamp, []byte(want), 0o644)
 }
