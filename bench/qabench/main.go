@@ -7,9 +7,11 @@
 // question's context (ranks count distinct contexts: a context cut into
 // several chunks counts once, at its best chunk). It prints MRR@10 and recall@1/@5 for the hybrid
 // (default), lexical and vector modes, and for Okapi BM25 with default
-// parameters (k1 1.2, b 0.75, Lucene idf) computed here over the same
-// contexts with the product's tokenisation (knowledge/lexical), side by
-// side.
+// parameters (k1 1.2, b 0.75, Lucene idf) computed here with the product's
+// tokenisation (knowledge/lexical), side by side: once over the whole
+// contexts, once over the chunks vibe indexed (each context at its best
+// chunk, as vibe's own modes are counted), which separates the ranking from
+// the cutting of contexts into chunks.
 //
 //	go build -o /tmp/vibe ./cmd/vibe
 //	go run ./bench/qabench -vibe /tmp/vibe -set zh=cmrc2018_dev.json -set en=dev-v2.0.json,test-v2.0.json
@@ -34,6 +36,7 @@ import (
 	"time"
 
 	"github.com/vibelife/vibe/knowledge/lexical"
+	"github.com/vibelife/vibe/knowledge/sqlite"
 )
 
 type setFlag []string
@@ -172,6 +175,9 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 		return err
 	}
 	for _, mode := range modes {
+		if mode == "" {
+			continue
+		}
 		start := time.Now()
 		hits, err := searchHits(ctx, vibe, ws, batch, mode, 10, qs)
 		if err != nil {
@@ -227,7 +233,16 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 			fmt.Fprintf(os.Stderr, "calibrate %s: convex, vector weight %.2f: MRR@10 %.4f\n", name, wv, mrr(docRanks(fused, qs)))
 		}
 	}
-	report(name, len(docs), len(qs), "BM25 (k1 1.2, b 0.75)", bm25Ranks(docs, qs))
+	whole := make([]int, len(docs))
+	for i := range whole {
+		whole[i] = i
+	}
+	report(name, len(docs), len(qs), "BM25 (k1 1.2, b 0.75)", bm25Ranks(docs, whole, qs))
+	texts, of, err := chunkUnits(ctx, ws)
+	if err != nil {
+		return err
+	}
+	report(name, len(docs), len(qs), fmt.Sprintf("BM25 over vibe's %d chunks", len(texts)), bm25Ranks(texts, of, qs))
 	return nil
 }
 
@@ -502,17 +517,41 @@ func mrr(ranks []int) float64 {
 	return s / float64(len(ranks))
 }
 
+// chunkUnits returns the text of every chunk vibe indexed in workspace ws
+// and the context each comes from, in chunk order.
+func chunkUnits(ctx context.Context, ws string) (texts []string, docs []int, err error) {
+	st, err := sqlite.Open(ctx, filepath.Join(ws, ".vibe", "vibe.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	chunks, err := st.Chunks(ctx, "qa")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range chunks {
+		d, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(filepath.Base(c.Source), filepath.Ext(c.Source)), "c"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("chunk %s from %q, not a context of the set", c.ID, c.Source)
+		}
+		texts = append(texts, c.Text)
+		docs = append(docs, d)
+	}
+	return texts, docs, nil
+}
+
 // bm25Ranks ranks the contexts for each question with Okapi BM25 (k1 1.2,
 // b 0.75, idf ln(1 + (N-df+0.5)/(df+0.5))) over the product's tokens:
-// lexical.Tokens for the contexts, lexical.QueryTokens for the questions.
-// Ties break by context order.
-func bm25Ranks(docs []string, qs []question) []int {
+// lexical.Tokens for the units, lexical.QueryTokens for the questions. A
+// unit is a text of context unitDoc[i]; a context's rank is that of its best
+// unit among distinct contexts. Ties break by unit order.
+func bm25Ranks(units []string, unitDoc []int, qs []question) []int {
 	const k1, b = 1.2, 0.75
-	type posting struct{ doc, tf int }
+	type posting struct{ unit, tf int }
 	postings := map[string][]posting{}
-	lengths := make([]float64, len(docs))
+	lengths := make([]float64, len(units))
 	total := 0.0
-	for i, d := range docs {
+	for i, d := range units {
 		tf := map[string]int{}
 		toks := lexical.Tokens(d)
 		for _, t := range toks {
@@ -524,10 +563,10 @@ func bm25Ranks(docs []string, qs []question) []int {
 		lengths[i] = float64(len(toks))
 		total += lengths[i]
 	}
-	avg := total / float64(len(docs))
-	n := float64(len(docs))
+	avg := total / float64(len(units))
+	n := float64(len(units))
 	ranks := make([]int, len(qs))
-	scores := make([]float64, len(docs))
+	scores := make([]float64, len(units))
 	for qi, q := range qs {
 		for i := range scores {
 			scores[i] = 0
@@ -537,11 +576,11 @@ func bm25Ranks(docs []string, qs []question) []int {
 			ps := postings[t]
 			idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 			for _, p := range ps {
-				if scores[p.doc] == 0 {
-					touched = append(touched, p.doc)
+				if scores[p.unit] == 0 {
+					touched = append(touched, p.unit)
 				}
 				tf := float64(p.tf)
-				scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*lengths[p.doc]/avg))
+				scores[p.unit] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*lengths[p.unit]/avg))
 			}
 		}
 		sort.Slice(touched, func(i, j int) bool {
@@ -550,12 +589,19 @@ func bm25Ranks(docs []string, qs []question) []int {
 			}
 			return touched[i] < touched[j]
 		})
-		for r, d := range touched {
-			if r >= 10 {
+		seen := map[int]bool{}
+		for _, u := range touched {
+			d := unitDoc[u]
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if len(seen) > 10 {
 				break
 			}
 			if d == q.doc {
-				ranks[qi] = r + 1
+				ranks[qi] = len(seen)
+				break
 			}
 		}
 	}
