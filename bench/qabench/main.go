@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 )
@@ -207,9 +208,13 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 				fmt.Fprintf(os.Stderr, "calibrate %s: k %g, vector weight %.2f: MRR@10 %.4f\n", name, k, wv, mrr(docRanks(fused, qs)))
 			}
 		}
+		// A vector weight w0 scaled by the lexical list's flatness (tau
+		// 0), or gated: w0 when the list's confidence is below tau, else
+		// 0 (knowledge.Fuse's default: k RRFK, w0 VectorWeight, tau
+		// ConfidentLexical).
 		for _, k := range []float64{10, 20} {
 			for _, w0 := range []float64{0.3, 0.5} {
-				for _, tau := range []float64{0, 0.3, 0.5, 0.7} {
+				for _, tau := range []float64{0, 0.2, 0.3, 0.4, 0.5, 0.7} {
 					fused := make([][]hit, len(qs))
 					for i := range qs {
 						wv := w0 * (1 - confidence(lex[i]))
@@ -221,7 +226,11 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 						}
 						fused[i] = fuse(lex[i], vec[i], k, 1, wv)
 					}
-					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f\n", name, k, w0, tau, mrr(docRanks(fused, qs)))
+					def := ""
+					if k == knowledge.RRFK && w0 == knowledge.VectorWeight && tau == knowledge.ConfidentLexical {
+						def = " (default)"
+					}
+					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f%s\n", name, k, w0, tau, mrr(docRanks(fused, qs)), def)
 				}
 			}
 		}
@@ -441,10 +450,12 @@ func docRanks(hits [][]hit, qs []question) []int {
 }
 
 // fuse is knowledge.Fuse's weighted reciprocal rank fusion with the given
-// constants, for calibration: each side's hits, best first.
+// constants, for calibration: each side's hits, best first; hits of score 0
+// (found by the vector side alone, at weight 0) follow in the vector order.
 func fuse(lex, vec []hit, k, wl, wv float64) []hit {
 	score := map[string]float64{}
 	doc := map[string]int{}
+	vrank := map[string]int{}
 	for i, h := range lex {
 		score[h.chunk] += wl / (k + float64(i+1))
 		doc[h.chunk] = h.doc
@@ -452,16 +463,21 @@ func fuse(lex, vec []hit, k, wl, wv float64) []hit {
 	for i, h := range vec {
 		score[h.chunk] += wv / (k + float64(i+1))
 		doc[h.chunk] = h.doc
+		vrank[h.chunk] = i + 1
 	}
 	out := make([]hit, 0, len(score))
 	for c := range score {
 		out = append(out, hit{chunk: c, doc: doc[c]})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if score[out[i].chunk] != score[out[j].chunk] {
-			return score[out[i].chunk] > score[out[j].chunk]
+		a, b := out[i].chunk, out[j].chunk
+		switch {
+		case score[a] != score[b]:
+			return score[a] > score[b]
+		case score[a] == 0 && vrank[a] != vrank[b]:
+			return vrank[a] < vrank[b]
 		}
-		return out[i].chunk < out[j].chunk
+		return a < b
 	})
 	return out
 }
@@ -497,13 +513,13 @@ func convex(lex, vec []hit, wv float64) []hit {
 	return out
 }
 
-// confidence is how far the lexical side's best hit stands above its
-// tenth (0: a flat list, 1: one clear match).
+// confidence is knowledge.LexicalConfidence: how far the lexical side's best
+// hit stands above its tenth (0: a flat list, 1: one clear match).
 func confidence(lex []hit) float64 {
 	if len(lex) == 0 || lex[0].score <= 0 {
 		return 0
 	}
-	last := lex[min(len(lex), 10)-1].score
+	last := lex[min(len(lex), knowledge.ConfidenceDepth)-1].score
 	return (lex[0].score - last) / lex[0].score
 }
 
