@@ -234,6 +234,24 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 				}
 			}
 		}
+		// The better of the two rankings for each question, chosen
+		// knowing the answer: about the ceiling of any fusion of them.
+		lr, vr := docRanks(lex, qs), docRanks(vec, qs)
+		best := make([]int, len(qs))
+		lexOnly, vecOnly := 0, 0
+		for i := range qs {
+			best[i] = lr[i]
+			if vr[i] > 0 && (lr[i] == 0 || vr[i] < lr[i]) {
+				best[i] = vr[i]
+			}
+			switch {
+			case lr[i] == 1 && vr[i] != 1:
+				lexOnly++
+			case vr[i] == 1 && lr[i] != 1:
+				vecOnly++
+			}
+		}
+		fmt.Fprintf(os.Stderr, "calibrate %s: better of lexical and vector per question: MRR@10 %.4f; first only lexically %d, only by vector %d\n", name, mrr(best), lexOnly, vecOnly)
 		for _, wv := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 1} {
 			fused := make([][]hit, len(qs))
 			for i := range qs {
