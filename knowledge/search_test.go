@@ -52,6 +52,62 @@ func TestFuse(t *testing.T) {
 	}
 }
 
+// lexHits returns lexical hits with the given ids and scores, best first.
+func lexHits(ids string, scores ...float64) []Hit {
+	var out []Hit
+	for i, id := range strings.Fields(ids) {
+		h := hit(id)
+		h.LexicalScore = scores[i]
+		out = append(out, h)
+	}
+	return out
+}
+
+func TestLexicalConfidence(t *testing.T) {
+	flat := lexHits("a b c d e f g h i j k", 10, 9.9, 9.8, 9.7, 9.6, 9.5, 9.4, 9.3, 9.2, 8, 1)
+	tests := []struct {
+		name string
+		lex  []Hit
+		want float64
+	}{
+		{"none", nil, 0},
+		{"unscored", []Hit{hit("a"), hit("b")}, 0},
+		{"single", lexHits("a", 5), 0},
+		{"flat, rank 10 counts, not 11", flat, 0.2},
+		{"short list: its last", lexHits("a b c", 10, 6, 4), 0.6},
+	}
+	for _, tt := range tests {
+		if got := LexicalConfidence(tt.lex); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: %g, want %g", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestFuseConfidentLexicalKeepsItsOrder(t *testing.T) {
+	// A clear lexical match (confidence 0.7): the lexical order stands, and
+	// hits only the vector side found follow in its order.
+	lex := lexHits("c d a", 10, 4, 3)
+	vec := []Hit{hit("z"), hit("a"), hit("b"), hit("c")}
+	got := Fuse(vec, lex, 10)
+	var ids []string
+	for _, h := range got {
+		ids = append(ids, h.Chunk.ID)
+	}
+	if s := strings.Join(ids, " "); s != "c d a z b" {
+		t.Fatalf("order %q, want %q", s, "c d a z b")
+	}
+	if got[2].VectorRank != 2 || got[2].LexicalRank != 3 || got[3].Score != 0 || got[3].VectorRank != 1 {
+		t.Errorf("ranks or scores lost: %+v", got)
+	}
+	// The same lists with a flat lexical side are fused: a, second on the
+	// vector side and third on the lexical one, passes d.
+	flat := lexHits("c d a", 10, 9, 8)
+	got = Fuse(vec, flat, 10)
+	if got[0].Chunk.ID != "c" || got[1].Chunk.ID != "a" {
+		t.Errorf("flat lexical list not fused: %s %s", got[0].Chunk.ID, got[1].Chunk.ID)
+	}
+}
+
 func TestNormalizeQuery(t *testing.T) {
 	tests := []struct {
 		q       Query

@@ -7,9 +7,11 @@
 // question's context (ranks count distinct contexts: a context cut into
 // several chunks counts once, at its best chunk). It prints MRR@10 and recall@1/@5 for the hybrid
 // (default), lexical and vector modes, and for Okapi BM25 with default
-// parameters (k1 1.2, b 0.75, Lucene idf) computed here over the same
-// contexts with the product's tokenisation (knowledge/lexical), side by
-// side.
+// parameters (k1 1.2, b 0.75, Lucene idf) computed here with the product's
+// tokenisation (knowledge/lexical), side by side: once over the whole
+// contexts, once over the chunks vibe indexed (each context at its best
+// chunk, as vibe's own modes are counted), which separates the ranking from
+// the cutting of contexts into chunks.
 //
 //	go build -o /tmp/vibe ./cmd/vibe
 //	go run ./bench/qabench -vibe /tmp/vibe -set zh=cmrc2018_dev.json -set en=dev-v2.0.json,test-v2.0.json
@@ -33,7 +35,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
+	"github.com/vibelife/vibe/knowledge/sqlite"
 )
 
 type setFlag []string
@@ -172,6 +176,9 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 		return err
 	}
 	for _, mode := range modes {
+		if mode == "" {
+			continue
+		}
 		start := time.Now()
 		hits, err := searchHits(ctx, vibe, ws, batch, mode, 10, qs)
 		if err != nil {
@@ -201,9 +208,13 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 				fmt.Fprintf(os.Stderr, "calibrate %s: k %g, vector weight %.2f: MRR@10 %.4f\n", name, k, wv, mrr(docRanks(fused, qs)))
 			}
 		}
+		// A vector weight w0 scaled by the lexical list's flatness (tau
+		// 0), or gated: w0 when the list's confidence is below tau, else
+		// 0 (knowledge.Fuse's default: k RRFK, w0 VectorWeight, tau
+		// ConfidentLexical).
 		for _, k := range []float64{10, 20} {
 			for _, w0 := range []float64{0.3, 0.5} {
-				for _, tau := range []float64{0, 0.3, 0.5, 0.7} {
+				for _, tau := range []float64{0, 0.2, 0.3, 0.4, 0.5, 0.7} {
 					fused := make([][]hit, len(qs))
 					for i := range qs {
 						wv := w0 * (1 - confidence(lex[i]))
@@ -215,10 +226,32 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 						}
 						fused[i] = fuse(lex[i], vec[i], k, 1, wv)
 					}
-					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f\n", name, k, w0, tau, mrr(docRanks(fused, qs)))
+					def := ""
+					if k == knowledge.RRFK && w0 == knowledge.VectorWeight && tau == knowledge.ConfidentLexical {
+						def = " (default)"
+					}
+					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f%s\n", name, k, w0, tau, mrr(docRanks(fused, qs)), def)
 				}
 			}
 		}
+		// The better of the two rankings for each question, chosen
+		// knowing the answer: about the ceiling of any fusion of them.
+		lr, vr := docRanks(lex, qs), docRanks(vec, qs)
+		best := make([]int, len(qs))
+		lexOnly, vecOnly := 0, 0
+		for i := range qs {
+			best[i] = lr[i]
+			if vr[i] > 0 && (lr[i] == 0 || vr[i] < lr[i]) {
+				best[i] = vr[i]
+			}
+			switch {
+			case lr[i] == 1 && vr[i] != 1:
+				lexOnly++
+			case vr[i] == 1 && lr[i] != 1:
+				vecOnly++
+			}
+		}
+		fmt.Fprintf(os.Stderr, "calibrate %s: better of lexical and vector per question: MRR@10 %.4f; first only lexically %d, only by vector %d\n", name, mrr(best), lexOnly, vecOnly)
 		for _, wv := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 1} {
 			fused := make([][]hit, len(qs))
 			for i := range qs {
@@ -227,7 +260,16 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 			fmt.Fprintf(os.Stderr, "calibrate %s: convex, vector weight %.2f: MRR@10 %.4f\n", name, wv, mrr(docRanks(fused, qs)))
 		}
 	}
-	report(name, len(docs), len(qs), "BM25 (k1 1.2, b 0.75)", bm25Ranks(docs, qs))
+	whole := make([]int, len(docs))
+	for i := range whole {
+		whole[i] = i
+	}
+	report(name, len(docs), len(qs), "BM25 (k1 1.2, b 0.75)", bm25Ranks(docs, whole, qs))
+	texts, of, err := chunkUnits(ctx, ws)
+	if err != nil {
+		return err
+	}
+	report(name, len(docs), len(qs), fmt.Sprintf("BM25 over vibe's %d chunks", len(texts)), bm25Ranks(texts, of, qs))
 	return nil
 }
 
@@ -239,11 +281,22 @@ func vibeCmd(ctx context.Context, vibe, ws string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// buildVersion is recorded with a built workspace; a workspace built by an
+// older bench is rebuilt.
+const buildVersion = "2"
+
+// curateYAML is the theme's curate.yaml: every context is a document, short
+// ones included (curate's default drops texts under 200 characters, which
+// would leave the questions on them unanswerable by vibe while the bench's
+// BM25 still indexes their contexts).
+const curateYAML = "sources:\n  - books\nquality:\n  min_chars: 1\n"
+
 // build writes each context as a document and ingests them as theme qa,
-// unless the workspace already holds them.
+// unless the workspace already holds them, and checks that every context
+// became a document.
 func build(ctx context.Context, vibe, ws string, docs []string) error {
 	stamp := filepath.Join(ws, "built")
-	want := strconv.Itoa(len(docs))
+	want := buildVersion + " " + strconv.Itoa(len(docs))
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		return nil
 	}
@@ -259,10 +312,30 @@ func build(ctx context.Context, vibe, ws string, docs []string) error {
 			return err
 		}
 	}
-	for _, args := range [][]string{{"curate", "qa", "--from", books}, {"convert", "qa"}, {"ingest", "qa"}} {
+	theme := filepath.Join(ws, "knowledge", "qa")
+	if err := os.MkdirAll(theme, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(theme, "curate.yaml"), []byte(curateYAML), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{{"curate", "qa"}, {"convert", "qa"}, {"ingest", "qa"}} {
 		if err := vibeCmd(ctx, vibe, ws, args...).Run(); err != nil {
 			return fmt.Errorf("vibe %s: %w", strings.Join(args, " "), err)
 		}
+	}
+	conv, err := os.ReadDir(filepath.Join(theme, "converted"))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, e := range conv {
+		if strings.HasSuffix(e.Name(), ".md") {
+			n++
+		}
+	}
+	if n != len(docs) {
+		return fmt.Errorf("%d contexts but %d converted documents: see %s", len(docs), n, filepath.Join(theme, "source", "sources.lock.json"))
 	}
 	return os.WriteFile(stamp, []byte(want), 0o644)
 }
@@ -395,10 +468,12 @@ func docRanks(hits [][]hit, qs []question) []int {
 }
 
 // fuse is knowledge.Fuse's weighted reciprocal rank fusion with the given
-// constants, for calibration: each side's hits, best first.
+// constants, for calibration: each side's hits, best first; hits of score 0
+// (found by the vector side alone, at weight 0) follow in the vector order.
 func fuse(lex, vec []hit, k, wl, wv float64) []hit {
 	score := map[string]float64{}
 	doc := map[string]int{}
+	vrank := map[string]int{}
 	for i, h := range lex {
 		score[h.chunk] += wl / (k + float64(i+1))
 		doc[h.chunk] = h.doc
@@ -406,16 +481,21 @@ func fuse(lex, vec []hit, k, wl, wv float64) []hit {
 	for i, h := range vec {
 		score[h.chunk] += wv / (k + float64(i+1))
 		doc[h.chunk] = h.doc
+		vrank[h.chunk] = i + 1
 	}
 	out := make([]hit, 0, len(score))
 	for c := range score {
 		out = append(out, hit{chunk: c, doc: doc[c]})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if score[out[i].chunk] != score[out[j].chunk] {
-			return score[out[i].chunk] > score[out[j].chunk]
+		a, b := out[i].chunk, out[j].chunk
+		switch {
+		case score[a] != score[b]:
+			return score[a] > score[b]
+		case score[a] == 0 && vrank[a] != vrank[b]:
+			return vrank[a] < vrank[b]
 		}
-		return out[i].chunk < out[j].chunk
+		return a < b
 	})
 	return out
 }
@@ -451,13 +531,13 @@ func convex(lex, vec []hit, wv float64) []hit {
 	return out
 }
 
-// confidence is how far the lexical side's best hit stands above its
-// tenth (0: a flat list, 1: one clear match).
+// confidence is knowledge.LexicalConfidence: how far the lexical side's best
+// hit stands above its tenth (0: a flat list, 1: one clear match).
 func confidence(lex []hit) float64 {
 	if len(lex) == 0 || lex[0].score <= 0 {
 		return 0
 	}
-	last := lex[min(len(lex), 10)-1].score
+	last := lex[min(len(lex), knowledge.ConfidenceDepth)-1].score
 	return (lex[0].score - last) / lex[0].score
 }
 
@@ -471,17 +551,41 @@ func mrr(ranks []int) float64 {
 	return s / float64(len(ranks))
 }
 
+// chunkUnits returns the text of every chunk vibe indexed in workspace ws
+// and the context each comes from, in chunk order.
+func chunkUnits(ctx context.Context, ws string) (texts []string, docs []int, err error) {
+	st, err := sqlite.Open(ctx, filepath.Join(ws, ".vibe", "vibe.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	chunks, err := st.Chunks(ctx, "qa")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range chunks {
+		d, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSuffix(filepath.Base(c.Source), filepath.Ext(c.Source)), "c"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("chunk %s from %q, not a context of the set", c.ID, c.Source)
+		}
+		texts = append(texts, c.Text)
+		docs = append(docs, d)
+	}
+	return texts, docs, nil
+}
+
 // bm25Ranks ranks the contexts for each question with Okapi BM25 (k1 1.2,
 // b 0.75, idf ln(1 + (N-df+0.5)/(df+0.5))) over the product's tokens:
-// lexical.Tokens for the contexts, lexical.QueryTokens for the questions.
-// Ties break by context order.
-func bm25Ranks(docs []string, qs []question) []int {
+// lexical.Tokens for the units, lexical.QueryTokens for the questions. A
+// unit is a text of context unitDoc[i]; a context's rank is that of its best
+// unit among distinct contexts. Ties break by unit order.
+func bm25Ranks(units []string, unitDoc []int, qs []question) []int {
 	const k1, b = 1.2, 0.75
-	type posting struct{ doc, tf int }
+	type posting struct{ unit, tf int }
 	postings := map[string][]posting{}
-	lengths := make([]float64, len(docs))
+	lengths := make([]float64, len(units))
 	total := 0.0
-	for i, d := range docs {
+	for i, d := range units {
 		tf := map[string]int{}
 		toks := lexical.Tokens(d)
 		for _, t := range toks {
@@ -493,10 +597,10 @@ func bm25Ranks(docs []string, qs []question) []int {
 		lengths[i] = float64(len(toks))
 		total += lengths[i]
 	}
-	avg := total / float64(len(docs))
-	n := float64(len(docs))
+	avg := total / float64(len(units))
+	n := float64(len(units))
 	ranks := make([]int, len(qs))
-	scores := make([]float64, len(docs))
+	scores := make([]float64, len(units))
 	for qi, q := range qs {
 		for i := range scores {
 			scores[i] = 0
@@ -506,11 +610,11 @@ func bm25Ranks(docs []string, qs []question) []int {
 			ps := postings[t]
 			idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 			for _, p := range ps {
-				if scores[p.doc] == 0 {
-					touched = append(touched, p.doc)
+				if scores[p.unit] == 0 {
+					touched = append(touched, p.unit)
 				}
 				tf := float64(p.tf)
-				scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*lengths[p.doc]/avg))
+				scores[p.unit] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*lengths[p.unit]/avg))
 			}
 		}
 		sort.Slice(touched, func(i, j int) bool {
@@ -519,12 +623,19 @@ func bm25Ranks(docs []string, qs []question) []int {
 			}
 			return touched[i] < touched[j]
 		})
-		for r, d := range touched {
-			if r >= 10 {
+		seen := map[int]bool{}
+		for _, u := range touched {
+			d := unitDoc[u]
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if len(seen) > 10 {
 				break
 			}
 			if d == q.doc {
-				ranks[qi] = r + 1
+				ranks[qi] = len(seen)
+				break
 			}
 		}
 	}
