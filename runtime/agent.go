@@ -143,8 +143,9 @@ type Agent struct {
 	tracer  trace.Tracer
 	// cache holds deterministic tools' results (nil: none).
 	cache *toolCache
-	// rewrites caches the model's rewrites of questions for search.
-	rewrites rewriteCache
+	// bridger carries questions over to the sources' language for search
+	// (the model's rewrites, cached; the glossary).
+	bridger *Bridger
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
 	// tk counts tokens for the tier-2 budget, loaded once.
@@ -207,6 +208,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model != nil {
 		a.cfg.Model = observedModel{Model: cfg.Model, m: a.metrics, tracer: a.tracer}
 	}
+	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName}
 	return a, nil
 }
 

@@ -69,13 +69,17 @@ func TestBridgeTermsLongestPhraseAndCompounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	idx, err := a.rules.get(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for q, want := range map[string]string{
 		"Tell me about the four pillars of destiny":                 "四柱",
 		"Can the eating god keep the seven killings under control?": "食神 七杀 七煞 杀 制伏 制 食神制杀 食神制煞",
 		"What if the hurting officer meets the officer?":            "伤官见官",
 		"What is my destiny?":                                       "命格 命运",
 	} {
-		if got := a.bridge(sk, q, langZH); got != want {
+		if got := strings.Join(idx.glossary.Terms(q, langZH), " "); got != want {
 			t.Errorf("bridge(%q) = %q, want %q", q, got, want)
 		}
 	}

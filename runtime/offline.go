@@ -86,7 +86,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 				t.addCitations(passageCitations(ps))
 			}
 			if err == nil && res.Unbridged {
-				fmt.Fprintf(&sb, "\n（问题与原文语言不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关 / the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it）\n", languageName(res.QueryLang), languageName(res.SourceLang))
+				fmt.Fprintf(&sb, "\n（问题与原文语言不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关 / the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it）\n", LanguageName(res.QueryLang), LanguageName(res.SourceLang))
 			}
 			if err == nil && len(ps) > 0 {
 				sb.WriteString("\n相关原文 / passages:\n")

@@ -99,8 +99,8 @@ func TestRewriteCacheKeyAndFallback(t *testing.T) {
 			t.Errorf("searched %q, want the glossary's term after a refused rewrite", txt)
 		}
 	}
-	a.rewrites.put(langEN+"\x00q", "english")
-	if v, ok := a.rewrites.get(langZH + "\x00q"); ok {
+	a.bridger.rewrites.put(langEN+"\x00q", "english")
+	if v, ok := a.bridger.rewrites.get(langZH + "\x00q"); ok {
 		t.Errorf("a rewrite into English served for Chinese: %q", v)
 	}
 }

@@ -37,8 +37,8 @@ type ruleIndex struct {
 	avgSize float64
 	df      map[string]int
 	// glossary holds each term of the sources with its aliases, and the
-	// phrases (term and aliases) tokenised for matching.
-	glossary []glossEntry
+	// phrases (term and aliases) tokenised for matching (nil: none).
+	glossary *Glossary
 }
 
 // The fields of a rule, and how much a query gram found in each counts: a
@@ -54,12 +54,6 @@ const (
 )
 
 var fieldWeight = [numRuleFields]float64{1, 1, 0.6, 0.35}
-
-// glossEntry is a glossary term with its phrases tokenised.
-type glossEntry struct {
-	skills.GlossaryTerm
-	phrases [][]string
-}
 
 // ruleCache keeps the rule index of each skill until the skill reloads
 // (a reload gives a new *skills.Skill). It is safe for concurrent use.
@@ -95,15 +89,7 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
-		for _, t := range g.Terms {
-			e := glossEntry{GlossaryTerm: t}
-			for _, p := range append([]string{t.Term}, t.Aliases...) {
-				if tok := phraseTokens(p); len(tok) > 0 {
-					e.phrases = append(e.phrases, tok)
-				}
-			}
-			idx.glossary = append(idx.glossary, e)
-		}
+		idx.glossary = NewGlossary(g)
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
@@ -193,8 +179,11 @@ type qgram struct {
 // and "steep" for "brew"); "" when it names none.
 func (idx *ruleIndex) expansion(text string) string {
 	var out []string
+	if idx.glossary == nil {
+		return ""
+	}
 	tokens := phraseTokens(text)
-	for _, t := range idx.glossary {
+	for _, t := range idx.glossary.entries {
 		hit := false
 		for _, p := range t.phrases {
 			hit = hit || containsPhrase(tokens, p)
@@ -564,127 +553,4 @@ func containsPhrase(tokens, p []string) bool {
 		}
 	}
 	return false
-}
-
-// bridgeTerms returns the terms a question names through the glossary, in
-// the sources' language: each named entry's Chinese term and aliases (han),
-// or its English ones. Where phrases
-// overlap the longest wins ("four pillars of destiny" is 四柱, not also
-// 命格 for "destiny"; "hurting officer meets officer" is 伤官见官, not also
-// 伤官 and 正官). A Chinese term made of the named terms, in order, is
-// named too (食神 + 制 + 杀 names 食神制杀), as the classics write a
-// relation between two terms as one.
-func (idx *ruleIndex) bridgeTerms(text string, han bool) []string {
-	tokens := phraseTokens(text)
-	type match struct{ entry, start, n int }
-	var ms []match
-	for i, e := range idx.glossary {
-		for _, p := range e.phrases {
-			for s := 0; s+len(p) <= len(tokens); s++ {
-				if equalTokens(tokens[s:s+len(p)], p) {
-					ms = append(ms, match{i, s, len(p)})
-				}
-			}
-		}
-	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		if ms[i].n != ms[j].n {
-			return ms[i].n > ms[j].n
-		}
-		return ms[i].start < ms[j].start
-	})
-	covered := make([]bool, len(tokens))
-	var named []match
-	for _, m := range ms {
-		free := true
-		for k := m.start; k < m.start+m.n; k++ {
-			free = free && !covered[k]
-		}
-		if !free {
-			continue
-		}
-		for k := m.start; k < m.start+m.n; k++ {
-			covered[k] = true
-		}
-		named = append(named, m)
-	}
-	sort.SliceStable(named, func(i, j int) bool { return named[i].start < named[j].start })
-	var out []string
-	seen := map[string]bool{}
-	add := func(e glossEntry) {
-		for _, p := range append([]string{e.Term}, e.Aliases...) {
-			if hasHan(p) == han && !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	chosen := map[int]bool{}
-	for _, m := range named {
-		if !chosen[m.entry] {
-			chosen[m.entry] = true
-			add(idx.glossary[m.entry])
-		}
-	}
-	// The Chinese forms named so far, to build compound terms from.
-	var pieces []string
-	for _, p := range out {
-		if utf8.RuneCountInString(p) >= 1 && isHanOnly(p) {
-			pieces = append(pieces, foldText(p))
-		}
-	}
-	for i, e := range idx.glossary {
-		if !han {
-			break
-		}
-		if chosen[i] || !isHanOnly(e.Term) || utf8.RuneCountInString(e.Term) < 3 {
-			continue
-		}
-		if composedOf(foldText(e.Term), pieces, 0) >= 2 {
-			chosen[i] = true
-			add(e)
-		}
-	}
-	return out
-}
-
-func equalTokens(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return len(a) == len(b)
-}
-
-// isHanOnly reports whether s is Han characters only.
-func isHanOnly(s string) bool {
-	for _, r := range s {
-		if !unicode.Is(unicode.Han, r) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// foldText folds the variant characters of s (foldVariant).
-func foldText(s string) string {
-	return strings.Map(foldVariant, s)
-}
-
-// composedOf returns into how many of pieces s splits (at least one piece
-// per part, tried longest first), or 0 when it does not.
-func composedOf(s string, pieces []string, depth int) int {
-	if s == "" {
-		return depth
-	}
-	best := 0
-	for _, p := range pieces {
-		if strings.HasPrefix(s, p) && (depth > 0 || p != s) {
-			if n := composedOf(s[len(p):], pieces, depth+1); n > 0 && (best == 0 || n < best) {
-				best = n
-			}
-		}
-	}
-	return best
 }

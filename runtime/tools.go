@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -650,22 +649,17 @@ func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (re
 	if err != nil {
 		return res, err
 	}
-	text := query
-	ql, sl := queryLanguage(query), a.themeLanguage(sk)
-	res.QueryLang, res.SourceLang = ql, sl
-	if ql != sl {
-		if rw := a.rewriteQuery(ctx, query, sl); rw != "" {
-			res.SearchedAs, res.BridgedBy = rw, "llm"
-		} else if exp := a.bridge(sk, query, sl); exp != "" {
-			res.SearchedAs, res.BridgedBy = exp, "glossary"
-		} else {
-			res.Unbridged = true
-			res.Note = fmt.Sprintf("The question is in %s and the sources in %s, and it could not be carried over (no model configured to rewrite it, and it names no term of the skill's glossary): these passages match its words only and may not answer it; say so in the answer. / 问题与原文语言不同且无法转换，以下段落可能不相关，请在回答中说明。", languageName(ql), languageName(sl))
-		}
-		if res.SearchedAs != "" {
-			text = query + " " + res.SearchedAs
-		}
+	var g *Glossary
+	if idx, err := a.rules.get(sk); err == nil {
+		g = idx.glossary
 	}
+	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk), g)
+	res.SearchedAs, res.BridgedBy, res.Unbridged = br.SearchedAs, br.BridgedBy, br.Unbridged
+	res.QueryLang, res.SourceLang = br.QueryLang, br.SourceLang
+	if br.Unbridged {
+		res.Note = fmt.Sprintf("The question is in %s and the sources in %s, and it could not be carried over (no model configured to rewrite it, and it names no term of the skill's glossary): these passages match its words only and may not answer it; say so in the answer. / 问题与原文语言不同且无法转换，以下段落可能不相关，请在回答中说明。", LanguageName(br.QueryLang), LanguageName(br.SourceLang))
+	}
+	text := br.Text(query)
 	q := knowledge.Query{Theme: sk.Theme, Text: text, K: k, Mode: knowledge.SearchLexical}
 	if a.cfg.Embedder != nil {
 		if v, err := a.cfg.Embedder.Embed(ctx, []string{text}); err == nil && len(v) == 1 {
@@ -689,34 +683,4 @@ func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (re
 		a.metrics.searches.WithLabelValues(searchNoTurn).Inc()
 	}
 	return res, nil
-}
-
-// bridge returns the terms of the skill's glossary entries the query
-// names, in the sources' language lang: for an English question over
-// Chinese books their Chinese terms ("hurting officer meets officer" ->
-// 伤官见官), for a Chinese question over English books their English
-// names, so the search reaches passages that never use the user's words.
-// "" when the skill has no glossary or the query names no term of it.
-func (a *Agent) bridge(sk *skills.Skill, query, lang string) string {
-	idx, err := a.rules.get(sk)
-	if err != nil || len(idx.glossary) == 0 {
-		return ""
-	}
-	return strings.Join(idx.bridgeTerms(query, lang == langZH), " ")
-}
-
-// foreignQuery reports whether a query is written mostly in another script
-// than Han: a letter run is about five letters a word, and a word weighs as
-// much as a character or two of Chinese.
-func foreignQuery(query string) bool {
-	han, letters := 0, 0
-	for _, r := range query {
-		switch {
-		case unicode.Is(unicode.Han, r):
-			han++
-		case unicode.IsLetter(r):
-			letters++
-		}
-	}
-	return letters > 0 && han*3 < letters/5
 }

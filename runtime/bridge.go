@@ -1,0 +1,431 @@
+package runtime
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
+)
+
+// Languages of a question and of a skill's sources, as far as the search
+// needs to know: Chinese (Han script) or not.
+const (
+	langZH = "zh"
+	langEN = "en"
+)
+
+// LanguageName names a language of [QueryLanguage] in English
+// ("Chinese", "English").
+func LanguageName(l string) string {
+	if l == langZH {
+		return "Chinese"
+	}
+	return "English"
+}
+
+// QueryLanguage returns the language of a question as search sees it:
+// "zh" unless the question is written mostly in another script than Han,
+// then "en".
+func QueryLanguage(q string) string {
+	if foreignQuery(q) {
+		return langEN
+	}
+	return langZH
+}
+
+// TextLanguage returns the language of a text written in it (a skill's
+// SKILL.md, a sample of the converted sources): "zh" when Han characters
+// weigh as much as a fifth of its words, else "en"; "" when it holds no
+// letter at all.
+func TextLanguage(text string) string {
+	han, letters := scripts(text)
+	switch {
+	case han == 0 && letters == 0:
+		return ""
+	case han*3 >= letters/5 && han > 0:
+		return langZH
+	}
+	return langEN
+}
+
+// Glossary is a theme's term table (knowledge/glossary.yaml) prepared for
+// carrying questions over to the sources' words: each term with its
+// aliases, tokenised once. It is read-only and safe for concurrent use.
+type Glossary struct {
+	entries []glossEntry
+}
+
+// glossEntry is a glossary term with its phrases tokenised.
+type glossEntry struct {
+	skills.GlossaryTerm
+	phrases [][]string
+}
+
+// NewGlossary prepares g for [Glossary.Terms].
+func NewGlossary(g skills.Glossary) *Glossary {
+	out := &Glossary{}
+	for _, t := range g.Terms {
+		e := glossEntry{GlossaryTerm: t}
+		for _, p := range append([]string{t.Term}, t.Aliases...) {
+			if tok := phraseTokens(p); len(tok) > 0 {
+				e.phrases = append(e.phrases, tok)
+			}
+		}
+		out.entries = append(out.entries, e)
+	}
+	return out
+}
+
+// Len is the number of terms; a nil Glossary has none.
+func (g *Glossary) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.entries)
+}
+
+// Language returns the language of the sources the glossary was written
+// for, read from its terms (each term as the sources write it): "zh" when
+// at least half are Chinese, else "en"; "" for an empty glossary.
+func (g *Glossary) Language() string {
+	if g.Len() == 0 {
+		return ""
+	}
+	han := 0
+	for _, e := range g.entries {
+		if hasHan(e.Term) {
+			han++
+		}
+	}
+	if 2*han >= len(g.entries) {
+		return langZH
+	}
+	return langEN
+}
+
+// SourceLanguage returns the language of a theme's sources: the glossary's
+// (Glossary.Language), else that of text written in it (TextLanguage: the
+// skill's SKILL.md, a sample of the converted sources); "" when neither
+// tells.
+func SourceLanguage(g *Glossary, text string) string {
+	if l := g.Language(); l != "" {
+		return l
+	}
+	return TextLanguage(text)
+}
+
+// Bridged says how a question was carried over to the language of the
+// sources before it was searched.
+type Bridged struct {
+	// SearchedAs is the text searched besides the question when the
+	// question is in another language than the sources: the model's
+	// rewrite or the glossary's terms; BridgedBy says which ("llm",
+	// "glossary"). Both are empty when nothing was added.
+	SearchedAs, BridgedBy string
+	// Unbridged is set when the question is in another language than the
+	// sources and could not be carried over (no model, or its rewrite
+	// failed, and no glossary term it names): the search matches its own
+	// words only.
+	Unbridged bool
+	// QueryLang and SourceLang are the languages of the question and of
+	// the sources ("zh", "en"; SourceLang "" when unknown).
+	QueryLang, SourceLang string
+}
+
+// Text returns the text to search for query: the question, followed by
+// what it was carried over as.
+func (b Bridged) Text(query string) string {
+	if b.SearchedAs == "" {
+		return query
+	}
+	return query + " " + b.SearchedAs
+}
+
+// Bridger carries a question over to the language of the sources it is
+// searched in: with a model, the model's rewrite (cached per question and
+// language); else the glossary's terms the question names; else it is
+// flagged Unbridged. The runtime's search_knowledge and `vibe search` use
+// it alike. A Bridger is safe for concurrent use; the zero value works
+// offline (no Model).
+type Bridger struct {
+	// Model rewrites questions (nil: offline, the glossary only). A model
+	// that also answers single requests from a response cache (llm.Client
+	// with a cache directory: its Chat method) is asked that way, so a
+	// question rewritten once costs no request in a later process either.
+	Model Model
+	// ModelName is passed in requests (empty: the client's default).
+	ModelName string
+
+	rewrites rewriteCache
+}
+
+// Bridge returns how query is to be searched in sources written in
+// sourceLang, with glossary g (nil: none). A question in the sources'
+// language, or sources of unknown language (""), are searched as they
+// are.
+func (b *Bridger) Bridge(ctx context.Context, query, sourceLang string, g *Glossary) Bridged {
+	res := Bridged{QueryLang: QueryLanguage(query), SourceLang: sourceLang}
+	if sourceLang == "" || res.QueryLang == sourceLang {
+		return res
+	}
+	if rw := b.rewrite(ctx, query, sourceLang); rw != "" {
+		res.SearchedAs, res.BridgedBy = rw, "llm"
+	} else if terms := g.Terms(query, sourceLang); len(terms) > 0 {
+		res.SearchedAs, res.BridgedBy = strings.Join(terms, " "), "glossary"
+	} else {
+		res.Unbridged = true
+	}
+	return res
+}
+
+// rewriteCache keeps the model's rewrites of questions into a theme's
+// language, keyed by the language and the question, so a question asked
+// again costs no request. Bounded: it is emptied when full.
+type rewriteCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const rewriteCacheSize = 4096
+
+func (c *rewriteCache) get(key string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *rewriteCache) put(key, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= rewriteCacheSize {
+		c.m = map[string]string{}
+	}
+	c.m[key] = v
+}
+
+// rewritePrompt asks for a search query, not an answer.
+const rewritePrompt = "You turn a user's question into a search query for a full-text index of books written in %s. " +
+	"Reply with the query only, in %s, on one line: the technical terms of the field as those books write them " +
+	"(for Chinese metaphysics, the classical terms such as 伤官见官, 七杀, 用神), no explanation, no quotes."
+
+// cachedModel is a model that answers a single request from a response
+// cache when it can (llm.Client.Chat).
+type cachedModel interface {
+	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// rewrite asks the model to rewrite query into lang (the sources'
+// language), once per query and language; "" without a model or when the
+// request fails (the caller falls back to the glossary).
+func (b *Bridger) rewrite(ctx context.Context, query, lang string) string {
+	if b.Model == nil {
+		return ""
+	}
+	key := lang + "\x00" + query
+	if v, ok := b.rewrites.get(key); ok {
+		return v
+	}
+	name := LanguageName(lang)
+	if lang == langZH {
+		name = "Chinese (简体中文)"
+	}
+	temp := 0.0
+	req := llm.Request{
+		Stage: "serve.rewrite", Model: b.ModelName, Temperature: &temp, MaxTokens: 200,
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: strings.ReplaceAll(rewritePrompt, "%s", name)},
+			{Role: llm.RoleUser, Content: query},
+		},
+	}
+	var resp llm.Response
+	var err error
+	if m, ok := b.Model.(cachedModel); ok {
+		resp, err = m.Chat(ctx, req)
+	} else {
+		resp, err = b.Model.Stream(ctx, req, func(llm.Delta) error { return nil })
+	}
+	if err != nil {
+		return ""
+	}
+	rw := strings.TrimSpace(strings.Trim(strings.TrimSpace(resp.Content), "\"“”'`"))
+	if i := strings.IndexByte(rw, '\n'); i >= 0 {
+		rw = strings.TrimSpace(rw[:i])
+	}
+	if r := []rune(rw); len(r) > 200 {
+		rw = string(r[:200])
+	}
+	// A rewrite still in the question's language is no rewrite.
+	if rw == "" || QueryLanguage(rw) != lang {
+		return ""
+	}
+	b.rewrites.put(key, rw)
+	return rw
+}
+
+// themeLanguage is the language of a skill's sources, read from what the
+// build wrote in their language: the glossary's terms, else SKILL.md.
+// Cached with the skill's rule index.
+func (a *Agent) themeLanguage(sk *skills.Skill) string {
+	var g *Glossary
+	if idx, err := a.rules.get(sk); err == nil {
+		g = idx.glossary
+	}
+	if l := SourceLanguage(g, sk.Description+sk.Body); l != "" {
+		return l
+	}
+	return langEN
+}
+
+// foreignQuery reports whether a query is written mostly in another script
+// than Han: a letter run is about five letters a word, and a word weighs as
+// much as a character or two of Chinese.
+func foreignQuery(query string) bool {
+	han, letters := scripts(query)
+	return letters > 0 && han*3 < letters/5
+}
+
+// scripts counts the Han characters of s and its other letters.
+func scripts(s string) (han, letters int) {
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			han++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	return han, letters
+}
+
+// Terms returns the terms a question names through the glossary, in the
+// sources' language lang: each named entry's Chinese term and aliases
+// ("zh"), or its English ones. Where phrases overlap the longest wins
+// ("four pillars of destiny" is 四柱, not also 命格 for "destiny"; "hurting
+// officer meets officer" is 伤官见官, not also 伤官 and 正官). A Chinese
+// term made of the named terms, in order, is named too (食神 + 制 + 杀
+// names 食神制杀), as the classics write a relation between two terms as
+// one. None for a nil glossary or a question that names no term.
+func (g *Glossary) Terms(text, lang string) []string {
+	if g.Len() == 0 {
+		return nil
+	}
+	han := lang == langZH
+	tokens := phraseTokens(text)
+	type match struct{ entry, start, n int }
+	var ms []match
+	for i, e := range g.entries {
+		for _, p := range e.phrases {
+			for s := 0; s+len(p) <= len(tokens); s++ {
+				if equalTokens(tokens[s:s+len(p)], p) {
+					ms = append(ms, match{i, s, len(p)})
+				}
+			}
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].n != ms[j].n {
+			return ms[i].n > ms[j].n
+		}
+		return ms[i].start < ms[j].start
+	})
+	covered := make([]bool, len(tokens))
+	var named []match
+	for _, m := range ms {
+		free := true
+		for k := m.start; k < m.start+m.n; k++ {
+			free = free && !covered[k]
+		}
+		if !free {
+			continue
+		}
+		for k := m.start; k < m.start+m.n; k++ {
+			covered[k] = true
+		}
+		named = append(named, m)
+	}
+	sort.SliceStable(named, func(i, j int) bool { return named[i].start < named[j].start })
+	var out []string
+	seen := map[string]bool{}
+	add := func(e glossEntry) {
+		for _, p := range append([]string{e.Term}, e.Aliases...) {
+			if hasHan(p) == han && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	chosen := map[int]bool{}
+	for _, m := range named {
+		if !chosen[m.entry] {
+			chosen[m.entry] = true
+			add(g.entries[m.entry])
+		}
+	}
+	// The Chinese forms named so far, to build compound terms from.
+	var pieces []string
+	for _, p := range out {
+		if utf8.RuneCountInString(p) >= 1 && isHanOnly(p) {
+			pieces = append(pieces, foldText(p))
+		}
+	}
+	for i, e := range g.entries {
+		if !han {
+			break
+		}
+		if chosen[i] || !isHanOnly(e.Term) || utf8.RuneCountInString(e.Term) < 3 {
+			continue
+		}
+		if composedOf(foldText(e.Term), pieces, 0) >= 2 {
+			chosen[i] = true
+			add(e)
+		}
+	}
+	return out
+}
+
+func equalTokens(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// isHanOnly reports whether s is Han characters only.
+func isHanOnly(s string) bool {
+	for _, r := range s {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// foldText folds the variant characters of s (foldVariant).
+func foldText(s string) string {
+	return strings.Map(foldVariant, s)
+}
+
+// composedOf returns into how many of pieces s splits (at least one piece
+// per part, tried longest first), or 0 when it does not.
+func composedOf(s string, pieces []string, depth int) int {
+	if s == "" {
+		return depth
+	}
+	best := 0
+	for _, p := range pieces {
+		if strings.HasPrefix(s, p) && (depth > 0 || p != s) {
+			if n := composedOf(s[len(p):], pieces, depth+1); n > 0 && (best == 0 || n < best) {
+				best = n
+			}
+		}
+	}
+	return best
+}
