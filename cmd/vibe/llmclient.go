@@ -26,3 +26,12 @@ func newLLMClient(ws *workspace.Workspace, cfg *workspace.Config, model string, 
 		MaxConcurrency: cfg.LLM.MaxConcurrency, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
 		CacheDir: ws.CacheDir("llm"), Prices: prices, Budget: budget, DryRun: dryRun, CountTokens: count})
 }
+
+// chatModelName is the model the agent talks with, and rewrites search
+// queries with (llm.chat_model, else llm.model).
+func chatModelName(cfg *workspace.Config) string {
+	if cfg.LLM.ChatModel != "" {
+		return cfg.LLM.ChatModel
+	}
+	return cfg.LLM.Model
+}

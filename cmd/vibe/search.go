@@ -4,15 +4,21 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/runtime"
+	"github.com/vibelife/vibe/skills"
 )
 
 // SearchOptions are the flags of `vibe search`.
@@ -26,6 +32,9 @@ type SearchOptions struct {
 	Batch    string
 	Store    string
 	Embedder string
+	// NoBridge searches the query's own words only, even when it is in
+	// another language than the sources.
+	NoBridge bool
 }
 
 func newSearchCmd(a *app) *cobra.Command {
@@ -37,11 +46,22 @@ func newSearchCmd(a *app) *cobra.Command {
 original source file, the heading path, the character offsets into the
 converted file and the scores of each side.
 
-With --batch FILE (or - for stdin), read one JSON object per line,
-{"id": "...", "query": "..."}, and write one JSON line per query,
-{"id": "...", "hits": [...]}.`,
+A query in another language than the sources (English over Chinese books)
+is carried over the way the agent's search_knowledge does it: rewritten by
+the model when one is configured (cached), else with the terms of the
+theme's glossary (knowledge/<theme>/glossary.yaml, or the skill's copy) it
+names. The output says what was searched besides the query ("searched as:
+… (bridged by glossary)"), or that the query could not be carried over;
+--no-bridge searches its own words only.
+
+--json prints {"query", "searched_as", "bridged_by", "unbridged", "hits"}
+(the bridge fields only when set). With --batch FILE (or - for stdin), read
+one JSON object per line, {"id": "...", "query": "..."}, and write one JSON
+line per query, {"id": "...", "hits": [...]}, plus the bridge fields when
+set.`,
 		Example: `  vibe search bazi "用神 月令"
   vibe search bazi "day master" -k 5 --mode lexical --json
+  vibe search bazi "hurting officer meets the officer" --no-bridge
   vibe search bazi --batch questions.jsonl > answers.jsonl`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,7 +85,20 @@ With --batch FILE (or - for stdin), read one JSON object per line,
 	cmd.Flags().StringVar(&opts.Batch, "batch", "", "JSONL file of {\"id\",\"query\"} lines (- for stdin)")
 	cmd.Flags().StringVar(&opts.Store, "store", "", "store driver: sqlite or postgres (default from vibe.yaml)")
 	cmd.Flags().StringVar(&opts.Embedder, "embedder", "", "embedder: local or openai (default from vibe.yaml)")
+	cmd.Flags().BoolVar(&opts.NoBridge, "no-bridge", false, "search the query's own words only, not carried over to the sources' language")
 	return cmd
+}
+
+// searchResult is the JSON shape of one query's answer: `vibe search
+// --json`, and each line of --batch (with ID, without Query). The bridge
+// fields are set only when the query was carried over (or could not be).
+type searchResult struct {
+	ID         string      `json:"id,omitempty"`
+	Query      string      `json:"query,omitempty"`
+	Hits       []searchHit `json:"hits"`
+	SearchedAs string      `json:"searched_as,omitempty"`
+	BridgedBy  string      `json:"bridged_by,omitempty"`
+	Unbridged  bool        `json:"unbridged,omitempty"`
 }
 
 // searchHit is the JSON shape of a hit.
@@ -127,27 +160,44 @@ func (a *app) runSearch(ctx context.Context, opts *SearchOptions) error {
 			return storeHint(fmt.Errorf("search %s: %w", opts.Theme, knowledge.MismatchError(info, knowledge.InfoOf(emb))), opts.Theme)
 		}
 	}
-	search := func(text string) ([]knowledge.Hit, error) {
+	bridge := func(string) runtime.Bridged { return runtime.Bridged{} }
+	if !opts.NoBridge {
+		if bridge, err = a.searchBridge(ctx, opts.Theme); err != nil {
+			return fmt.Errorf("search %s: %w", opts.Theme, err)
+		}
+	}
+	// search carries the query over to the sources' language, then
+	// searches it with what it was carried over as.
+	search := func(query string) ([]knowledge.Hit, runtime.Bridged, error) {
+		br := bridge(query)
+		text := br.Text(query)
 		q := knowledge.Query{Theme: opts.Theme, Text: text, K: opts.K, Mode: mode}
 		if emb != nil {
 			vs, err := emb.Embed(ctx, []string{text})
 			if err != nil {
-				return nil, fmt.Errorf("embed the query: %w", err)
+				return nil, br, fmt.Errorf("embed the query: %w", err)
 			}
 			q.Vector = vs[0]
 		}
 		hits, err := store.Search(ctx, q)
-		return hits, storeHint(err, opts.Theme)
+		return hits, br, storeHint(err, opts.Theme)
 	}
 	if opts.Batch != "" {
 		return a.searchBatch(opts, search)
 	}
-	hits, err := search(opts.Query)
+	hits, br, err := search(opts.Query)
 	if err != nil {
 		return fmt.Errorf("search %s: %w", opts.Theme, err)
 	}
 	if opts.JSON {
-		return printJSON(opts.IO.Out, toSearchHits(hits))
+		return printJSON(opts.IO.Out, newSearchResult("", opts.Query, hits, br))
+	}
+	switch {
+	case br.SearchedAs != "":
+		fmt.Fprintf(opts.IO.Out, "searched as: %s (bridged by %s)\n", br.SearchedAs, br.BridgedBy)
+	case br.Unbridged:
+		fmt.Fprintf(opts.IO.Out, "not bridged: the query is in %s and the sources in %s; no model rewrote it and it names no term of the glossary (knowledge/%s/glossary.yaml), so the hits match its own words only\n",
+			runtime.LanguageName(br.QueryLang), runtime.LanguageName(br.SourceLang), opts.Theme)
 	}
 	if len(hits) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no hits for %q in %s (has `vibe ingest %s` run?)\n", opts.Query, opts.Theme, opts.Theme)
@@ -167,7 +217,90 @@ func (a *app) runSearch(ctx context.Context, opts *SearchOptions) error {
 	return nil
 }
 
-func (a *app) searchBatch(opts *SearchOptions, search func(string) ([]knowledge.Hit, error)) error {
+func newSearchResult(id, query string, hits []knowledge.Hit, br runtime.Bridged) searchResult {
+	return searchResult{ID: id, Query: query, Hits: toSearchHits(hits), SearchedAs: br.SearchedAs, BridgedBy: br.BridgedBy, Unbridged: br.Unbridged}
+}
+
+// searchBridge returns how `vibe search` carries a query over to the
+// language of the theme's sources, with the runtime's Bridger (what
+// search_knowledge does): the model's rewrite when a model is configured
+// (answers cached in .vibe/cache/llm), else the glossary's terms. The
+// sources' language is the glossary's, else that of the converted sources,
+// else of the skill's SKILL.md; unknown, no query is carried over.
+func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runtime.Bridged, error) {
+	ws, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	g, err := loadGlossary(filepath.Join(ws.KnowledgeDir(theme), "glossary.yaml"), filepath.Join(ws.SkillDir(theme), filepath.FromSlash(skills.GlossaryPath)))
+	if err != nil {
+		return nil, err
+	}
+	lang := g.Language()
+	if lang == "" {
+		lang = runtime.TextLanguage(convertedSample(ws.ConvertedDir(theme)))
+	}
+	if lang == "" {
+		b, _ := os.ReadFile(filepath.Join(ws.SkillDir(theme), "SKILL.md"))
+		lang = runtime.TextLanguage(string(b))
+	}
+	br := &runtime.Bridger{}
+	switch {
+	case a.chatModel != nil:
+		br.Model = a.chatModel
+	case cfg.LLMEnabled():
+		model := chatModelName(cfg)
+		br.Model, br.ModelName = newLLMClient(ws, cfg, model, 0, false), model
+	}
+	return func(q string) runtime.Bridged { return br.Bridge(ctx, q, lang, g) }, nil
+}
+
+// loadGlossary reads the first of paths that exists (the theme's
+// glossary, then the skill's copy); nil when none does.
+func loadGlossary(paths ...string) (*runtime.Glossary, error) {
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		g, err := skills.ParseGlossary(b, p)
+		if err != nil {
+			return nil, withHint(err, "fix the glossary, or pass --no-bridge to search the query's own words")
+		}
+		return runtime.NewGlossary(g), nil
+	}
+	return nil, nil
+}
+
+// convertedSample returns the beginning of the bodies of the first
+// converted files of a theme, enough to tell their language.
+func convertedSample(dir string) string {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	sort.Strings(names)
+	var sb strings.Builder
+	for _, n := range names[:min(len(names), 8)] {
+		doc, _, err := convert.ReadFile(n)
+		if err != nil {
+			continue
+		}
+		body := doc.Markdown
+		if len(body) > 4096 {
+			body = body[:4096]
+		}
+		sb.WriteString(body)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+func (a *app) searchBatch(opts *SearchOptions, search func(string) ([]knowledge.Hit, runtime.Bridged, error)) error {
 	var r io.Reader = opts.IO.In
 	name := "stdin"
 	if opts.Batch != "-" {
@@ -199,14 +332,16 @@ func (a *app) searchBatch(opts *SearchOptions, search func(string) ([]knowledge.
 		if in.Query == "" {
 			return withExit(exitError, fmt.Errorf("search --batch %s:%d: field \"query\" is empty", name, line))
 		}
-		hits, err := search(in.Query)
+		hits, br, err := search(in.Query)
 		if err != nil {
 			return fmt.Errorf("search --batch %s:%d (id %q): %w", name, line, in.ID, err)
 		}
+		// The id is written even when empty: each line answers one input line.
+		res := newSearchResult("", "", hits, br)
 		if err := enc.Encode(struct {
-			ID   string      `json:"id"`
-			Hits []searchHit `json:"hits"`
-		}{in.ID, toSearchHits(hits)}); err != nil {
+			ID string `json:"id"`
+			searchResult
+		}{in.ID, res}); err != nil {
 			return err
 		}
 	}

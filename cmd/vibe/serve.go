@@ -142,10 +142,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 	case a.chatModel != nil:
 		rc.Model = a.chatModel
 	case cfg.LLMEnabled():
-		model := cfg.LLM.ChatModel
-		if model == "" {
-			model = cfg.LLM.Model
-		}
+		model := chatModelName(cfg)
 		// One request per conversation step: the concurrency bound is the
 		// number of turns in flight, not llm.max_concurrency (a build setting).
 		rc.Model = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: model,
