@@ -219,6 +219,16 @@ func (idx *ruleIndex) prepare(text string) query {
 	return q
 }
 
+// reaches reports whether any rule holds a gram of q.
+func (idx *ruleIndex) reaches(q query) bool {
+	for _, g := range q.grams {
+		if idx.df[g.g] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // expansionWeight is how much the glossary's expansion of a question counts
 // against the question's own words.
 const expansionWeight = 0.5
@@ -313,8 +323,28 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 	var qs []query
 	var ws []float64
 	for _, p := range parts {
-		qs = append(qs, idx.prepare(p.text))
+		q := idx.prepare(p.text)
+		qs = append(qs, q)
 		ws = append(ws, p.weight)
+		if !idx.reaches(q) {
+			// A question none of whose words any rule holds (English over
+			// rules written in Chinese) is carried over by the glossary:
+			// the terms it names in the other language stand for it, at
+			// its weight. Its expansion would count half and bring its own
+			// language's aliases into the weight a rule must hold a share
+			// of, so such a question could never reach minContextScore
+			// ("hurting officer meets the officer" and 伤官见官 → 为祸百端
+			// on the five bazi books: 0.28).
+			other := langZH
+			if QueryLanguage(p.text) == langZH {
+				other = langEN
+			}
+			if t := idx.glossary.Terms(p.text, other); len(t) > 0 {
+				qs = append(qs, idx.prepare(strings.Join(t, " ")))
+				ws = append(ws, p.weight)
+				continue
+			}
+		}
 		if x := idx.expansion(p.text); x != "" {
 			qs = append(qs, idx.prepare(x))
 			ws = append(ws, p.weight*expansionWeight)

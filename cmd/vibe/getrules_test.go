@@ -93,3 +93,40 @@ func TestGetRulesOnTheBaziBooks(t *testing.T) {
 		t.Errorf("get_rules: %d of %d in the top 3, want at least 85%%", hits, len(getRulesQuestions))
 	}
 }
+
+// The retrieval-only answer lists the rules that pass the prompt's
+// relevance threshold. On the bazi books built offline an English question
+// holds no word of the Chinese rules; it reached the threshold only through
+// its glossary expansion at half weight, whose English aliases counted in
+// the weight a rule must hold a share of, so "hurting officer meets the
+// officer" listed 伤官见财格 (0.37) but not 伤官见官 → 为祸百端 (0.28). The
+// glossary's terms now stand for such a question at its full weight; an
+// English question naming no term, and a greeting, still get no rule.
+func TestOfflineAnswerListsTheRuleForAnEnglishQuestion(t *testing.T) {
+	dir := baziWorkspace(t)
+	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ msg, cond string }{
+		{"What happens when the hurting officer meets the officer?", "伤官见官"},
+		{"伤官见官会怎样", "伤官见官"},
+		{"What is the weather like today?", ""},
+		{"Hello, how are you?", ""},
+		{"今天天气怎么样", ""},
+	} {
+		answer, err := a.Turn(context.Background(), runtime.TurnRequest{UserID: "u", Message: tt.msg, Skill: "bazi"}, func(runtime.Event) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rules, listed := strings.Cut(answer, "相关规则 / rules:")
+		rules, _, _ = strings.Cut(rules, "相关原文 / passages:")
+		if listed != (tt.cond != "") || tt.cond != "" && !strings.Contains(rules, tt.cond) {
+			t.Errorf("%q: rules listed %v, want the rule on %q:\n%s", tt.msg, listed, tt.cond, answer)
+		}
+	}
+}
