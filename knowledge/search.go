@@ -7,43 +7,13 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-)
 
-// Fusion of a hybrid search: a hit's score is the sum, over the sides that
-// found it, of the side's weight / (RRFK + its 1-based rank on that side).
-//
-// The constants were chosen on the development half of the question sets in
-// eval/ and checked on the held-out half (docs/retrieval.md): plain RRF (k
-// 60, equal weights) lost to lexical search alone, because the offline
-// embedder is the weaker side and a large k flattens the difference between
-// a side's first hit and its tenth. A small k trusts each side's top ranks,
-// and the vector side counts half.
-//
-// The vector side counts only when the lexical list is flat: its score at
-// rank ConfidenceDepth at least half its first (see [LexicalConfidence] and
-// [ConfidentLexical]). On the public reading-comprehension sets
-// (bench/qabench), whose questions share most of their words with the
-// answering passage, no fixed weight of the offline embedder ranked above
-// lexical search alone on both; the paraphrased questions of eval/ and of the
-// bazi eval, whose lexical lists are mostly flat, need it. A gate at 0.3
-// (vector counted less often) put hybrid above lexical on both public sets
-// but lost a question of recall@5 on each of the project's sets, so it is
-// not used (docs/retrieval.md).
-const (
-	RRFK          = 10
-	LexicalWeight = 1.0
-	VectorWeight  = 0.5
-	// ConfidentLexical is the [LexicalConfidence] from which the lexical
-	// list is trusted alone: the vector side's weight is then 0, and hits
-	// only it found follow the lexical ones, in its order.
-	ConfidentLexical = 0.5
-	// ConfidenceDepth is the lexical rank whose score LexicalConfidence
-	// compares with the first.
-	ConfidenceDepth = 10
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge/lexical"
 )
 
 // CandidatesPerSide is how many candidates each side of a hybrid search
-// contributes to fusion.
+// contributes to [Rerank].
 const CandidatesPerSide = 50
 
 // ErrBadQuery is returned for a query a store cannot run (no theme, unknown
@@ -78,64 +48,6 @@ func NormalizeQuery(q Query) (Query, error) {
 		return q, fmt.Errorf("%w: unknown mode %q (want hybrid, vector or lexical)", ErrBadQuery, q.Mode)
 	}
 	return q, nil
-}
-
-// Fuse merges a vector-ranked and a lexical-ranked candidate list (each best
-// first, scores in VectorScore / LexicalScore) with weighted reciprocal rank
-// fusion (see [RRFK]) and returns the best k, ranks on each side filled.
-// When the lexical list is confident ([ConfidentLexical]) the vector side
-// weighs nothing: the lexical order is kept and hits only the vector side
-// found follow it in the vector order, with score 0. Other ties break by
-// chunk id so results are deterministic.
-func Fuse(vector, lexical []Hit, k int) []Hit {
-	wv := VectorWeight
-	if LexicalConfidence(lexical) >= ConfidentLexical {
-		wv = 0
-	}
-	byID := map[string]*Hit{}
-	var order []*Hit
-	get := func(h Hit) *Hit {
-		if p, ok := byID[h.Chunk.ID]; ok {
-			return p
-		}
-		c := h
-		c.Score, c.VectorRank, c.LexicalRank = 0, 0, 0
-		c.VectorScore, c.LexicalScore = 0, 0
-		byID[h.Chunk.ID] = &c
-		order = append(order, &c)
-		return &c
-	}
-	for i, h := range vector {
-		p := get(h)
-		p.VectorRank = i + 1
-		p.VectorScore = h.VectorScore
-		p.Score += wv / float64(RRFK+i+1)
-	}
-	for i, h := range lexical {
-		p := get(h)
-		p.LexicalRank = i + 1
-		p.LexicalScore = h.LexicalScore
-		p.Score += LexicalWeight / float64(RRFK+i+1)
-	}
-	out := make([]Hit, len(order))
-	for i, p := range order {
-		out[i] = *p
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := &out[i], &out[j]
-		switch {
-		case a.Score != b.Score:
-			return a.Score > b.Score
-		case a.Score == 0 && a.VectorRank != b.VectorRank:
-			// Vector-only hits behind a confident lexical list.
-			return a.VectorRank < b.VectorRank
-		}
-		return a.Chunk.ID < b.Chunk.ID
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
 }
 
 // LexicalConfidence is how far the lexical list's first score stands above
@@ -185,16 +97,22 @@ func RankOnly(hits []Hit, mode SearchMode, k int) []Hit {
 // theme, ranked, carrying at least the chunk id.
 type SideSearch func(ctx context.Context, q Query, n int) ([]Hit, error)
 
+// LexicalSearch is the lexical side: up to n candidates, ranked, carrying
+// at least the chunk id and LexicalScore, and the [IDF] in the theme of each
+// query token (lexical.QueryTokens of q.Text).
+type LexicalSearch func(ctx context.Context, q Query, n int) ([]Hit, map[string]float64, error)
+
 // Fill loads the chunks of hits (which carry only ids), keeping their order
 // and leaving out hits whose chunk is gone.
 type Fill func(ctx context.Context, hits []Hit) ([]Hit, error)
 
 // Search is the search every store shares: it normalises q, asks each side
 // the query's mode needs for its candidates (CandidatesPerSide of each for a
-// hybrid search), ranks or fuses them, loads the best with fill and leaves
-// out near-duplicates of better hits (see [Collapse]) before cutting the
-// list to q.K.
-func Search(ctx context.Context, q Query, vector, lexical SideSearch, fill Fill) ([]Hit, error) {
+// hybrid search), loads them with fill and ranks them (a hybrid search: all
+// of them, by [Rerank]; one side: its best, in its order), and leaves out
+// near-duplicates of better hits (see [Collapse]) before cutting the list to
+// q.K.
+func Search(ctx context.Context, q Query, vector SideSearch, lexicalSide LexicalSearch, fill Fill) ([]Hit, error) {
 	q, err := NormalizeQuery(q)
 	if err != nil {
 		return nil, err
@@ -206,13 +124,14 @@ func Search(ctx context.Context, q Query, vector, lexical SideSearch, fill Fill)
 		n = CandidatesPerSide
 	}
 	var vec, lex []Hit
+	var idf map[string]float64
 	if q.Mode != SearchLexical {
 		if vec, err = vector(ctx, q, n); err != nil {
 			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
 		}
 	}
 	if q.Mode != SearchVector {
-		if lex, err = lexical(ctx, q, n); err != nil {
+		if lex, idf, err = lexicalSide(ctx, q, n); err != nil {
 			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
 		}
 	}
@@ -223,7 +142,26 @@ func Search(ctx context.Context, q Query, vector, lexical SideSearch, fill Fill)
 	case SearchLexical:
 		hits = RankOnly(lex, q.Mode, want)
 	default:
-		hits = Fuse(vec, lex, want)
+		// Proximity reads the text of every candidate.
+		union := make([]Hit, 0, len(vec)+len(lex))
+		seen := map[string]bool{}
+		for _, side := range [][]Hit{lex, vec} {
+			for _, h := range side {
+				if !seen[h.Chunk.ID] {
+					seen[h.Chunk.ID] = true
+					union = append(union, Hit{Chunk: chunk.Chunk{ID: h.Chunk.ID}})
+				}
+			}
+		}
+		filled, err := fill(ctx, union)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+		}
+		chunks := make(map[string]chunk.Chunk, len(filled))
+		for _, h := range filled {
+			chunks[h.Chunk.ID] = h.Chunk
+		}
+		return Collapse(Rerank(vec, lex, chunks, lexical.QueryTokens(q.Text), idf, want), q.K), nil
 	}
 	if hits, err = fill(ctx, hits); err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Theme, err)

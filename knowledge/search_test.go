@@ -13,45 +13,6 @@ import (
 
 func hit(id string) Hit { return Hit{Chunk: chunk.Chunk{ID: id}} }
 
-func TestFuse(t *testing.T) {
-	vec := []Hit{hit("a"), hit("b"), hit("c")}
-	lex := []Hit{hit("c"), hit("d"), hit("a")}
-	got := Fuse(vec, lex, 3)
-	// c: 1/(k+1) lexical + 0.5/(k+3) vector beats a: 0.5/(k+1) + 1/(k+3)
-	// (the lexical side weighs more); d, first found by lexical search at
-	// rank 2, beats b, found by vector search at rank 2.
-	want := []struct {
-		id     string
-		score  float64
-		vr, lr int
-	}{
-		{"c", LexicalWeight/float64(RRFK+1) + VectorWeight/float64(RRFK+3), 3, 1},
-		{"a", VectorWeight/float64(RRFK+1) + LexicalWeight/float64(RRFK+3), 1, 3},
-		{"d", LexicalWeight / float64(RRFK+2), 0, 2},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d hits, want %d", len(got), len(want))
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.Chunk.ID != w.id || g.VectorRank != w.vr || g.LexicalRank != w.lr || math.Abs(g.Score-w.score) > 1e-12 {
-			t.Errorf("hit %d = %s score %.5f ranks %d/%d, want %s %.5f %d/%d", i, g.Chunk.ID, g.Score, g.VectorRank, g.LexicalRank, w.id, w.score, w.vr, w.lr)
-		}
-	}
-	// The lexical side's first hit outranks the vector side's.
-	if top := Fuse([]Hit{hit("a")}, []Hit{hit("b")}, 2); top[0].Chunk.ID != "b" {
-		t.Errorf("vector-only %s outranks lexical-only b", top[0].Chunk.ID)
-	}
-	// A single side keeps its order.
-	if one := Fuse(nil, []Hit{hit("y"), hit("x")}, 1); one[0].Chunk.ID != "y" {
-		t.Errorf("rank order lost: %s", one[0].Chunk.ID)
-	}
-	same := Fuse([]Hit{hit("y"), hit("x")}, []Hit{hit("x"), hit("y")}, 2)
-	if VectorWeight != LexicalWeight && same[0].Chunk.ID != "x" {
-		t.Errorf("x (lexical rank 1) should lead, got %s", same[0].Chunk.ID)
-	}
-}
-
 // lexHits returns lexical hits with the given ids and scores, best first.
 func lexHits(ids string, scores ...float64) []Hit {
 	var out []Hit
@@ -80,31 +41,6 @@ func TestLexicalConfidence(t *testing.T) {
 		if got := LexicalConfidence(tt.lex); math.Abs(got-tt.want) > 1e-12 {
 			t.Errorf("%s: %g, want %g", tt.name, got, tt.want)
 		}
-	}
-}
-
-func TestFuseConfidentLexicalKeepsItsOrder(t *testing.T) {
-	// A clear lexical match (confidence 0.7): the lexical order stands, and
-	// hits only the vector side found follow in its order.
-	lex := lexHits("c d a", 10, 4, 3)
-	vec := []Hit{hit("z"), hit("a"), hit("b"), hit("c")}
-	got := Fuse(vec, lex, 10)
-	var ids []string
-	for _, h := range got {
-		ids = append(ids, h.Chunk.ID)
-	}
-	if s := strings.Join(ids, " "); s != "c d a z b" {
-		t.Fatalf("order %q, want %q", s, "c d a z b")
-	}
-	if got[2].VectorRank != 2 || got[2].LexicalRank != 3 || got[3].Score != 0 || got[3].VectorRank != 1 {
-		t.Errorf("ranks or scores lost: %+v", got)
-	}
-	// The same lists with a flat lexical side are fused: a, second on the
-	// vector side and third on the lexical one, passes d.
-	flat := lexHits("c d a", 10, 9, 8)
-	got = Fuse(vec, flat, 10)
-	if got[0].Chunk.ID != "c" || got[1].Chunk.ID != "a" {
-		t.Errorf("flat lexical list not fused: %s %s", got[0].Chunk.ID, got[1].Chunk.ID)
 	}
 }
 
@@ -185,6 +121,17 @@ func TestSearchFillsAndCollapses(t *testing.T) {
 			return out, nil
 		}
 	}
+	lexSide := func(ids ...string) LexicalSearch {
+		return func(_ context.Context, _ Query, n int) ([]Hit, map[string]float64, error) {
+			var out []Hit
+			for i, id := range ids[:min(n, len(ids))] {
+				h := hit(id)
+				h.LexicalScore = float64(10 - i)
+				out = append(out, h)
+			}
+			return out, map[string]float64{"x": 1}, nil
+		}
+	}
 	var asked int
 	fill := func(_ context.Context, hs []Hit) ([]Hit, error) {
 		asked = len(hs)
@@ -197,14 +144,14 @@ func TestSearchFillsAndCollapses(t *testing.T) {
 		}
 		return out, nil
 	}
-	got, err := Search(context.Background(), Query{Theme: "t", Text: "x", Vector: []float32{1}, K: 2}, side("a", "b", "gone", "c"), side("b", "a", "c"), fill)
+	got, err := Search(context.Background(), Query{Theme: "t", Text: "x", Vector: []float32{1}, K: 2}, side("a", "b", "gone", "c"), lexSide("b", "a", "c"), fill)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].Chunk.ID != "b" || got[1].Chunk.ID != "c" {
 		t.Fatalf("got %+v, want b then c (a duplicates b, gone was deleted)", got)
 	}
-	if asked < 4 {
-		t.Errorf("fill was asked for %d hits, want the candidates beyond K that collapsing may need", asked)
+	if asked != 4 {
+		t.Errorf("fill was asked for %d hits, want all 4 candidates of both sides (proximity reads their text)", asked)
 	}
 }

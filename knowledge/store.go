@@ -77,6 +77,9 @@ type Hit struct {
 	// VectorRank and LexicalRank are 1-based ranks on each side (0: absent).
 	VectorRank  int `json:"vector_rank,omitempty"`
 	LexicalRank int `json:"lexical_rank,omitempty"`
+	// Proximity is the share of the query's IDF mass found within one
+	// sentence of the chunk (hybrid search only, see [Rerank]).
+	Proximity float64 `json:"proximity,omitempty"`
 }
 
 // Store holds documents, their chunks and chunk embeddings, and searches

@@ -139,14 +139,14 @@ WHERE schemaname = $1 AND tablename = 'kb_chunk' AND attname = 'tsv'`, s.schemaN
 // informative, the candidates are the first commonScan chunks holding the
 // rarest; when the informative ones yield fewer than n, chunks holding only
 // common tokens follow.
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	freq, err := s.commonSet(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return nil, nil, fmt.Errorf("lexical: %w", err)
 	}
 	var keep, common []string
 	for _, t := range toks {
@@ -158,7 +158,7 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 	}
 	st, err := s.candidates(ctx, theme, keep, max(rerankRatio*n, minRerank))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(st.ids) < n && len(common) > 0 {
 		rarest := common[0]
@@ -171,17 +171,22 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 		err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM (SELECT id FROM kb_chunk WHERE theme = $1 AND tsv @@ CAST($2 AS tsquery) LIMIT $3) m`,
 			theme, tsqueryOf([]string{rarest}), commonScan).Scan(&more)
 		if err != nil {
-			return nil, fmt.Errorf("lexical: %w", err)
+			return nil, nil, fmt.Errorf("lexical: %w", err)
 		}
 		st.ids = append(st.ids, more...)
 	}
 	if len(st.ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for _, t := range common {
 		st.df[t] = freq[t] * st.chunks
 	}
-	return s.bm25(ctx, st, n)
+	idf := make(map[string]float64, len(toks))
+	for _, t := range toks {
+		idf[t] = knowledge.IDF(st.chunks, st.df[t])
+	}
+	hits, err := s.bm25(ctx, st, n)
+	return hits, idf, err
 }
 
 // lexStats are a theme's BM25 statistics and first-stage candidates.

@@ -112,14 +112,18 @@ func informative(toks []string, rows int64, df map[string]int64) (keep, common [
 // chunks, chunks matching only common tokens follow (their bm25 is near
 // zero, below every informative match), ranked among the first commonScan
 // of them.
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, error) {
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rows, df, err := s.docFreqs(ctx, toks)
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return nil, nil, fmt.Errorf("lexical: %w", err)
+	}
+	idf := make(map[string]float64, len(toks))
+	for _, t := range toks {
+		idf[t] = knowledge.IDF(float64(rows), float64(df[t]))
 	}
 	keep, common := informative(toks, rows, df)
 	var out []knowledge.Hit
@@ -129,14 +133,14 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 		out, err = s.ranked(ctx, `SELECT chunk_id, rank FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? ORDER BY rank LIMIT ?`,
 			matchAny(keep), theme, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(out) < n && len(common) > 0 {
 		more, err := s.ranked(ctx, `SELECT chunk_id, r FROM (SELECT chunk_id, rank AS r FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? LIMIT ?) ORDER BY r LIMIT ?`,
 			matchAny(common), theme, commonScan, n+len(out))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		seen := map[string]bool{}
 		for _, h := range out {
@@ -148,7 +152,7 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 			}
 		}
 	}
-	return out, nil
+	return out, idf, nil
 }
 
 // matchAny is the FTS5 query matching any of toks (letters and digits

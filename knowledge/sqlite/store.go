@@ -308,7 +308,7 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
 			return s.vectorSearch(ctx, q.Theme, q.Vector, n)
 		},
-		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
+		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, map[string]float64, error) {
 			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
 		}, s.fill)
 	if err != nil {

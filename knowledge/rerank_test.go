@@ -1,0 +1,150 @@
+package knowledge
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge/lexical"
+)
+
+func TestSentences(t *testing.T) {
+	got := sentences("甲木参天，脱胎要火。春不容金！ Mr. Smith left. Did he?\nyes 3.5 kg;end")
+	want := []string{"甲木参天，脱胎要火。", "春不容金！", "Mr.", "Smith left.", "Did he?", "yes 3.5 kg;", "end"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sentences = %q, want %q", got, want)
+	}
+	if got := sentences("  \n "); len(got) != 0 {
+		t.Errorf("blank text: %q", got)
+	}
+}
+
+func TestProximity(t *testing.T) {
+	idf := map[string]float64{"normandy": 2, "located": 1, "country": 1}
+	q := []string{"country", "normandy", "located"}
+	c := func(text string, heading ...string) chunk.Chunk {
+		return chunk.Chunk{Title: "Book", HeadingPath: heading, Text: text}
+	}
+	tests := []struct {
+		name string
+		c    chunk.Chunk
+		want float64
+	}{
+		{"one sentence holds all", c("The Normans. Normandy is a region located in the country of France."), 1},
+		{"two adjacent sentences hold all", c("Normandy is old. It is located in a country."), 1},
+		{"spread over three sentences: the best pair", c("Normandy is old. The sea is cold. It is located in a country."), 0.5},
+		{"the heading counts in every sentence", c("It is a region. The sea is cold. It is located in a country.", "Normandy"), 1},
+		{"none", c("Nothing here."), 0},
+		{"empty text, heading only", c("", "Normandy"), 0.5},
+	}
+	for _, tt := range tests {
+		if got := Proximity(tt.c, q, idf); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: %g, want %g", tt.name, got, tt.want)
+		}
+	}
+	if got := Proximity(c("Normandy"), q, map[string]float64{}); got != 0 {
+		t.Errorf("query without weight: %g", got)
+	}
+	// Chinese: bigram tokens, folded like the index (煞 and 杀 are one).
+	zh := lexical.QueryTokens("食神制杀")
+	zidf := map[string]float64{}
+	for _, t := range zh {
+		zidf[t] = 1
+	}
+	if got := Proximity(c("凡格局，食神制煞，为贵。"), zh, zidf); got != 1 {
+		t.Errorf("食神制杀 in 食神制煞: %g, want 1", got)
+	}
+}
+
+func textHits(ids string, score func(i int) float64, vector bool) []Hit {
+	var out []Hit
+	for i, id := range strings.Fields(ids) {
+		h := hit(id)
+		if vector {
+			h.VectorScore = score(i)
+		} else {
+			h.LexicalScore = score(i)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func TestRerank(t *testing.T) {
+	idf := map[string]float64{"normandy": 2, "located": 1}
+	q := []string{"normandy", "located"}
+	chunks := map[string]chunk.Chunk{
+		// a: the words scattered over a long passage; the better BM25.
+		"a": {ID: "a", Text: "Normandy has cheese. Cows graze. Rain falls. Apples grow. It is located north."},
+		// b: the words in one sentence, a little lower BM25.
+		"b": {ID: "b", Text: "Normandy is located in France."},
+		// c: lexically weak; v: found by the vector side alone.
+		"c": {ID: "c", Text: "A located thing."},
+		"v": {ID: "v", Text: "The duchy by the sea."},
+	}
+	confident := textHits("a b c", func(i int) float64 { return []float64{10, 9, 2}[i] }, false)
+	vec := textHits("v c", func(i int) float64 { return 0.9 - float64(i)*0.1 }, true)
+	got := Rerank(vec, confident, chunks, q, idf, 10)
+	var ids []string
+	for _, h := range got {
+		ids = append(ids, h.Chunk.ID)
+	}
+	// b: 0.9*(1+0.8*1) = 1.62 beats a: 1*(1+0.8*2/3) = 1.533; c: 0.2*(1+0.8/3)
+	// + 0.1*11/12; v: 0.1 alone.
+	if s := strings.Join(ids, " "); s != "b a c v" {
+		t.Fatalf("order %q, want %q", s, "b a c v")
+	}
+	b, a, c, v := got[0], got[1], got[2], got[3]
+	if math.Abs(b.Score-0.9*(1+ProximityWeight)) > 1e-12 || b.Proximity != 1 || b.LexicalRank != 2 || b.VectorRank != 0 {
+		t.Errorf("b = %+v", b)
+	}
+	if math.Abs(a.Proximity-2.0/3) > 1e-12 || a.LexicalRank != 1 {
+		t.Errorf("a = %+v", a)
+	}
+	wantC := 0.2*(1+ProximityWeight/3) + VectorWeight*float64(RRFK+1)/float64(RRFK+2)
+	if math.Abs(c.Score-wantC) > 1e-12 || c.VectorRank != 2 || c.LexicalRank != 3 || c.VectorScore != 0.8 || c.LexicalScore != 2 {
+		t.Errorf("c = %+v, want score %g", c, wantC)
+	}
+	if math.Abs(v.Score-VectorWeight) > 1e-12 || v.Proximity != 0 || v.Chunk.Text == "" {
+		t.Errorf("v = %+v", v)
+	}
+	// A flat lexical list gives the vector side its larger vote.
+	flat := textHits("a b c", func(i int) float64 { return []float64{10, 9, 8}[i] }, false)
+	for _, h := range Rerank(vec, flat, chunks, q, idf, 10) {
+		if h.Chunk.ID == "v" && math.Abs(h.Score-FlatVectorWeight) > 1e-12 {
+			t.Errorf("v behind a flat lexical list scored %g, want %g", h.Score, FlatVectorWeight)
+		}
+	}
+	// k cuts the list, and a candidate whose chunk is gone is left out.
+	delete(chunks, "b")
+	got = Rerank(vec, confident, chunks, q, idf, 2)
+	if len(got) != 2 || got[0].Chunk.ID != "a" || got[1].Chunk.ID != "c" {
+		t.Errorf("k 2 without b: %+v", got)
+	}
+}
+
+// The bound on proximity skips only candidates that cannot reach the top
+// k: the list is the same as scoring every candidate.
+func TestRerankPruningKeepsTheOrder(t *testing.T) {
+	idf := map[string]float64{"x": 1, "y": 1}
+	chunks := map[string]chunk.Chunk{}
+	var lex []Hit
+	words := []string{"x y.", "x. a. y.", "y q x.", "x.", "z."}
+	for i := 0; i < 40; i++ {
+		id := string(rune('A' + i))
+		chunks[id] = chunk.Chunk{ID: id, Text: words[i%len(words)]}
+		h := hit(id)
+		h.LexicalScore = 40 - float64(i)*0.7
+		lex = append(lex, h)
+	}
+	all := Rerank(nil, lex, chunks, []string{"x", "y"}, idf, len(lex))
+	for _, k := range []int{1, 3, 10} {
+		got := Rerank(nil, lex, chunks, []string{"x", "y"}, idf, k)
+		for i := range got {
+			if got[i].Chunk.ID != all[i].Chunk.ID || got[i].Score != all[i].Score {
+				t.Fatalf("k %d: hit %d = %s %g, want %s %g", k, i, got[i].Chunk.ID, got[i].Score, all[i].Chunk.ID, all[i].Score)
+			}
+		}
+	}
+}
