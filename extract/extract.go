@@ -23,6 +23,10 @@ type Options struct {
 	Theme string
 	// Chunks are the theme's chunks, from the store.
 	Chunks []chunk.Chunk
+	// Glossary are the theme's terms and their aliases
+	// (knowledge/<theme>/glossary.yaml), if it has one: the offline
+	// extractor keeps first the rules stated in them.
+	Glossary []string
 	// Previous are the existing files, for stable ids; nil for a first build.
 	Previous *knowledge.Files
 	// Completer, when set, extracts with a model (*llm.Client) instead of
@@ -87,7 +91,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 			return res, nil
 		}
 	} else {
-		files, err = Offline(ctx, opt.Theme, opt.Chunks)
+		files, err = Offline(ctx, opt.Theme, opt.Chunks, opt.Glossary)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("extract %s: %w", opt.Theme, err)

@@ -294,7 +294,7 @@ func hasCorruption(s string) bool {
 
 // Offline runs the deterministic heuristic extractor. Ids are provisional;
 // Run makes them stable with StableIDs.
-func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge.Files, error) {
+func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary []string) (knowledge.Files, error) {
 	docIdx := map[string]int{}
 	var sents []sentence
 	hanCount, counted := 0, 0
@@ -327,6 +327,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 	zh := hanCount*2 > counted
 	meta := &knowledge.Meta{Theme: theme, Extractor: OfflineExtractor, Sources: sources(chunks)}
 	sal := newSalience(sents, len(docIdx))
+	rank := newRuleRanker(sents, len(docIdx), glossary)
 
 	var t1, t2, t3 []cand[knowledge.Rule]
 	var flags []cand[knowledge.RedFlag]
@@ -362,6 +363,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 			// 食神逢枭则夭 still makes a red flag.
 			continue
 		}
+		score = rank.score(p, s)
 		r := knowledge.Rule{Condition: p.Cond, Source: sourceOf(s.Chunk), Evidence: ev}
 		switch p.Tier {
 		case 1:
@@ -377,17 +379,23 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk) (knowledge
 	}
 	pats := findPatterns(sents)
 
+	// Over two books or more the round robin over the books spreads the
+	// kept rules; one book's are spread over its sections.
+	spread := 0.0
+	if len(docIdx) < 2 {
+		spread = sectionPenalty
+	}
 	ruleKey := func(r knowledge.Rule) string { return r.Condition + " " + r.Conclusion + r.Action }
 	files := knowledge.Files{
 		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
 			QuickPatterns: orEmpty(values(pats)),
-			RedFlags:      orEmpty(values(best(flags, maxRedFlags, func(f knowledge.RedFlag) string { return f.Signal }))),
+			RedFlags:      orEmpty(values(best(flags, maxRedFlags, 0, func(f knowledge.RedFlag) string { return f.Signal }))),
 		}, Meta: meta},
 		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
-			Tier1: orEmpty(values(best(t1, maxTier1, ruleKey))),
-			Tier2: orEmpty(values(best(t2, maxTier2, ruleKey))),
-			Tier3: orEmpty(values(best(t3, maxTier3, ruleKey))),
+			Tier1: orEmpty(values(best(t1, maxTier1, spread, ruleKey))),
+			Tier2: orEmpty(values(best(t2, maxTier2, spread, ruleKey))),
+			Tier3: orEmpty(values(best(t3, maxTier3, spread, ruleKey))),
 		}, Meta: meta},
 	}
 	// Critical red flags and tier-1 rules first, in corpus order otherwise.
@@ -479,8 +487,10 @@ func pick[T any](xs []cand[T], max int, roundRobin bool) []cand[T] {
 // best chooses up to max candidates: each document's candidates ranked by
 // score (ties in corpus order), taken in turn from each document so one long
 // book does not crowd out the others, skipping any whose text (key) nearly
-// duplicates one already taken. The result is in corpus order.
-func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
+// duplicates one already taken. Within a document a candidate's score is
+// lowered by spread for each one already taken from its section
+// (sectionPicker). The result is in corpus order.
+func best[T any](xs []cand[T], max int, spread float64, key func(T) string) []cand[T] {
 	byDoc := map[int][]cand[T]{}
 	var docs []int
 	for _, x := range xs {
@@ -490,21 +500,22 @@ func best[T any](xs []cand[T], max int, key func(T) string) []cand[T] {
 		byDoc[x.s.Doc] = append(byDoc[x.s.Doc], x)
 	}
 	sort.Ints(docs)
-	for _, d := range docs {
-		l := byDoc[d]
-		sort.SliceStable(l, func(i, j int) bool { return l[i].score > l[j].score })
+	pickers := make([]*sectionPicker[T], len(docs))
+	for i, d := range docs {
+		pickers[i] = newSectionPicker(byDoc[d], spread)
 	}
 	var taken []cand[T]
 	var seen nearDups
-	next := make([]int, len(docs))
 	for len(taken) < max {
 		took := false
-		for di, d := range docs {
-			l := byDoc[d]
-			for next[di] < len(l) && len(taken) < max {
-				x := l[next[di]]
-				next[di]++
+		for _, p := range pickers {
+			for len(taken) < max {
+				x, sec, ok := p.pop()
+				if !ok {
+					break
+				}
 				if !seen.repeats(key(x.v)) {
+					p.taken[sec]++
 					taken, took = append(taken, x), true
 					break
 				}

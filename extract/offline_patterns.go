@@ -209,7 +209,7 @@ func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
 	// A book's own chapter patterns are all kept (子平真诠's eight 正格);
 	// the rest are taken in turn from each book.
 	chapter = chapter[:min(len(chapter), maxPatterns/2)]
-	out := append(chapter, best(cands, maxPatterns-len(chapter), func(p knowledge.Pattern) string { return p.Signature + p.Indication })...)
+	out := append(chapter, best(cands, maxPatterns-len(chapter), 0, func(p knowledge.Pattern) string { return p.Signature + p.Indication })...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].s.Seq < out[j].s.Seq })
 	return out
 }

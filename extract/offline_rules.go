@@ -20,6 +20,10 @@ type ruleParse struct {
 	Note       string // tier 3: what makes it an exception
 	Zh         bool
 	score      float64
+	// maxim is set for a Chinese rule stated as a maxim: no opening word,
+	// the condition one short clause relating two things (伤官见官，为祸百端;
+	// 官逢财生，则…), the classical form of a rule (ruleRanker).
+	maxim bool
 }
 
 // parseRule reads s as a rule in Chinese (zh) or English.
@@ -221,6 +225,7 @@ func zhRule(s string) (ruleParse, bool) {
 	if zhThen(after) > 0 {
 		p.score++
 	}
+	p.maxim = open == "" && exc == "" && (how == "word" || how == "then") && zhMaxim(cond)
 	p.score -= float64(max(0, runeLen(cond)-16)+max(0, runeLen(concl)-24)) / 12
 	if hasPrefixAny(cond, []string{"遇", "见", "逢", "向", "不见"}) != "" && runeLen(cond) <= 6 {
 		// 见官星, 遇火盛: whose 官星, whose fire the sentence before says;
@@ -248,6 +253,28 @@ func zhRule(s string) (ruleParse, bool) {
 		p.Confidence = "high"
 	}
 	return p, true
+}
+
+// zhRelation are the verbs by which a maxim's condition relates two things:
+// 伤官见官, 官逢财生, 伤官佩印, 食神制杀.
+const zhRelation = "见逢遇带佩用生制合化透会坐犯"
+
+// zhMaxim reports that cond, the condition of a sentence without an opening
+// word, is a maxim's: one clause of three to eight characters with a
+// relation verb after its subject (伤官见官), not a bare 见官星 whose subject
+// is in the sentence before.
+func zhMaxim(cond string) bool {
+	n := runeLen(cond)
+	if n < 3 || n > 8 || strings.ContainsAny(cond, "，,：:、") {
+		return false
+	}
+	rs := []rune(cond)
+	for i := 1; i < len(rs)-1; i++ {
+		if strings.ContainsRune(zhRelation, rs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // zhSplit cuts the text after a conditional opening into condition and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -175,6 +177,9 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	}
 	if found {
 		eo.Previous = &prev
+	}
+	if eo.Glossary, err = glossaryTerms(ws.KnowledgeDir(opts.Theme), ws.SkillDir(opts.Theme)); err != nil {
+		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix the glossary: `terms:` with a list of {term, aliases}")
 	}
 	extractor := extract.OfflineExtractor
 	var client *llm.Client
@@ -490,4 +495,30 @@ func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStat
 		}
 	}
 	return nil
+}
+
+// glossaryTerms returns the terms and aliases of the theme's glossary
+// (knowledge/<theme>/glossary.yaml, else the skill's copy), which the
+// offline extractor ranks rules by; none without one.
+func glossaryTerms(knowledgeDir, skillDir string) ([]string, error) {
+	for _, p := range []string{filepath.Join(knowledgeDir, "glossary.yaml"), filepath.Join(skillDir, filepath.FromSlash(skills.GlossaryPath))} {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		g, err := skills.ParseGlossary(b, p)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, t := range g.Terms {
+			out = append(out, t.Term)
+			out = append(out, t.Aliases...)
+		}
+		return out, nil
+	}
+	return nil, nil
 }
