@@ -99,7 +99,7 @@ type SideSearch func(ctx context.Context, q Query, n int) ([]Hit, error)
 
 // LexicalSearch is the lexical side: up to n candidates, ranked, carrying
 // at least the chunk id and LexicalScore, and the [IDF] in the theme of each
-// query token (lexical.QueryTokens of q.Text).
+// query token (lexical.QueryTokens of q.Text) that some chunk holds.
 type LexicalSearch func(ctx context.Context, q Query, n int) ([]Hit, map[string]float64, error)
 
 // Fill loads the chunks of hits (which carry only ids), keeping their order

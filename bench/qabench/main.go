@@ -210,8 +210,8 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 		}
 		// A vector weight w0 scaled by the lexical list's flatness (tau
 		// 0), or gated: w0 when the list's confidence is below tau, else
-		// 0 (knowledge.Fuse's default: k RRFK, w0 VectorWeight, tau
-		// ConfidentLexical).
+		// 0 (the fusion vibe used before its hybrid search reranked by
+		// proximity: k 10, w0 0.5, tau 0.5).
 		for _, k := range []float64{10, 20} {
 			for _, w0 := range []float64{0.3, 0.5} {
 				for _, tau := range []float64{0, 0.2, 0.3, 0.4, 0.5, 0.7} {
@@ -226,11 +226,7 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 						}
 						fused[i] = fuse(lex[i], vec[i], k, 1, wv)
 					}
-					def := ""
-					if k == knowledge.RRFK && w0 == knowledge.VectorWeight && tau == knowledge.ConfidentLexical {
-						def = " (default)"
-					}
-					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f%s\n", name, k, w0, tau, mrr(docRanks(fused, qs)), def)
+					fmt.Fprintf(os.Stderr, "calibrate %s: adaptive k %g w0 %.2f tau %.1f: MRR@10 %.4f\n", name, k, w0, tau, mrr(docRanks(fused, qs)))
 				}
 			}
 		}
@@ -467,8 +463,8 @@ func docRanks(hits [][]hit, qs []question) []int {
 	return ranks
 }
 
-// fuse is knowledge.Fuse's weighted reciprocal rank fusion with the given
-// constants, for calibration: each side's hits, best first; hits of score 0
+// fuse is weighted reciprocal rank fusion with the given constants (what
+// vibe's hybrid search did before it reranked by proximity), for calibration: each side's hits, best first; hits of score 0
 // (found by the vector side alone, at weight 0) follow in the vector order.
 func fuse(lex, vec []hit, k, wl, wv float64) []hit {
 	score := map[string]float64{}

@@ -115,13 +115,15 @@ type searchHit struct {
 	LexicalScore float64  `json:"lexical_score"`
 	VectorRank   int      `json:"vector_rank"`
 	LexicalRank  int      `json:"lexical_rank"`
+	// Proximity is set by a hybrid search (knowledge.Proximity).
+	Proximity float64 `json:"proximity,omitempty"`
 }
 
 func toSearchHits(hits []knowledge.Hit) []searchHit {
 	out := make([]searchHit, 0, len(hits))
 	for _, h := range hits {
 		out = append(out, searchHit{h.Chunk.ID, h.Chunk.Text, h.Chunk.Source, h.Chunk.Doc, h.Chunk.HeadingPath, h.Chunk.Start, h.Chunk.End,
-			h.Score, h.VectorScore, h.LexicalScore, h.VectorRank, h.LexicalRank})
+			h.Score, h.VectorScore, h.LexicalScore, h.VectorRank, h.LexicalRank, h.Proximity})
 	}
 	return out
 }
@@ -256,7 +258,7 @@ func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runt
 		model := chatModelName(cfg)
 		br.Model, br.ModelName = newLLMClient(ws, cfg, model, 0, false), model
 	}
-	return func(q string) runtime.Bridged { return br.Bridge(ctx, q, lang, g) }, nil
+	return func(q string) runtime.Bridged { return br.Bridge(ctx, q, lang, g, theme) }, nil
 }
 
 // loadGlossary reads the first of paths that exists (the theme's

@@ -183,7 +183,9 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 	}
 	idf := make(map[string]float64, len(toks))
 	for _, t := range toks {
-		idf[t] = knowledge.IDF(st.chunks, st.df[t])
+		if st.df[t] > 0 { // a token no chunk holds weighs nothing
+			idf[t] = knowledge.IDF(st.chunks, st.df[t])
+		}
 	}
 	hits, err := s.bm25(ctx, st, n)
 	return hits, idf, err

@@ -123,7 +123,9 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([
 	}
 	idf := make(map[string]float64, len(toks))
 	for _, t := range toks {
-		idf[t] = knowledge.IDF(float64(rows), float64(df[t]))
+		if df[t] > 0 { // a token no chunk holds weighs nothing
+			idf[t] = knowledge.IDF(float64(rows), float64(df[t]))
+		}
 	}
 	keep, common := informative(toks, rows, df)
 	var out []knowledge.Hit
