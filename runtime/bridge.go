@@ -167,15 +167,19 @@ type Bridger struct {
 // Bridge returns how query is to be searched in sources written in
 // sourceLang, with glossary g (nil: none). A question in the sources'
 // language, or sources of unknown language (""), are searched as they
-// are.
-func (b *Bridger) Bridge(ctx context.Context, query, sourceLang string, g *Glossary) Bridged {
+// are. theme names the theme (or skill) searched: the glossary entry
+// naming it ("in bazi" is 八字, with its aliases 命盘, 看命 …) is
+// not carried over, since every passage of the theme is about it and its
+// terms only pull passages about charts in general above the one asked
+// about (docs/retrieval.md).
+func (b *Bridger) Bridge(ctx context.Context, query, sourceLang string, g *Glossary, theme ...string) Bridged {
 	res := Bridged{QueryLang: QueryLanguage(query), SourceLang: sourceLang}
 	if sourceLang == "" || res.QueryLang == sourceLang {
 		return res
 	}
 	if rw := b.rewrite(ctx, query, sourceLang); rw != "" {
 		res.SearchedAs, res.BridgedBy = rw, "llm"
-	} else if terms := g.Terms(query, sourceLang); len(terms) > 0 {
+	} else if terms := g.Terms(query, sourceLang, theme...); len(terms) > 0 {
 		res.SearchedAs, res.BridgedBy = strings.Join(terms, " "), "glossary"
 	} else {
 		res.Unbridged = true
@@ -310,8 +314,9 @@ func scripts(s string) (han, letters int) {
 // officer meets officer" is 伤官见官, not also 伤官 and 正官). A Chinese
 // term made of the named terms, in order, is named too (食神 + 制 + 杀
 // names 食神制杀), as the classics write a relation between two terms as
-// one. None for a nil glossary or a question that names no term.
-func (g *Glossary) Terms(text, lang string) []string {
+// one. Entries whose term or an alias is one of omit (case-insensitive)
+// are left out. None for a nil glossary or a question that names no term.
+func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	if g.Len() == 0 {
 		return nil
 	}
@@ -320,6 +325,9 @@ func (g *Glossary) Terms(text, lang string) []string {
 	type match struct{ entry, start, n int }
 	var ms []match
 	for i, e := range g.entries {
+		if namesOneOf(e, omit) {
+			continue
+		}
 		for _, p := range e.phrases {
 			for s := 0; s+len(p) <= len(tokens); s++ {
 				if equalTokens(tokens[s:s+len(p)], p) {
@@ -387,6 +395,25 @@ func (g *Glossary) Terms(text, lang string) []string {
 		}
 	}
 	return out
+}
+
+// namesOneOf reports whether e's term or one of its aliases is one of omit,
+// ignoring case.
+func namesOneOf(e glossEntry, omit []string) bool {
+	for _, o := range omit {
+		if o == "" {
+			continue
+		}
+		if strings.EqualFold(e.Term, o) {
+			return true
+		}
+		for _, a := range e.Aliases {
+			if strings.EqualFold(a, o) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func equalTokens(a, b []string) bool {

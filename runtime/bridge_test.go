@@ -84,3 +84,32 @@ func TestBridgeTermsLongestPhraseAndCompounds(t *testing.T) {
 		}
 	}
 }
+
+// The glossary entry naming the theme itself ("in bazi") is not carried
+// over into a search of that theme: every passage is about it, and its
+// aliases (看命, 命盘 …) pulled passages about reading charts in general
+// above the one asked about. Routing still reads the entry.
+func TestBridgeLeavesOutTheThemesOwnName(t *testing.T) {
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "八字", Aliases: []string{"bazi", "birth chart", "看命", "命盘"}},
+		{Term: "杀印相生", Aliases: []string{"seven killings and resource support each other"}},
+	}})
+	q := `What does "seven killings and resource support each other" mean in bazi?`
+	if got := strings.Join(g.Terms(q, "zh"), " "); got != "杀印相生 八字 看命 命盘" {
+		t.Errorf("without a theme: %q", got)
+	}
+	for _, theme := range []string{"bazi", "BaZi", "八字"} {
+		if got := strings.Join(g.Terms(q, "zh", theme), " "); got != "杀印相生" {
+			t.Errorf("theme %s: %q, want 杀印相生 alone", theme, got)
+		}
+	}
+	var b Bridger
+	br := b.Bridge(context.Background(), q, "zh", g, "", "bazi")
+	if br.SearchedAs != "杀印相生" || br.BridgedBy != "glossary" {
+		t.Errorf("Bridge: %+v", br)
+	}
+	// A question naming only the theme is not bridged, and says so.
+	if br := b.Bridge(context.Background(), "Tell me about bazi", "zh", g, "bazi"); !br.Unbridged || br.SearchedAs != "" {
+		t.Errorf("theme only: %+v", br)
+	}
+}
