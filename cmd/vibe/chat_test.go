@@ -10,7 +10,6 @@ import (
 
 	"github.com/vibelife/vibe/internal/iostreams"
 	"github.com/vibelife/vibe/runtime"
-	"github.com/vibelife/vibe/skills"
 )
 
 func TestChatOfflineInProcess(t *testing.T) {
@@ -46,14 +45,7 @@ func TestServeRequiresKeys(t *testing.T) {
 }
 
 func TestChatAgainstServer(t *testing.T) {
-	set, err := skills.Open(filepath.Join("..", "..", "runtime", "testdata", "skills"), skills.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag := skillsAgent(t, filepath.Join("..", "..", "runtime", "testdata", "skills"))
 	keys := &runtime.Keys{}
 	keys.Add("ka", "alice")
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys})
@@ -96,14 +88,7 @@ func TestChatAgainstServer(t *testing.T) {
 // newChatTestServer serves runtime/testdata/skills with the key "ka".
 func newChatTestServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	set, err := skills.Open(filepath.Join("..", "..", "runtime", "testdata", "skills"), skills.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag := skillsAgent(t, filepath.Join("..", "..", "runtime", "testdata", "skills"))
 	keys := &runtime.Keys{}
 	keys.Add("ka", "alice")
 	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys})

@@ -55,14 +55,7 @@ var getRulesQuestions = []struct{ q, cond string }{
 // (17 of 20).
 func TestGetRulesOnTheBaziBooks(t *testing.T) {
 	dir := baziWorkspace(t)
-	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := skillsAgent(t, filepath.Join(dir, "skills"))
 	hits := 0
 	for _, tt := range getRulesQuestions {
 		args, _ := json.Marshal(map[string]any{"question": tt.q, "k": 3})
@@ -104,14 +97,7 @@ func TestGetRulesOnTheBaziBooks(t *testing.T) {
 // English question naming no term, and a greeting, still get no rule.
 func TestOfflineAnswerListsTheRuleForAnEnglishQuestion(t *testing.T) {
 	dir := baziWorkspace(t)
-	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := skillsAgent(t, filepath.Join(dir, "skills"))
 	for _, tt := range []struct{ msg, cond string }{
 		{"What happens when the hurting officer meets the officer?", "伤官见官"},
 		{"伤官见官会怎样", "伤官见官"},
@@ -129,4 +115,19 @@ func TestOfflineAnswerListsTheRuleForAnEnglishQuestion(t *testing.T) {
 			t.Errorf("%q: rules listed %v, want the rule on %q:\n%s", tt.msg, listed, tt.cond, answer)
 		}
 	}
+}
+
+// skillsAgent is an offline agent (no model, memory in process) over the
+// skills in dir.
+func skillsAgent(t *testing.T, dir string) *runtime.Agent {
+	t.Helper()
+	set, err := skills.Open(dir, skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

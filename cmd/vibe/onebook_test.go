@@ -9,7 +9,6 @@ import (
 	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/runtime"
-	"github.com/vibelife/vibe/skills"
 )
 
 // A theme of one book, 子平真诠 alone, built offline with the bazi glossary,
@@ -50,14 +49,7 @@ func TestOneBookKeepsTheFamousRule(t *testing.T) {
 		t.Errorf("%d tier-2 rules from %d sections, want 50 from 30 or more", n, len(sections))
 	}
 
-	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := skillsAgent(t, filepath.Join(dir, "skills"))
 	answer, err := a.Turn(context.Background(), runtime.TurnRequest{UserID: "u", Message: "伤官见官会怎样", Skill: "zp"}, func(runtime.Event) error { return nil })
 	if err != nil {
 		t.Fatal(err)
