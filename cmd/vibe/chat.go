@@ -26,21 +26,33 @@ type ChatOptions struct {
 	Server string
 	Key    string
 	User   string
+	// Message, when set, is sent as the only message: the answer is printed
+	// and the command exits, with no prompt read from standard input.
+	Message string
 }
 
 func newChatCmd(a *app) *cobra.Command {
 	opts := &ChatOptions{IO: a.io}
 	cmd := &cobra.Command{
-		Use:   "chat",
+		Use:   "chat [message]",
 		Short: "Talk to the agent in the terminal (in-process or against vibe serve)",
 		Long: `Chat with the agent in the terminal, one line per message; an empty line or
-EOF ends. Without --server the runtime runs in this process over the
-workspace's skills; with --server URL it talks to a running vibe serve
-(key from --key or VIBE_API_KEY).`,
+EOF ends. With a message argument, that message alone is sent, its answer
+printed, and the command exits (the exit code says whether it failed).
+Without --server the runtime runs in this process over the workspace's
+skills; with --server URL it talks to a running vibe serve (key from --key
+or VIBE_API_KEY).`,
 		Example: `  vibe chat --skill bazi
+  vibe chat --skill bazi "伤官见官会怎样"
   vibe chat --server http://127.0.0.1:8080 --key s3cret`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Message = strings.TrimSpace(args[0])
+				if opts.Message == "" {
+					return flagErrorf("the message is empty: give a question, or no argument to chat line by line")
+				}
+			}
 			if opts.Key == "" {
 				opts.Key = a.getenv("VIBE_API_KEY")
 			}
@@ -99,6 +111,17 @@ func (a *app) runChat(ctx context.Context, opts *ChatOptions) error {
 		turn = func(msg string) error {
 			return c.turn(ctx, out, runtime.ChatRequest{Message: msg, ConversationID: conv, Skill: opts.Skill})
 		}
+	}
+	if opts.Message != "" {
+		err := turn(opts.Message)
+		var fatal *chatFatal
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		if err != nil {
+			return withExit(exitFailure, fmt.Errorf("chat: %w", err))
+		}
+		return nil
 	}
 	in := bufio.NewScanner(opts.IO.In)
 	in.Buffer(make([]byte, 64<<10), 1<<20)

@@ -33,6 +33,38 @@ func TestChatOfflineInProcess(t *testing.T) {
 	}
 }
 
+// A message given as an argument is answered once, without reading
+// standard input or printing a prompt; an empty one is a usage error.
+func TestChatOneMessageArgument(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	ios, in, out, errOut := iostreams.Test()
+	in.WriteString("this line must not be read\n")
+	code := run(context.Background(), ios, []string{"--workspace", ws, "chat", "--skill", "bazi", "八字 日主甲木生于寅月"}, func(string) string { return "" })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "r2") || strings.HasPrefix(out.String(), "> ") {
+		t.Errorf("one answer without a prompt wanted:\n%s", out.String())
+	}
+	if in.Len() == 0 {
+		t.Error("standard input was read")
+	}
+	ios, _, _, errOut = iostreams.Test()
+	if code := run(context.Background(), ios, []string{"--workspace", ws, "chat", "  "}, func(string) string { return "" }); code != exitError || !strings.Contains(errOut.String(), "the message is empty") {
+		t.Errorf("empty message: exit %d: %s", code, errOut.String())
+	}
+	// Against a server that is down, the one message fails with exit 1.
+	closed := httptest.NewServer(nil)
+	closed.Close()
+	ios, _, _, errOut = iostreams.Test()
+	if code := run(context.Background(), ios, []string{"--workspace", ws, "chat", "--server", closed.URL, "--key", "k", "hi"}, func(string) string { return "" }); code != exitFailure {
+		t.Errorf("server down: exit %d: %s", code, errOut.String())
+	}
+}
+
 func TestServeRequiresKeys(t *testing.T) {
 	code, _, errOut := runVibe(t, nil, "--workspace", t.TempDir(), "serve")
 	if code == 0 || !strings.Contains(errOut, "no API keys") || !strings.Contains(errOut, "--insecure-dev") {

@@ -227,8 +227,9 @@ func newSearchResult(id, query string, hits []knowledge.Hit, br runtime.Bridged)
 // language of the theme's sources, with the runtime's Bridger (what
 // search_knowledge does): the model's rewrite when a model is configured
 // (answers cached in .vibe/cache/llm), else the glossary's terms. The
-// sources' language is the glossary's, else that of the converted sources,
-// else of the skill's SKILL.md; unknown, no query is carried over.
+// sources' language is the glossary's, else that of the converted sources
+// (none when they are in several languages), else of the skill's SKILL.md;
+// unknown, no query is carried over.
 func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runtime.Bridged, error) {
 	ws, err := a.workspace()
 	if err != nil {
@@ -244,11 +245,11 @@ func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runt
 	}
 	lang := g.Language()
 	if lang == "" {
-		lang = runtime.TextLanguage(convertedSample(ws.ConvertedDir(theme)))
-	}
-	if lang == "" {
-		b, _ := os.ReadFile(filepath.Join(ws.SkillDir(theme), "SKILL.md"))
-		lang = runtime.TextLanguage(string(b))
+		var known bool
+		if lang, known = convertedLanguage(ws.ConvertedDir(theme)); !known {
+			b, _ := os.ReadFile(filepath.Join(ws.SkillDir(theme), "SKILL.md"))
+			lang = runtime.TextLanguage(string(b))
+		}
 	}
 	br := &runtime.Bridger{}
 	switch {
@@ -281,13 +282,18 @@ func loadGlossary(paths ...string) (*runtime.Glossary, error) {
 	return nil, nil
 }
 
-// convertedSample returns the beginning of the bodies of the first
-// converted files of a theme, enough to tell their language.
-func convertedSample(dir string) string {
+// convertedLanguage is the language of a theme's converted sources: that
+// of each of up to eight files spread over the sorted list (a 4 KB sample
+// of each, runtime.TextLanguage), when they all agree; "" when they are
+// written in more than one language (a question in any of them is searched
+// as it is: a theme of English and Chinese pages is not "Chinese"). known
+// is false when no file told a language.
+func convertedLanguage(dir string) (lang string, known bool) {
 	names, _ := filepath.Glob(filepath.Join(dir, "*.md"))
 	sort.Strings(names)
-	var sb strings.Builder
-	for _, n := range names[:min(len(names), 8)] {
+	const samples = 8
+	for i := 0; i < min(len(names), samples); i++ {
+		n := names[i*len(names)/min(len(names), samples)]
 		doc, _, err := convert.ReadFile(n)
 		if err != nil {
 			continue
@@ -296,10 +302,15 @@ func convertedSample(dir string) string {
 		if len(body) > 4096 {
 			body = body[:4096]
 		}
-		sb.WriteString(body)
-		sb.WriteByte('\n')
+		switch l := runtime.TextLanguage(body); {
+		case l == "":
+		case lang == "":
+			lang = l
+		case l != lang:
+			return "", true
+		}
 	}
-	return sb.String()
+	return lang, lang != ""
 }
 
 func (a *app) searchBatch(opts *SearchOptions, search func(string) ([]knowledge.Hit, runtime.Bridged, error)) error {

@@ -185,3 +185,30 @@ func TestSearchRewritesTheQueryWithTheModel(t *testing.T) {
 		t.Fatalf("%d rewrite requests, want 1: %+v", len(reqs), reqs)
 	}
 }
+
+// A theme whose sources are written in English and in Chinese is not
+// "Chinese": an English question is searched as it is, without a note that
+// it could not be carried over. The same question over the Chinese page
+// alone is flagged.
+func TestSearchMixedLanguageThemeIsNotFlagged(t *testing.T) {
+	ws := t.TempDir()
+	writeConvertedForSearch(t, ws, "starter", "# The Starter\n\nFeed the starter twice a day when it smells of acetone.")
+	writeConvertedForSearch(t, ws, "suanzhong", "# 酸种\n\n酸种闻起来像洗甲水时，说明它饿了，每天喂两次。面粉与水按一比一混合，放在温暖处发酵，直到体积翻倍、表面布满气泡。")
+	if code, _, errOut := runVibe(t, nil, "--workspace", ws, "ingest", "demo"); code != 0 {
+		t.Fatalf("ingest: %s", errOut)
+	}
+	code, out, errOut := runVibe(t, nil, "--workspace", ws, "search", "demo", "how often should I feed the starter", "-k", "1")
+	if code != 0 || strings.Contains(out, "not bridged") || !strings.HasPrefix(out, "1. ") || !strings.Contains(out, "The Starter") {
+		t.Fatalf("mixed theme: exit %d, out %q, err %q", code, out, errOut)
+	}
+	if err := os.Remove(filepath.Join(ws, "knowledge", "demo", "converted", "starter.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runVibe(t, nil, "--workspace", ws, "ingest", "demo"); code != 0 {
+		t.Fatalf("ingest: %s", errOut)
+	}
+	code, out, _ = runVibe(t, nil, "--workspace", ws, "search", "demo", "how often should I feed the starter", "-k", "1")
+	if code != 0 || !strings.HasPrefix(out, "not bridged: the query is in English and the sources in Chinese") {
+		t.Fatalf("Chinese theme: exit %d, out %q", code, out)
+	}
+}
