@@ -222,6 +222,15 @@ func clauseProblem(r knowledge.Rule) string {
 	// Parts are the quote's words without the layout spaces between Chinese
 	// characters (四 柱 → 四柱).
 	q := despaceHan(r.Evidence[0].Quote)
+	if r.Action != "" && r.Conclusion != "" {
+		// An instruction with what follows from ignoring it ("Never X: Y"):
+		// both verbatim, the reason after the instruction.
+		ai, ri := strings.Index(q, r.Action), strings.Index(q, r.Conclusion)
+		if ai < 0 || ri < ai+len(r.Action) {
+			return fmt.Sprintf("action %q and conclusion %q are not an instruction and the reason after it in %q", r.Action, r.Conclusion, q)
+		}
+		return ""
+	}
 	concl := r.Conclusion + r.Action
 	ci, ki := strings.Index(q, r.Condition), strings.Index(q, concl)
 	if !hasHan(q) && strings.HasPrefix(q, concl) && ki == 0 {

@@ -367,7 +367,10 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		r := knowledge.Rule{Condition: p.Cond, Source: sourceOf(s.Chunk), Evidence: ev}
 		switch p.Tier {
 		case 1:
-			r.Action, r.Priority = p.Concl, p.Priority
+			// "Never seal the jar airtight: the gas can crack the glass":
+			// what happens is the conclusion, the instruction the action
+			// (without a reason the rule has the action alone).
+			r.Action, r.Priority, r.Conclusion = p.Concl, p.Priority, p.Reason
 			t1 = append(t1, cand[knowledge.Rule]{s: s, v: r, score: score})
 		case 3:
 			r.Conclusion, r.Confidence, r.Note = p.Concl, p.Confidence, p.Note

@@ -12,6 +12,11 @@ import (
 // sentence, the situation it applies to and the whole instruction).
 type ruleParse struct {
 	Cond, Concl string
+	// Reason is what an English instruction says follows from ignoring
+	// it, after its colon or dash ("Never seal the jar airtight: the gas
+	// can crack the glass"): a tier-1 rule's conclusion, its instruction
+	// being the action.
+	Reason string
 	// Tier is 1 (a prohibition or obligation), 2 (a judgement) or 3 (an
 	// exception to a general rule).
 	Tier       int
@@ -467,9 +472,12 @@ func enRule(s string) (ruleParse, bool) {
 }
 
 func enForms(body string) (ruleParse, bool) {
-	main := body
+	main, reason := body, ""
 	if loc := enMainEnd.FindStringIndex(body); loc != nil {
 		main = body[:loc[0]]
+		if r := trimClause(body[loc[1]:]); enPhraseOK(r, 3) {
+			reason = r
+		}
 	}
 	if m := enOpen.FindStringSubmatchIndex(body); m != nil {
 		op := strings.ToLower(body[m[2]:m[3]])
@@ -506,7 +514,7 @@ func enForms(body string) (ruleParse, bool) {
 		if sit == "" {
 			return ruleParse{}, false
 		}
-		p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 1, score: 1}
+		p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 1, score: 1}
 		if strings.EqualFold(m[1], "always") {
 			p.Tier = 2
 			if enProhibit.MatchString(main) {
@@ -525,7 +533,7 @@ func enForms(body string) (ruleParse, bool) {
 		if sit == "" {
 			return ruleParse{}, false
 		}
-		p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 2, score: 0.5}
+		p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 2, score: 0.5}
 		if modal != "should" && modal != "ought to" || enProhibit.MatchString(modal) {
 			p.Tier = 1
 		}

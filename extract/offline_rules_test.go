@@ -42,6 +42,7 @@ func TestRuleParts(t *testing.T) {
 		tier             int
 		priority, note   string
 		confidence, desc string
+		reason           string
 	}{
 		// Chinese: 凡/若 ... 则/必/宜, the cut at the clause boundary.
 		{in: "凡冲泡普洱，必用厚壁之器。", cond: "冲泡普洱", concl: "必用厚壁之器", tier: 1, priority: "high", desc: "必用 is an obligation"},
@@ -65,7 +66,11 @@ func TestRuleParts(t *testing.T) {
 		{in: "Black tea must always be brewed with freshly boiled water;", cond: "brewing black tea", concl: "Black tea must always be brewed with freshly boiled water", tier: 1, priority: "high", desc: "the situation of a passive must, and the whole statement"},
 		{in: "Every brewing session must start with clean, odour-free vessels.", cond: "starting every brewing session", concl: "Every brewing session must start with clean, odour-free vessels", tier: 1},
 		{in: "Every infusion must be poured out completely before the next one starts.", cond: "pouring out every infusion", concl: "Every infusion must be poured out completely before the next one starts", tier: 1},
-		{in: "Never brew green tea with water at a rolling boil: boiling water scalds the leaves.", cond: "brewing green tea", concl: "Never brew green tea with water at a rolling boil", tier: 1, priority: "high"},
+		{in: "Never brew green tea with water at a rolling boil: boiling water scalds the leaves.", cond: "brewing green tea", concl: "Never brew green tea with water at a rolling boil", tier: 1, priority: "high",
+			reason: "boiling water scalds the leaves", desc: "what follows the colon is why: the rule's conclusion, the instruction its action"},
+		{in: "Never seal the starter jar airtight: the gas it makes can crack the glass.", cond: "sealing the starter jar airtight", concl: "Never seal the starter jar airtight", tier: 1, priority: "high",
+			reason: "the gas it makes can crack the glass", desc: "without the reason the rule read 'sealing the jar airtight → never seal the jar airtight'"},
+		{in: "Never reuse the leaves: stale.", cond: "reusing the leaves", concl: "Never reuse the leaves", tier: 1, desc: "a one-word tail is no reason"},
 		{in: "Tea stored near spices should be kept in a sealed tin.", cond: "keeping tea stored near spices", concl: "Tea stored near spices should be kept in a sealed tin", tier: 2},
 		{in: "A bitter edge that appears only in the second infusion means the first infusion was too long.", cond: "A bitter edge that appears only in the second infusion", concl: "the first infusion was too long", tier: 2},
 		{in: "Unless the leaves are very old, rinse them only once.", cond: "Unless the leaves are very old", concl: "rinse them only once", tier: 3, note: "exception (introduced by “unless”)"},
@@ -88,6 +93,9 @@ func TestRuleParts(t *testing.T) {
 		}
 		if c.confidence != "" && p.Confidence != c.confidence {
 			t.Errorf("%q: confidence %q, want %q", c.in, p.Confidence, c.confidence)
+		}
+		if p.Reason != c.reason {
+			t.Errorf("%q (%s): reason %q, want %q", c.in, c.desc, p.Reason, c.reason)
 		}
 	}
 }

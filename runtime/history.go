@@ -95,11 +95,7 @@ func historyResult(tool string, res json.RawMessage) json.RawMessage {
 			}
 			var rs []r
 			for _, x := range out.Rules {
-				then := x.Conclusion
-				if x.Action != "" {
-					then = x.Action
-				}
-				rs = append(rs, r{x.ID, x.Skill, clipRunes(x.Condition+" → "+then, 160)})
+				rs = append(rs, r{x.ID, x.Skill, clipRunes(x.Condition+" → "+ruleThen(x.Rule), 160)})
 			}
 			b, _ := jsonOf(map[string]any{"rules": rs})
 			return b

@@ -171,11 +171,23 @@ func progress(p *skills.Protocol, msgs []knowledge.StoredMessage) (done []string
 	return done, next
 }
 
-func ruleLine(r knowledge.TieredRule) string {
-	then := r.Conclusion
-	if r.Action != "" {
-		then = r.Action
+// ruleThen is what a rule says follows from its condition: its conclusion,
+// its action (a tier-1 rule's instruction), or both ("the gas can crack
+// the glass; action: never seal the jar airtight").
+func ruleThen(r knowledge.Rule) string {
+	switch {
+	case r.Action == "":
+		return r.Conclusion
+	case r.Conclusion == "":
+		return r.Action
+	case hasHan(r.Conclusion + r.Action):
+		return r.Conclusion + "；应当：" + r.Action
 	}
+	return upperFirst(r.Conclusion) + "; action: " + r.Action
+}
+
+func ruleLine(r knowledge.TieredRule) string {
+	then := ruleThen(r.Rule)
 	cite := ""
 	if len(r.Evidence) > 0 {
 		cite = " [" + r.Evidence[0].Chunk + "]"

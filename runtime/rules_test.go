@@ -103,6 +103,7 @@ func TestRuleRanking(t *testing.T) {
 // TestRuleLine renders a rule for the prompt and the offline answer: English
 // parts keep the source's wording whatever letter it starts with, joined by
 // an arrow rather than pasted inside "if …, then …"; Chinese uses 如果…则….
+// A rule with a conclusion and an action shows both.
 func TestRuleLine(t *testing.T) {
 	ev := []knowledge.Evidence{{Chunk: "c_1", Quote: "q"}}
 	cases := []struct {
@@ -115,6 +116,11 @@ func TestRuleLine(t *testing.T) {
 			"R019 (tier2_core): A bitter edge appears → The first infusion was too long (Green)"},
 		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R006", Condition: "冲泡普洱", Action: "必用厚壁之器", Source: "普洱", Evidence: ev}},
 			"R006 (tier1_must_know): 如果冲泡普洱，则必用厚壁之器（普洱） [c_1]"},
+		// A tier-1 rule with both: what follows, then the instruction.
+		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R001", Condition: "sealing the starter jar airtight", Conclusion: "the gas it makes can crack the glass", Action: "Never seal the starter jar airtight", Source: "Starter", Evidence: ev}},
+			"R001 (tier1_must_know): Sealing the starter jar airtight → The gas it makes can crack the glass; action: Never seal the starter jar airtight (Starter) [c_1]"},
+		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R002", Condition: "伤官见官", Conclusion: "为祸百端", Action: "避免官星透出", Source: "子平真诠"}},
+			"R002 (tier1_must_know): 如果伤官见官，则为祸百端；应当：避免官星透出（子平真诠）"},
 	}
 	for _, c := range cases {
 		if got := ruleLine(c.r); got != c.want {
