@@ -145,3 +145,32 @@ func sameJSON(t *testing.T, a, b any) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// TestOfflineAnswerKeepsFormAndCitations: a retrieval-only answer is stored
+// with the form and the citations it showed, as it showed them.
+func TestOfflineAnswerKeepsFormAndCitations(t *testing.T) {
+	ctx := context.Background()
+	a, mem := newAgentAt(t, birthRoot(t), nil, nil)
+	c := &collect{}
+	if _, err := a.Turn(ctx, TurnRequest{UserID: "alice", ConversationID: "b1", Message: "帮我看看八字"}, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	var live []Event
+	for _, e := range c.events {
+		if e.Type == EventForm || e.Type == EventCitations {
+			live = append(live, e)
+		}
+	}
+	if len(live) != 2 || live[0].Type != EventForm || live[1].Type != EventCitations {
+		t.Fatalf("offline events = %+v", c.events)
+	}
+	msgs, err := mem.Messages(ctx, "alice", "b1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := msgs[len(msgs)-1]
+	var stored []Event
+	if last.Role != "assistant" || json.Unmarshal(last.Events, &stored) != nil || !sameJSON(t, stored, live) {
+		t.Fatalf("stored answer %q with events %s; live %s", last.Content, last.Events, mustJSON(live))
+	}
+}
