@@ -43,6 +43,11 @@ type StoredMessage struct {
 	Role           string    `json:"role"`
 	Content        string    `json:"content"`
 	CreatedAt      time.Time `json:"created_at"`
+	// Events, on an assistant message, is what the chat stream showed
+	// beside the text, as a JSON array of its events (cards, forms, the
+	// citations), so a reloaded conversation shows them again; nil when
+	// there was none (and for messages stored before it was kept).
+	Events json.RawMessage `json:"events,omitempty"`
 }
 
 // Summary is the rolling summary of a conversation up to message UpTo.

@@ -300,6 +300,9 @@ type turn struct {
 	rendered strings.Builder
 	emit     func(Event) error
 	emitMu   sync.Mutex
+	// shown are the turn's card and form events, in order, kept with its
+	// answer (with the citations) so a reloaded conversation shows them.
+	shown []Event
 
 	mu sync.Mutex
 	// active is the active skills joined by skillSep, primary first;
@@ -351,7 +354,30 @@ func (t *turn) send(ev Event) error {
 	if t.nodes {
 		t.rendered.WriteString(EventText(ev))
 	}
+	if ev.Type == EventCard || ev.Type == EventForm {
+		t.shown = append(t.shown, ev)
+	}
 	return t.emit(ev)
+}
+
+// answerRecord is the stored assistant message of the turn: the answer,
+// and the events shown beside it (the cards and forms, then the citations
+// cs) for a client reloading the conversation (GET
+// /api/conversations/{id}).
+func (t *turn) answerRecord(answer string, cs []Citation) knowledge.StoredMessage {
+	t.emitMu.Lock()
+	evs := append([]Event(nil), t.shown...)
+	t.emitMu.Unlock()
+	if len(cs) > 0 {
+		evs = append(evs, Event{Type: EventCitations, Citations: cs})
+	}
+	rec := knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer}
+	if len(evs) > 0 {
+		if b, err := json.Marshal(evs); err == nil {
+			rec.Events = b
+		}
+	}
+	return rec
 }
 
 // EventText is an event as text for a plain chat client: the content, and
@@ -786,7 +812,8 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		recs = append(recs, knowledge.StoredMessage{Role: roleDraw, Content: d})
 	}
 	t.mu.Unlock()
-	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer.String()})
+	cites := t.answerCitations(answer.String())
+	recs = append(recs, t.answerRecord(answer.String(), cites))
 	if protocol != nil && len(protocol.Steps) > 0 {
 		// Finished with this answer: record the end, so a later trigger
 		// starts the protocol afresh.
@@ -799,7 +826,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		statsFrom(ctx).setErr(errKindStore)
 		return answer.String(), fmt.Errorf("runtime: save conversation: %w", err)
 	}
-	if err := t.sendCitations(answer.String()); err != nil {
+	if err := t.sendCitations(cites); err != nil {
 		return answer.String(), err
 	}
 	if a.summaryDue(t, all) {

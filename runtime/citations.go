@@ -150,9 +150,9 @@ func (t *turn) addCitations(cs []Citation) {
 	}
 }
 
-// sendCitations marks the citations the answer names and sends them as
-// one event (nothing when the answer rests on no source).
-func (t *turn) sendCitations(answer string) error {
+// answerCitations returns the turn's citations, each marked when the
+// answer names it (nil when the answer rests on no source).
+func (t *turn) answerCitations(answer string) []Citation {
 	t.mu.Lock()
 	cs := append([]Citation(nil), t.citations...)
 	t.mu.Unlock()
@@ -162,6 +162,15 @@ func (t *turn) sendCitations(answer string) error {
 	for i := range cs {
 		cs[i].Cited = (cs[i].RuleID != "" && strings.Contains(answer, cs[i].RuleID)) ||
 			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID))
+	}
+	return cs
+}
+
+// sendCitations sends the answer's citations as one event (nothing when
+// there are none).
+func (t *turn) sendCitations(cs []Citation) error {
+	if len(cs) == 0 {
+		return nil
 	}
 	return t.send(Event{Type: EventCitations, Citations: cs})
 }

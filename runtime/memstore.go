@@ -129,9 +129,17 @@ func (m *MemStore) AppendMessages(ctx context.Context, userID, convID string, ms
 	if err != nil {
 		return nil, err
 	}
+	for i, msg := range msgs {
+		if len(msg.Events) > 0 && !json.Valid(msg.Events) {
+			return nil, fmt.Errorf("append messages: message %d: events are not JSON", i)
+		}
+	}
 	out := make([]knowledge.StoredMessage, len(msgs))
 	for i, msg := range msgs {
 		msg.ConversationID = convID
+		if len(msg.Events) > 0 {
+			msg.Events = append(json.RawMessage(nil), msg.Events...)
+		}
 		k := convKey{userID, convID}
 		msg.Seq = len(m.messages[k]) + 1
 		if msg.CreatedAt.IsZero() {

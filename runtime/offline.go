@@ -116,12 +116,13 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			return answer, err
 		}
 	}
-	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, knowledge.StoredMessage{Role: llm.RoleAssistant, Content: answer})
+	cites := t.answerCitations(answer)
+	recs = append(recs, knowledge.StoredMessage{Role: llm.RoleUser, Content: msg}, t.answerRecord(answer, cites))
 	if err := a.persist(ctx, t, recs); err != nil {
 		statsFrom(ctx).setErr(errKindStore)
 		return answer, fmt.Errorf("runtime: save conversation: %w", err)
 	}
-	if err := t.sendCitations(answer); err != nil {
+	if err := t.sendCitations(cites); err != nil {
 		return answer, err
 	}
 	return answer, t.send(Event{Type: EventDone, Reason: "offline", ConversationID: t.convID, Skill: t.active})

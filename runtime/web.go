@@ -167,6 +167,11 @@ func conversationTitle(s string) string {
 type HistoryMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Events, on an assistant message, are the events the chat stream
+	// showed beside its text, shaped as the stream's: its card and form
+	// events in order, then its citations event; absent when there were
+	// none, and for answers stored before they were kept.
+	Events json.RawMessage `json:"events,omitempty"`
 }
 
 func (s *Server) conversationHistory(w http.ResponseWriter, r *http.Request) {
@@ -183,8 +188,11 @@ func (s *Server) conversationHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []HistoryMessage{}
 	for _, m := range msgs {
-		if m.Role == "user" || m.Role == "assistant" {
+		switch m.Role {
+		case "user":
 			out = append(out, HistoryMessage{Role: m.Role, Content: m.Content})
+		case "assistant":
+			out = append(out, HistoryMessage{Role: m.Role, Content: m.Content, Events: m.Events})
 		}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "messages": out})

@@ -226,6 +226,55 @@ func TestChatPageInChromium(t *testing.T) {
 		t.Errorf("model output ran or kept unsafe markup: %+v", xss)
 	}
 
+	// Reload the page and reopen the conversation: from the server's
+	// history, each answer shows again what it showed live: the brew card,
+	// its sources (a citation opens the passage, known from the stored
+	// citations alone, as this page load retrieved nothing), and the form,
+	// answered: read-only, with the values sent.
+	step("the conversation is listed", poll(`document.querySelectorAll("#conversations button.current").length === 1`))
+	conv, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#conversations button.current").dataset.conversation`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	convButton := C(`#conversations button[data-conversation="` + conv + `"]`)
+	step("reload", chromedp.Reload(), chromedp.WaitVisible(C("#app")), chromedp.WaitVisible(convButton),
+		poll(`document.querySelectorAll("#messages .msg").length === 0`))
+	step("reopen the conversation", chromedp.Click(convButton),
+		chromedp.WaitVisible(C(`.card[data-card-type="brew_card"]`)),
+		chromedp.WaitVisible(C(`.msg.assistant .sources .cite`)),
+		chromedp.WaitVisible(C(`.form-card.submitted`)), shot("8-reloaded"))
+	if card := text(`.card[data-card-type="brew_card"]`); !strings.Contains(card, "°C") || !strings.Contains(card, " g") {
+		t.Errorf("the reloaded brew card shows %q", card)
+	}
+	type formState struct {
+		Cards    int    `json:"cards"`
+		Forms    int    `json:"forms"`
+		Date     string `json:"date"`
+		Name     string `json:"name"`
+		Disabled bool   `json:"disabled"`
+		Answer   bool   `json:"answer"`
+	}
+	fs, err := chromedp.Run(ctx, chromedp.Evaluate[formState](`(() => {
+			const f = document.querySelector(".form-card");
+			const date = f.querySelector('input[name="identity.birth_info.date"]'), name = f.querySelector('input[name="identity.name"]');
+			return {cards: document.querySelectorAll('.card[data-card-type="brew_card"]').length,
+				forms: document.querySelectorAll(".form-card").length, date: date.value, name: name.value,
+				disabled: date.disabled && name.disabled && f.querySelector('button[type="submit"]').disabled,
+				answer: [...document.querySelectorAll(".msg.user")].some(m => m.textContent === "Form: Birth date: 1990-05-01, Name: Alice")};
+		})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs != (formState{Cards: 1, Forms: 1, Date: "1990-05-01", Name: "Alice", Disabled: true, Answer: true}) {
+		t.Errorf("the reloaded conversation's card and form: %+v", fs)
+	}
+	step("open a reloaded citation", chromedp.Click(C(".msg.assistant .body .cite")), chromedp.WaitVisible(C("#panel")),
+		chromedp.WaitVisible(C("#panel-body mark")), shot("9-reloaded-citation"))
+	if p := text("#panel-body"); !strings.Contains(p, "75 to 80 °C") || strings.Contains(p, "not retrieved") {
+		t.Errorf("the reloaded source panel shows %q", p)
+	}
+	step("close the panel", chromedp.Click(C("#panel-close")))
+
 	// The conversation list is per user: alice sees hers, bob none of them.
 	step("alice's conversations", poll(`document.querySelectorAll("#conversations li").length >= 1`))
 	listed := func() []string {

@@ -182,7 +182,14 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = time.Now()
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO mem_message(user_id, conversation_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt); err != nil {
+		var events any // NULL when none
+		if len(m.Events) > 0 {
+			if !json.Valid(m.Events) {
+				return nil, fmt.Errorf("pgvector: append messages: message %d: events are not JSON", i)
+			}
+			events = string(m.Events)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO mem_message(user_id, conversation_id, seq, role, content, created_at, events) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt, events); err != nil {
 			return nil, fmt.Errorf("pgvector: append messages: %w", err)
 		}
 		out[i] = m
@@ -205,7 +212,7 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	if n > 0 {
 		limit = n
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM mem_message WHERE user_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3) m ORDER BY seq`, userID, convID, limit)
+	rows, err := s.pool.Query(ctx, `SELECT seq, role, content, created_at, events::text FROM (SELECT * FROM mem_message WHERE user_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3) m ORDER BY seq`, userID, convID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pgvector: messages: %w", err)
 	}
@@ -213,8 +220,12 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	var out []knowledge.StoredMessage
 	for rows.Next() {
 		m := knowledge.StoredMessage{ConversationID: convID}
-		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &m.CreatedAt); err != nil {
+		var events *string
+		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &m.CreatedAt, &events); err != nil {
 			return nil, fmt.Errorf("pgvector: messages: %w", err)
+		}
+		if events != nil && *events != "" {
+			m.Events = json.RawMessage(*events)
 		}
 		out = append(out, m)
 	}

@@ -2,6 +2,7 @@ package pgvector
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -14,6 +15,55 @@ import (
 
 func TestMemory(t *testing.T) {
 	storetest.RunMemory(t, openFreshURL(t, testURL(t)))
+}
+
+// TestMigrateMessageEvents upgrades a database of the schema before
+// migration 10 (messages without events): its messages load, with no
+// events, and the conversation takes new messages that carry some.
+func TestMigrateMessageEvents(t *testing.T) {
+	url := testURL(t)
+	ctx := context.Background()
+	schema := fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; SET search_path = `+schema+`, public`); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrateTo(ctx, conn, 9); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO mem_user(id) VALUES ('alice')`,
+		`INSERT INTO mem_conversation(id, user_id) VALUES ('c1', 'alice')`,
+		`INSERT INTO mem_message(user_id, conversation_id, seq, role, content) VALUES ('alice', 'c1', 1, 'user', 'hello'), ('alice', 'c1', 2, 'assistant', 'hi')`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Messages(ctx, "alice", "c1", 0); err != nil || len(got) != 2 || got[1].Content != "hi" || got[1].Events != nil {
+		t.Fatalf("alice's c1 after migration = %+v %v", got, err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "c1", []knowledge.StoredMessage{{Role: "assistant", Content: "card", Events: json.RawMessage(`[{"type":"card","card_type":"insight"}]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Messages(ctx, "alice", "c1", 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("after a message with events = %+v %v", got, err)
+	}
+	var ev []map[string]any
+	if err := json.Unmarshal(got[2].Events, &ev); err != nil || len(ev) != 1 || ev[0]["card_type"] != "insight" {
+		t.Fatalf("events after migration = %s %v", got[2].Events, err)
+	}
 }
 
 // TestMigrateConversationsPerUser upgrades a database of the schema before

@@ -115,6 +115,11 @@ CREATE TABLE mem_rate (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, l
 	{9, "daily token quotas", `
 CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day DATE NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (user_id, day));
 `},
+	// The events an assistant message showed beside its text (cards, forms,
+	// citations); NULL for the messages stored before.
+	{10, "message events", `
+ALTER TABLE mem_message ADD COLUMN events JSONB;
+`},
 }
 
 // migrationLock is the advisory lock key held while migrating.

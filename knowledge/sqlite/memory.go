@@ -185,7 +185,14 @@ func (s *Store) AppendMessages(ctx context.Context, userID, convID string, msgs 
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = parseTime(now)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+		var events any // NULL when none
+		if len(m.Events) > 0 {
+			if !json.Valid(m.Events) {
+				return nil, fmt.Errorf("sqlite: append messages: message %d: events are not JSON", i)
+			}
+			events = string(m.Events)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at, events) VALUES (?, ?, ?, ?, ?, ?, ?)`, userID, convID, seq, m.Role, m.Content, m.CreatedAt.UTC().Format(time.RFC3339Nano), events); err != nil {
 			return nil, fmt.Errorf("sqlite: append messages: %w", err)
 		}
 		out[i] = m
@@ -208,7 +215,7 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, created_at FROM (SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, userID, convID, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, role, content, created_at, events FROM (SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, userID, convID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: messages: %w", err)
 	}
@@ -217,10 +224,14 @@ func (s *Store) Messages(ctx context.Context, userID, convID string, n int) ([]k
 	for rows.Next() {
 		m := knowledge.StoredMessage{ConversationID: convID}
 		var created string
-		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &created); err != nil {
+		var events sql.NullString
+		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &created, &events); err != nil {
 			return nil, fmt.Errorf("sqlite: messages: %w", err)
 		}
 		m.CreatedAt = parseTime(created)
+		if events.Valid && events.String != "" {
+			m.Events = json.RawMessage(events.String)
+		}
 		out = append(out, m)
 	}
 	return out, rows.Err()

@@ -103,3 +103,43 @@ func TestHistory(t *testing.T) {
 	defer s.Close()
 	storetest.RunHistory(t, s)
 }
+
+// TestMigrateMessageEvents upgrades a database of the schema before
+// migration 7 (messages without events): its messages load, with no
+// events, and the conversation takes new messages that carry some.
+func TestMigrateMessageEvents(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrateTo(ctx, db, 6); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO users(id, created_at) VALUES ('alice', '2026-01-01T00:00:00Z')`,
+		`INSERT INTO conversations(user_id, id, skill, created_at, updated_at) VALUES ('alice', 'c1', '', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
+		`INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at) VALUES ('alice', 'c1', 1, 'user', 'hello', '2026-01-01T00:00:00Z'), ('alice', 'c1', 2, 'assistant', 'hi', '2026-01-01T00:00:00Z')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Messages(ctx, "alice", "c1", 0); err != nil || len(got) != 2 || got[1].Content != "hi" || got[1].Events != nil {
+		t.Fatalf("alice's c1 after migration = %+v %v", got, err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "c1", []knowledge.StoredMessage{{Role: "assistant", Content: "card", Events: json.RawMessage(`[{"type":"card","card_type":"insight"}]`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Messages(ctx, "alice", "c1", 0); err != nil || len(got) != 3 || string(got[2].Events) != `[{"type":"card","card_type":"insight"}]` {
+		t.Fatalf("after a message with events = %+v %v", got, err)
+	}
+}

@@ -75,6 +75,11 @@ CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
 	{6, "daily token quotas", `
 CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day TEXT NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (user_id, day));
 `},
+	// The events an assistant message showed beside its text (cards, forms,
+	// citations), as JSON; NULL for the messages stored before.
+	{7, "message events", `
+ALTER TABLE messages ADD COLUMN events TEXT;
+`},
 }
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -109,6 +110,41 @@ func RunMemory(t *testing.T, s knowledge.MemoryStore) {
 	}
 	if all, err := s.Messages(ctx, "carol", "shared", 0); err != nil || len(all) != n || all[n-1].Seq != n {
 		t.Fatalf("concurrent appends kept %d messages (want %d): %v", len(all), n, err)
+	}
+	runMessageEvents(t, s)
+}
+
+// runMessageEvents: an assistant message's events (cards, forms,
+// citations) come back with it, as the same JSON; a message without any has
+// none; events that are not JSON are refused and store nothing.
+func runMessageEvents(t *testing.T, s knowledge.MemoryStore) {
+	t.Helper()
+	ctx := context.Background()
+	events := `[{"type":"card","card_type":"brew_card","props":{"tea":"绿茶","grams":6}},{"type":"citations","citations":[{"kind":"passage","chunk_id":"c_0123abcd","quote":"75–80 °C","cited":true}]}]`
+	if _, err := s.AppendMessages(ctx, "alice", "ev", []knowledge.StoredMessage{
+		{Role: "user", Content: "q"},
+		{Role: "assistant", Content: "a", Events: json.RawMessage(events)},
+		{Role: "assistant", Content: "b"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Messages(ctx, "alice", "ev", 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("messages = %+v %v", got, err)
+	}
+	if got[0].Events != nil || got[2].Events != nil {
+		t.Fatalf("messages stored without events read back with %s, %s", got[0].Events, got[2].Events)
+	}
+	var want, have any
+	_ = json.Unmarshal([]byte(events), &want)
+	if err := json.Unmarshal(got[1].Events, &have); err != nil || !reflect.DeepEqual(want, have) {
+		t.Fatalf("events = %s (%v), want %s", got[1].Events, err, events)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "ev", []knowledge.StoredMessage{{Role: "user", Content: "x"}, {Role: "assistant", Content: "y", Events: json.RawMessage(`[{`)}}); err == nil {
+		t.Fatal("events that are not JSON were stored")
+	}
+	if got, _ := s.Messages(ctx, "alice", "ev", 0); len(got) != 3 {
+		t.Fatalf("a refused append stored %d messages", len(got)-3)
 	}
 }
 

@@ -189,9 +189,7 @@
     const box = el("div", { class: "card form-card", "data-card-type": "form" });
     if (form.reason) box.append(el("p", { text: form.reason }));
     const f = el("form");
-    const labels = {};
     for (const fd of form.fields || []) {
-      labels[fd.name] = fd.label || fd.name;
       const id = "f-" + Math.random().toString(36).slice(2);
       const label = el("label", { for: id, text: (fd.label || fd.name) + (fd.required ? " *" : "") });
       let input;
@@ -221,13 +219,39 @@
         else if (t === "number" || t === "integer") values[input.name] = Number(input.value);
         else values[input.name] = input.value;
       }
-      submit.disabled = true;
-      box.classList.add("submitted");
-      addUser("Form: " + Object.entries(values).map(([k, v]) => (labels[k] || k) + ": " + valueText(v)).join(", "));
+      lockForm(box, values);
+      addUser(formSummary(form, values));
       await send({ form_response: { values } });
     });
     box.append(f);
     return box;
+  }
+  // lockForm shows a form as answered: its inputs hold the values sent
+  // and nothing can be changed or sent again.
+  function lockForm(box, values) {
+    for (const input of box.querySelectorAll("input, select")) {
+      const v = values[input.name];
+      if (input.dataset.type === "boolean") input.checked = v === true;
+      else if (v !== undefined && v !== null) input.value = String(v);
+      input.disabled = true;
+    }
+    for (const b of box.querySelectorAll("button")) b.disabled = true;
+    box.classList.add("submitted");
+  }
+  // formSummary is the user's message for a form answer.
+  function formSummary(form, values) {
+    const labels = {};
+    for (const fd of (form && form.fields) || []) labels[fd.name] = fd.label || fd.name;
+    return "Form: " + Object.entries(values).map(([k, v]) => (labels[k] || k) + ": " + valueText(v)).join(", ");
+  }
+  // formAnswer returns the values of a stored form answer (the user
+  // message of a form_response), null for any other message.
+  function formAnswer(content) {
+    if (!content.startsWith("[form_response] ")) return null;
+    try {
+      const v = JSON.parse(content.slice(16)).form_response;
+      return v && typeof v === "object" ? v : null;
+    } catch (e) { return null; }
   }
 
   // ---------- Citations and the side panel ----------
@@ -286,7 +310,10 @@
         if (c.chunk_id) {
           const p = Object.assign({}, state.passages[c.chunk_id] || {});
           for (const k of ["source", "doc", "heading_path", "start", "end"]) if (c[k] !== undefined && p[k] === undefined) p[k] = c[k];
-          if (!p.text) p.text = c.quote;
+          // Without the tool's result (a reloaded conversation), the text
+          // is a citation's quote: the passage's own (its start) over a
+          // rule's evidence.
+          if (!p.text || (p.textFrom === "rule" && c.kind === "passage")) { p.text = c.quote; p.textFrom = c.kind; }
           if (c.kind === "rule" && c.quote) p.quote = c.quote;
           state.passages[c.chunk_id] = p;
         }
@@ -422,13 +449,36 @@
       ul.append(el("li", {}, b));
     }
   }
+  // openConversation shows a stored conversation: each answer with the
+  // cards, forms and sources it showed live, replayed from its stored
+  // events through onEvent, the live path; a form the next message answered
+  // shows the values sent, read-only (an unanswered one can still be sent).
   async function openConversation(id) {
     const data = await api("GET", "/api/conversations/" + encodeURIComponent(id));
     state.conv = id;
     $("messages").replaceChildren();
+    let form = null; // the last answer's form: { def, box }
     for (const m of data.messages || []) {
-      if (m.role === "user") addUser(m.content.startsWith("[form_response] ") ? "Form: " + m.content.slice(16) : m.content);
-      else if (m.role === "assistant") { const a = newAssistant(); a.text = m.content; renderBody(a); }
+      if (m.role === "user") {
+        const values = formAnswer(m.content);
+        if (values) {
+          addUser(formSummary(form && form.def, values));
+          if (form) lockForm(form.box, values);
+        } else addUser(m.content.startsWith("[form_response] ") ? "Form: " + m.content.slice(16) : m.content);
+        form = null;
+      } else if (m.role === "assistant") {
+        const a = newAssistant();
+        a.text = m.content;
+        renderBody(a);
+        for (const ev of m.events || []) {
+          onEvent(a, ev);
+          if (ev.type === "form") {
+            const boxes = a.extra.querySelectorAll(".form-card");
+            form = { def: ev.form || {}, box: boxes[boxes.length - 1] };
+          }
+        }
+        onEvent(a, { type: "done" });
+      }
     }
     loadConversations();
   }
