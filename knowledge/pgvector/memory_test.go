@@ -21,21 +21,8 @@ func TestMemory(t *testing.T) {
 // migration 10 (messages without events): its messages load, with no
 // events, and the conversation takes new messages that carry some.
 func TestMigrateMessageEvents(t *testing.T) {
-	url := testURL(t)
 	ctx := context.Background()
-	schema := fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; SET search_path = `+schema+`, public`); err != nil {
-		t.Fatal(err)
-	}
-	if err := migrateTo(ctx, conn, 9); err != nil {
-		t.Fatal(err)
-	}
+	url, schema, conn := schemaAt(t, 9)
 	for _, q := range []string{
 		`INSERT INTO mem_user(id) VALUES ('alice')`,
 		`INSERT INTO mem_conversation(id, user_id) VALUES ('c1', 'alice')`,
@@ -70,21 +57,8 @@ func TestMigrateMessageEvents(t *testing.T) {
 // migration 5 (conversation ids global): alice's conversation keeps its
 // messages and summary, and bob can now open his own "c1".
 func TestMigrateConversationsPerUser(t *testing.T) {
-	url := testURL(t)
 	ctx := context.Background()
-	schema := fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	t.Cleanup(func() { conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; SET search_path = `+schema+`, public`); err != nil {
-		t.Fatal(err)
-	}
-	if err := migrateTo(ctx, conn, 4); err != nil {
-		t.Fatal(err)
-	}
+	url, schema, conn := schemaAt(t, 4)
 	for _, q := range []string{
 		`INSERT INTO mem_user(id) VALUES ('alice'), ('bob')`,
 		`INSERT INTO mem_conversation(id, user_id, skill) VALUES ('c1', 'alice', 'tea'), ('c2', 'bob', '')`,
@@ -148,4 +122,29 @@ func s1SearchSchema(t *testing.T, s *Store) string {
 
 func TestHistory(t *testing.T) {
 	storetest.RunHistory(t, openFreshURL(t, testURL(t)))
+}
+
+// schemaAt makes a fresh schema of the test database migrated to version
+// (dropped when the test ends) and returns the database URL, the schema's
+// name and a connection whose search path is the schema, closed at the end.
+func schemaAt(t *testing.T, version int) (url, schema string, conn *pgx.Conn) {
+	t.Helper()
+	url = testURL(t)
+	ctx := context.Background()
+	schema = fmt.Sprintf("vibe_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		conn.Close(context.Background())
+	})
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; SET search_path = `+schema+`, public`); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrateTo(ctx, conn, version); err != nil {
+		t.Fatal(err)
+	}
+	return url, schema, conn
 }
