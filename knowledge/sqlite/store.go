@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -317,24 +318,53 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 	return hits, nil
 }
 
-// fill loads the chunks of hits (which carry only ids).
+// fill loads the chunks of hits (which carry only ids), fillBatch ids a
+// query (a hybrid search loads its hundred candidates in one), keeping
+// their order.
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
-	out := hits[:0]
-	for _, h := range hits {
-		c, err := s.Chunk(ctx, h.Chunk.ID)
-		if errors.Is(err, knowledge.ErrNotFound) {
-			continue // deleted between ranking and loading
+	byID := make(map[string]chunk.Chunk, len(hits))
+	for start := 0; start < len(hits); start += fillBatch {
+		part := hits[start:min(start+fillBatch, len(hits))]
+		ids := make([]any, len(part))
+		for i, h := range part {
+			ids[i] = h.Chunk.ID
 		}
-		if err != nil {
+		if err := s.loadChunks(ctx, ids, byID); err != nil {
 			return nil, err
 		}
-		h.Chunk = c
-		out = append(out, h)
 	}
-	if out == nil {
-		out = []knowledge.Hit{}
+	out := make([]knowledge.Hit, 0, len(hits))
+	for _, h := range hits {
+		if c, ok := byID[h.Chunk.ID]; ok { // else deleted between ranking and loading
+			h.Chunk = c
+			out = append(out, h)
+		}
 	}
 	return out, nil
+}
+
+// fillBatch bounds the ids of one query, far under SQLite's limit on bound
+// parameters.
+const fillBatch = 500
+
+// loadChunks adds the chunks of ids (at least one) to byID.
+func (s *Store) loadChunks(ctx context.Context, ids []any, byID map[string]chunk.Chunk) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
+	if err != nil {
+		return fmt.Errorf("load chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanChunk(rows)
+		if err != nil {
+			return fmt.Errorf("load chunks: %w", err)
+		}
+		byID[c.ID] = c
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load chunks: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
@@ -91,4 +92,46 @@ func TestCrashMidWrite(t *testing.T) {
 			t.Errorf("FTS5 integrity-check: %v", err)
 		}
 	})
+}
+
+// fill loads hits in batches of fillBatch ids, keeps their order and leaves
+// out the ids whose chunk is gone.
+func TestFillBatchesAndKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var chunks []chunk.Chunk
+	for i := 0; i < 3; i++ {
+		chunks = append(chunks, chunk.Chunk{ID: fmt.Sprintf("c%d", i), Doc: "d", Source: "s.md", Ordinal: i, Text: fmt.Sprintf("text %d", i)})
+	}
+	if err := s.ReplaceDocument(ctx, knowledge.Document{ID: "d", Theme: "t", ContentHash: "h"}, chunks, nil, knowledge.EmbeddingInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	var hits []knowledge.Hit
+	var want []string
+	for i := 0; i < 2*fillBatch+7; i++ {
+		id := fmt.Sprintf("c%d", (i*7)%5) // c3 and c4 do not exist
+		hits = append(hits, knowledge.Hit{Chunk: chunk.Chunk{ID: id}, Score: float64(i)})
+		if (i*7)%5 < 3 {
+			want = append(want, id)
+		}
+	}
+	got, err := s.fill(ctx, hits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d hits filled, want %d", len(got), len(want))
+	}
+	for i, h := range got {
+		if h.Chunk.ID != want[i] || h.Chunk.Text != "text "+want[i][1:] || i > 0 && h.Score <= got[i-1].Score {
+			t.Fatalf("hit %d = %s %q score %g, want %s in order", i, h.Chunk.ID, h.Chunk.Text, h.Score, want[i])
+		}
+	}
+	if got, err := s.fill(ctx, nil); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("fill(nil) = %#v, %v; want an empty non-nil list", got, err)
+	}
 }
