@@ -138,6 +138,9 @@ func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
 // query's tokens (lexical.QueryTokens) and idf their IDF in the theme. Ties
 // break by chunk id.
 func Rerank(vector, lex []Hit, chunks map[string]chunk.Chunk, qtoks []string, idf map[string]float64, k int) []Hit {
+	if k <= 0 {
+		return []Hit{}
+	}
 	wv := VectorWeight
 	if LexicalConfidence(lex) < ConfidentLexical {
 		wv = FlatVectorWeight

@@ -116,6 +116,9 @@ func TestRerank(t *testing.T) {
 			t.Errorf("v behind a flat lexical list scored %g, want %g", h.Score, FlatVectorWeight)
 		}
 	}
+	if got := Rerank(vec, confident, chunks, q, idf, 0); got == nil || len(got) != 0 {
+		t.Errorf("k 0: %+v", got)
+	}
 	// k cuts the list, and a candidate whose chunk is gone is left out.
 	delete(chunks, "b")
 	got = Rerank(vec, confident, chunks, q, idf, 2)
