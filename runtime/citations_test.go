@@ -38,11 +38,18 @@ func citedTurn() *fakeModel {
 	}}
 }
 
-func citationServer(t *testing.T, m *fakeModel) *httptest.Server {
+// citationServer serves an agent over m whose searcher finds the test
+// chunks, to alice (key ka) and bob (kb); opts change its configuration.
+func citationServer(t *testing.T, m *fakeModel, opts ...func(*Config)) *httptest.Server {
 	t.Helper()
-	a, _ := newTestAgent(t, m, func(c *Config) { c.Searcher = chunkSearcher{} })
+	a, _ := newTestAgent(t, m, func(c *Config) {
+		c.Searcher = chunkSearcher{}
+		for _, o := range opts {
+			o(c)
+		}
+	})
 	keys := &Keys{}
-	if err := ParseKeysEnv("ka:alice", keys); err != nil {
+	if err := ParseKeysEnv("ka:alice,kb:bob", keys); err != nil {
 		t.Fatal(err)
 	}
 	s, err := NewServer(a, ServerOptions{Keys: keys})

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -46,17 +45,7 @@ func checkHistoryEvents(t *testing.T, st knowledge.MemoryStore) {
 		{text: []string{"日主得令，身强（r2，", "knowledge/bazi/converted/a.md#1）。"}},
 		{text: []string{"请填写出生信息。"}, calls: []llm.ToolCall{call("4", "collect_info", `{"reason":"排盘","fields":[{"name":"identity.birth_info.date","type":"date","required":true}]}`)}},
 	}}
-	a, _ := newTestAgent(t, m, func(c *Config) { c.Searcher = chunkSearcher{}; c.Memory = st })
-	keys := &Keys{}
-	if err := ParseKeysEnv("ka:alice,kb:bob", keys); err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewServer(a, ServerOptions{Keys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	ts := citationServer(t, m, func(c *Config) { c.Memory = st })
 
 	// shown are the events of a live turn the page shows beside the text.
 	shown := func(body string) []Event {

@@ -25,25 +25,12 @@ func TestMemory(t *testing.T) {
 // messages and summary, and bob can now open his own "c1".
 func TestMigrateConversationsPerUser(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrateTo(ctx, db, 3); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	path := dbAt(t, 3,
 		`INSERT INTO users(id, created_at) VALUES ('alice', '2026-01-01T00:00:00Z'), ('bob', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO conversations(id, user_id, skill, created_at, updated_at) VALUES ('c1', 'alice', 'tea', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z'), ('c2', 'bob', '', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO messages(conversation_id, seq, role, content, created_at) VALUES ('c1', 1, 'user', 'hello', '2026-01-01T00:00:00Z'), ('c1', 2, 'assistant', 'hi', '2026-01-01T00:00:00Z'), ('c2', 1, 'user', 'bob here', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO summaries(conversation_id, up_to, text, updated_at) VALUES ('c1', 2, 'greeting', '2026-01-01T00:00:00Z')`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s, err := Open(ctx, path)
 	if err != nil {
@@ -109,24 +96,11 @@ func TestHistory(t *testing.T) {
 // events, and the conversation takes new messages that carry some.
 func TestMigrateMessageEvents(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrateTo(ctx, db, 6); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	path := dbAt(t, 6,
 		`INSERT INTO users(id, created_at) VALUES ('alice', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO conversations(user_id, id, skill, created_at, updated_at) VALUES ('alice', 'c1', '', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
 		`INSERT INTO messages(user_id, conversation_id, seq, role, content, created_at) VALUES ('alice', 'c1', 1, 'user', 'hello', '2026-01-01T00:00:00Z'), ('alice', 'c1', 2, 'assistant', 'hi', '2026-01-01T00:00:00Z')`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s, err := Open(ctx, path)
 	if err != nil {
@@ -142,4 +116,26 @@ func TestMigrateMessageEvents(t *testing.T) {
 	if got, err := s.Messages(ctx, "alice", "c1", 0); err != nil || len(got) != 3 || string(got[2].Events) != `[{"type":"card","card_type":"insight"}]` {
 		t.Fatalf("after a message with events = %+v %v", got, err)
 	}
+}
+
+// dbAt writes a database of the schema at migration version, holding what
+// stmts insert, and returns its path.
+func dbAt(t *testing.T, version int, stmts ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := migrateTo(ctx, db, version); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return path
 }
