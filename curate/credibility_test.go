@@ -1,0 +1,187 @@
+package curate
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/internal/testcorpus"
+)
+
+// lookalikes are characters OCR confuses.
+var lookalikes = map[rune]rune{
+	'天': '夭', '己': '已', '已': '己', '日': '曰', '未': '末', '末': '未', '土': '士', '人': '入',
+	'大': '太', '干': '千', '午': '牛', '戊': '戌', '戌': '戊', '木': '本', '王': '玉', '子': '孑',
+	'辛': '幸', '申': '由', '甲': '申', '丙': '两', '壬': '王', '官': '宫', '印': '卬', '财': '则',
+}
+
+// corrupt makes an OCR-damaged, cut-short edition of text: a share of the
+// characters read as look-alikes, neighbours swapped, stray Latin letters
+// and bars between characters, and only the first keep share of the text.
+func corrupt(text string, seed uint64, keep float64) string {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	r := []rune(text)
+	r = r[:int(float64(len(r))*keep)]
+	out := make([]rune, 0, len(r)+len(r)/50)
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		if !isHan(c) {
+			out = append(out, c)
+			continue
+		}
+		x := rng.Float64()
+		switch {
+		case x < 0.03:
+			if l, ok := lookalikes[c]; ok {
+				c = l
+			}
+		case x < 0.04 && i+1 < len(r) && isHan(r[i+1]):
+			out = append(out, r[i+1], c)
+			i++
+			continue
+		case x < 0.045:
+			out = append(out, c, 'l')
+			continue
+		case x < 0.048:
+			out = append(out, c, '|')
+			continue
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+// baziWorkspace copies the five bazi books of the shared corpus into a
+// workspace's books/, with books/子平真诠-ocr.md, a corrupted edition of
+// 子平真诠 (OCR-like noise, swapped characters, the last 40% cut off).
+func baziWorkspace(t *testing.T) string {
+	t.Helper()
+	corpus := testcorpus.Dir(t, "bazi")
+	root := t.TempDir()
+	books := filepath.Join(root, "books")
+	if err := os.MkdirAll(books, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(corpus, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(books, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "子平真诠.md" {
+			if err := os.WriteFile(filepath.Join(books, "子平真诠-ocr.md"), []byte(corrupt(string(data), 7, 0.6)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return root
+}
+
+// TestCredibilityBaziCorruptedEdition grades the five bazi classics and a
+// corrupted edition of one of them: every kept source has a grade with
+// reasons, the corrupted edition is graded below all the others, and its
+// reasons say why (the noise, the disagreement with the good edition, the
+// truncation). A re-run with nothing changed writes nothing.
+func TestCredibilityBaziCorruptedEdition(t *testing.T) {
+	root := baziWorkspace(t)
+	opts := Options{Root: root, SourceDir: filepath.Join(root, "knowledge/bazi/source"),
+		Sources: []Spec{{Source: "books/"}}, Now: fixedNow, CacheDir: filepath.Join(root, ".vibe/cache/curate"),
+		JudgeNote: "offline: no model configured"}
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bad = "books/子平真诠-ocr.md"
+	var badGrade *Credibility
+	others := map[string]*Credibility{}
+	for _, e := range res.Lock.Sources {
+		if e.Status != StatusKept {
+			t.Errorf("%s %s: %s", e.Origin, e.Status, e.Reason)
+			continue
+		}
+		c := e.Credibility
+		if c == nil || c.Grade == "" || len(c.Reasons) == 0 || c.Version != CredibilityVersion {
+			t.Fatalf("%s: no credibility grade with reasons: %+v", e.Origin, c)
+		}
+		if c.Judged != nil || c.Unjudged != "offline: no model configured" {
+			t.Errorf("%s: offline grade says %+v / %q, want no judgement and the offline note", e.Origin, c.Judged, c.Unjudged)
+		}
+		t.Logf("%s %s %.2f: %s", e.Origin, c.Grade, c.Score, strings.Join(c.Reasons, " | "))
+		if e.Origin == bad {
+			badGrade = c
+		} else {
+			others[e.Origin] = c
+		}
+	}
+	if badGrade == nil || len(others) != 5 {
+		t.Fatalf("want the corrupted edition and 5 books graded, got %v and %d", badGrade, len(others))
+	}
+	for origin, c := range others {
+		if !GradeBelow(badGrade.Grade, c.Grade) || badGrade.Score >= c.Score {
+			t.Errorf("%s is graded %s (%.2f), not below %s's %s (%.2f)", bad, badGrade.Grade, badGrade.Score, origin, c.Grade, c.Score)
+		}
+		if GradeBelow(c.Grade, "B") {
+			t.Errorf("%s: a clean classic graded %s: %v", origin, c.Grade, c.Reasons)
+		}
+	}
+	why := strings.Join(badGrade.Reasons, "\n")
+	for _, want := range []string{"OCR-like noise", "disagrees with books/子平真诠.md", "its reading is the less likely", "truncated: stops at"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the corrupted edition's reasons do not say %q:\n%s", want, why)
+		}
+	}
+	good := others["books/子平真诠.md"]
+	if len(good.Agreement) != 1 || good.Agreement[0].With != bad || good.Agreement[0].Blamed*10 > badGrade.Agreement[0].Blamed {
+		t.Errorf("the good edition's agreement %+v should lay the differences on the corrupted one %+v", good.Agreement, badGrade.Agreement)
+	}
+	again, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed {
+		t.Error("a re-run with nothing changed rewrote the lock or source/")
+	}
+}
+
+// TestCredibilityFloor keeps the corrupted edition out with floor C: it is
+// dropped with its grade and reasons, its copy leaves source/, the books
+// stay.
+func TestCredibilityFloor(t *testing.T) {
+	root := baziWorkspace(t)
+	src := filepath.Join(root, "knowledge/bazi/source")
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "books/"}}, Now: fixedNow}
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "子平真诠-ocr.md")); err != nil {
+		t.Fatal("without a floor the corrupted edition is kept:", err)
+	}
+	opts.CredibilityFloor = "C"
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept() != 5 || res.Sources[0].Kept != 5 {
+		t.Errorf("kept %d (source report %d), want the 5 books", res.Kept(), res.Sources[0].Kept)
+	}
+	for _, e := range res.Lock.Sources {
+		if e.Origin != "books/子平真诠-ocr.md" {
+			continue
+		}
+		if e.Status != StatusDropped || !strings.Contains(e.Reason, "below the floor C") || !strings.Contains(e.Reason, "OCR-like noise") || e.Credibility == nil {
+			t.Errorf("corrupted edition: %s %q %+v", e.Status, e.Reason, e.Credibility)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(src, "子平真诠-ocr.md")); err == nil {
+		t.Error("the kept-out edition's copy is still in source/")
+	}
+}
