@@ -70,45 +70,30 @@ func fetchRemote(ctx context.Context, opts *Options, g gitSource, dir string) (g
 		return snap, err
 	}
 	if !hasObject(st, want) {
-		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
-		if ar.Capabilities.Supports(capability.Shallow) {
-			req.Depth = packp.DepthCommits(1)
-			if err := req.Capabilities.Set(capability.Shallow); err != nil {
-				return snap, err
-			}
-			if req.Shallows, err = st.Shallow(); err != nil {
-				return snap, fmt.Errorf("the cache at %s is damaged (%v): delete it", dir, err)
-			}
-		}
-		if ar.Capabilities.Supports(capability.NoProgress) {
-			_ = req.Capabilities.Set(capability.NoProgress)
-		}
-		req.Wants = []plumbing.Hash{want}
+		var have *plumbing.Hash
 		if r, err := st.Reference(fetchedRef); err == nil && hasObject(st, r.Hash()) {
-			req.Haves = []plumbing.Hash{r.Hash()}
+			h := r.Hash()
+			have = &h
 		}
-		resp, err := sess.UploadPack(ctx, req)
-		if err != nil && !errors.Is(err, transport.ErrEmptyUploadPackRequest) {
+		// A moved ref: fetch what lies between the commit the cache holds
+		// and the new one, without deepening. A depth-1 fetch would bring
+		// the whole tree again (the server cannot tell what a shallow
+		// client has), a fetch from a common commit only what changed. A
+		// ref rewritten onto another history brings that history, so when
+		// it passes the budget the fetch starts again at depth 1.
+		err := errNoHave
+		if have != nil {
+			err = fetchPack(ctx, sess, ar, st, want, have, false)
+			if err != nil && limit.exceeded.Load() {
+				limit.reset()
+				err = errNoHave
+			}
+		}
+		if errors.Is(err, errNoHave) {
+			err = fetchPack(ctx, sess, ar, st, want, nil, true)
+		}
+		if err != nil {
 			return snap, remoteError(ctx, opts, g, limit, err)
-		}
-		if err == nil {
-			defer resp.Close()
-			if len(resp.Shallows) > 0 {
-				old, _ := st.Shallow()
-				if err := st.SetShallow(mergeHashes(old, resp.Shallows)); err != nil {
-					return snap, err
-				}
-			}
-			var rd io.Reader = resp
-			switch {
-			case req.Capabilities.Supports(capability.Sideband64k):
-				rd = sideband.NewDemuxer(sideband.Sideband64k, resp)
-			case req.Capabilities.Supports(capability.Sideband):
-				rd = sideband.NewDemuxer(sideband.Sideband, resp)
-			}
-			if err := packfile.UpdateObjectStorage(st, rd); err != nil {
-				return snap, remoteError(ctx, opts, g, limit, err)
-			}
 		}
 	}
 	commit, err := peelCommit(st, want)
@@ -119,6 +104,57 @@ func fetchRemote(ctx context.Context, opts *Options, g gitSource, dir string) (g
 		return snap, err
 	}
 	return gitSnapshot{st: st, commit: commit, ref: refName}, nil
+}
+
+var errNoHave = errors.New("no commit in the cache")
+
+// fetchPack asks for want (shallow: at depth 1; else from have on) and
+// stores the pack.
+func fetchPack(ctx context.Context, sess transport.UploadPackSession, ar *packp.AdvRefs, st *filesystem.Storage, want plumbing.Hash, have *plumbing.Hash, shallow bool) error {
+	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+	var err error
+	if req.Shallows, err = st.Shallow(); err != nil {
+		return fmt.Errorf("the cache is damaged (%v): delete .vibe/cache/git", err)
+	}
+	if shallow && ar.Capabilities.Supports(capability.Shallow) {
+		req.Depth = packp.DepthCommits(1)
+		if err := req.Capabilities.Set(capability.Shallow); err != nil {
+			return err
+		}
+	} else if len(req.Shallows) > 0 {
+		if err := req.Capabilities.Set(capability.Shallow); err != nil {
+			return err
+		}
+	}
+	if ar.Capabilities.Supports(capability.NoProgress) {
+		_ = req.Capabilities.Set(capability.NoProgress)
+	}
+	req.Wants = []plumbing.Hash{want}
+	if have != nil {
+		req.Haves = []plumbing.Hash{*have}
+	}
+	resp, err := sess.UploadPack(ctx, req)
+	if errors.Is(err, transport.ErrEmptyUploadPackRequest) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	if len(resp.Shallows) > 0 {
+		old, _ := st.Shallow()
+		if err := st.SetShallow(mergeHashes(old, resp.Shallows)); err != nil {
+			return err
+		}
+	}
+	var rd io.Reader = resp
+	switch {
+	case req.Capabilities.Supports(capability.Sideband64k):
+		rd = sideband.NewDemuxer(sideband.Sideband64k, resp)
+	case req.Capabilities.Supports(capability.Sideband):
+		rd = sideband.NewDemuxer(sideband.Sideband, resp)
+	}
+	return packfile.UpdateObjectStorage(st, rd)
 }
 
 // resolveAdvertised finds the ref asked for among the advertised ones: the
@@ -224,6 +260,11 @@ type limitedTransport struct {
 	left     int64
 	used     atomic.Int64
 	exceeded atomic.Bool
+}
+
+func (t *limitedTransport) reset() {
+	t.used.Store(0)
+	t.exceeded.Store(false)
 }
 
 func (t *limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
