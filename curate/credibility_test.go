@@ -2,7 +2,6 @@ package curate
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,49 +9,6 @@ import (
 
 	"github.com/vibelife/vibe/internal/testcorpus"
 )
-
-// lookalikes are characters OCR confuses.
-var lookalikes = map[rune]rune{
-	'天': '夭', '己': '已', '已': '己', '日': '曰', '未': '末', '末': '未', '土': '士', '人': '入',
-	'大': '太', '干': '千', '午': '牛', '戊': '戌', '戌': '戊', '木': '本', '王': '玉', '子': '孑',
-	'辛': '幸', '申': '由', '甲': '申', '丙': '两', '壬': '王', '官': '宫', '印': '卬', '财': '则',
-}
-
-// corrupt makes an OCR-damaged, cut-short edition of text: a share of the
-// characters read as look-alikes, neighbours swapped, stray Latin letters
-// and bars between characters, and only the first keep share of the text.
-func corrupt(text string, seed uint64, keep float64) string {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	r := []rune(text)
-	r = r[:int(float64(len(r))*keep)]
-	out := make([]rune, 0, len(r)+len(r)/50)
-	for i := 0; i < len(r); i++ {
-		c := r[i]
-		if !isHan(c) {
-			out = append(out, c)
-			continue
-		}
-		x := rng.Float64()
-		switch {
-		case x < 0.03:
-			if l, ok := lookalikes[c]; ok {
-				c = l
-			}
-		case x < 0.04 && i+1 < len(r) && isHan(r[i+1]):
-			out = append(out, r[i+1], c)
-			i++
-			continue
-		case x < 0.045:
-			out = append(out, c, 'l')
-			continue
-		case x < 0.048:
-			out = append(out, c, '|')
-			continue
-		}
-		out = append(out, c)
-	}
-	return string(out)
-}
 
 // baziWorkspace copies the five bazi books of the shared corpus into a
 // workspace's books/, with books/子平真诠-ocr.md, a corrupted edition of
@@ -78,7 +34,7 @@ func baziWorkspace(t *testing.T) string {
 			t.Fatal(err)
 		}
 		if e.Name() == "子平真诠.md" {
-			if err := os.WriteFile(filepath.Join(books, "子平真诠-ocr.md"), []byte(corrupt(string(data), 7, 0.6)), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(books, "子平真诠-ocr.md"), []byte(testcorpus.Corrupt(string(data), 7, 0.6)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
