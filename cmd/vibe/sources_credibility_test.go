@@ -14,6 +14,7 @@ import (
 
 	"github.com/vibelife/vibe/curate"
 	"github.com/vibelife/vibe/internal/testcorpus"
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
 
@@ -261,5 +262,62 @@ func TestCurateJudgeCredibility(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &lock); err != nil || lock.Sources[0].Credibility == nil || !strings.Contains(lock.Sources[0].Credibility.Unjudged, "curate.judge is off") {
 		t.Errorf("judge off: %v %+v", err, lock.Sources)
+	}
+}
+
+// TestExtractWeighsByCredibility builds 子平真诠 and its corrupted edition
+// offline: rules first quoted from the corrupted edition quote the same
+// words in the good one where they are there, the rest carry source_grade D
+// (documented in `vibe schema rules`), and no rule of the good edition is
+// marked.
+func TestExtractWeighsByCredibility(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	corpus := testcorpus.Dir(t, "bazi")
+	book, err := os.ReadFile(filepath.Join(corpus, "子平真诠.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(ws, "knowledge", "zp", "source")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"子平真诠.md": string(book), "子平真诠-ocr.md": testcorpus.Corrupt(string(book), 7, 0.6)} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runVibeOffline(t, "-w", ws, "build", "zp", "--until-stage", "extract")
+	if code != 0 {
+		t.Fatalf("build exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "weighed:") || !strings.Contains(out, "weak:") {
+		t.Errorf("extract does not report the weighing:\n%s", out)
+	}
+	f, _, err := knowledge.ReadFiles(filepath.Join(ws, "skills", "zp", "knowledge"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, r := range f.Rules.Rules.All() {
+		fromOCR := strings.HasPrefix(r.Source, "子平真诠-ocr")
+		switch {
+		case r.SourceGrade != "" && !fromOCR:
+			t.Errorf("%s from %s marked %s", r.ID, r.Source, r.SourceGrade)
+		case r.SourceGrade == "" && fromOCR:
+			t.Errorf("%s rests on the corrupted edition alone but is not marked", r.ID)
+		case r.SourceGrade != "":
+			marked++
+			if r.SourceGrade != "D" {
+				t.Errorf("%s: source_grade %s, want the corrupted edition's D", r.ID, r.SourceGrade)
+			}
+		}
+	}
+	if marked == 0 {
+		t.Error("no rule marked: the corrupted edition's own misreadings should be")
+	}
+	code, out, _ = runVibe(t, nil, "schema", "rules")
+	if code != 0 || !strings.Contains(out, `"source_grade"`) || !strings.Contains(out, "graded below B") {
+		t.Errorf("vibe schema rules does not document source_grade:\n%.400s", out)
 	}
 }
