@@ -239,10 +239,12 @@ func withFrontMatter(p Provenance, data []byte, ext string) Provenance {
 	return p
 }
 
-// gradeItem is a source to grade (entry >= 0) or a near-duplicate kept as a
-// witness for the others' agreement (entry -1).
+// gradeItem is a source to grade, or a near-duplicate dropped for one
+// (a witness for the others' agreement, graded only when the one it was
+// dropped for is kept out by the floor).
 type gradeItem struct {
-	entry   int
+	entry   int // index in the run's entries
+	witness bool
 	c       candidate
 	data    []byte // only when there is no path to read again
 	ext     string
@@ -262,11 +264,11 @@ type grader struct {
 
 func newGrader(opts *Options) *grader { return &grader{opts: opts, budget: 64 << 20} }
 
-// add records a kept source (entry is its index in the run's entries) or a
-// witness (entry -1). Its text is kept in memory within a budget, else read
-// again when a comparison needs it.
-func (g *grader) add(entry int, c candidate, data []byte, ext, sha string, info textInfo, text string, hasText bool) {
-	it := gradeItem{entry: entry, c: c, ext: ext, sha: sha, info: info, hasText: hasText}
+// add records a kept source or a witness (a near-duplicate dropped for
+// one); entry is its index in the run's entries. Its text is kept in memory
+// within a budget, else read again when a comparison needs it.
+func (g *grader) add(entry int, witness bool, c candidate, data []byte, ext, sha string, info textInfo, text string, hasText bool) {
+	it := gradeItem{entry: entry, witness: witness, c: c, ext: ext, sha: sha, info: info, hasText: hasText}
 	if c.path == "" {
 		it.data = data
 	}
@@ -355,16 +357,18 @@ func titleKey(name string) string {
 }
 
 // grade sets the credibility of every kept entry it was given and returns
-// the indices of those below opts.CredibilityFloor, their reason set.
-func (g *grader) grade(ctx context.Context, entries []Entry, gits []GitSource) ([]int, error) {
+// the indices of those below opts.CredibilityFloor (their reason set) and of
+// the near-duplicates to keep in their place: for each source kept out, the
+// first near-duplicate dropped for it that passes the floor (graded now).
+func (g *grader) grade(ctx context.Context, entries []Entry, gits []GitSource) (out, promote []int, err error) {
 	agreements := make([][]Agreement, len(g.items))
 	for x := range g.items {
 		for y := x + 1; y < len(g.items); y++ {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			a, b := &g.items[x], &g.items[y]
-			if !a.hasText || !b.hasText || (a.entry < 0 && b.entry < 0) || a.sha == b.sha {
+			if !a.hasText || !b.hasText || (a.witness && b.witness) || a.sha == b.sha {
 				continue
 			}
 			sim := 0.0
@@ -387,25 +391,77 @@ func (g *grader) grade(ctx context.Context, entries []Entry, gits []GitSource) (
 			agreements[y] = append(agreements[y], agreementOf(r, true, a.c.origin))
 		}
 	}
-	var out []int
+	keptOut := map[string]bool{}
 	for x := range g.items {
 		it := &g.items[x]
-		if it.entry < 0 {
+		if it.witness {
 			continue
 		}
 		e := &entries[it.entry]
 		cr := g.score(*it, *e, agreements[x], gits)
 		if err := g.judge(ctx, it, e, cr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		e.Credibility = cr
 		if GradeBelow(cr.Grade, g.opts.CredibilityFloor) {
 			e.Reason = fmt.Sprintf("credibility %s is below the floor %s (curate.yaml credibility.floor): %s",
 				cr.Grade, strings.ToUpper(g.opts.CredibilityFloor), strings.Join(cr.Reasons, "; "))
 			out = append(out, it.entry)
+			keptOut[e.Origin] = true
 		}
 	}
-	return out, nil
+	// A near-duplicate dropped for a source now kept out takes its place
+	// when it passes the floor itself.
+	replaced := map[string]bool{}
+	for x := range g.items {
+		it := &g.items[x]
+		if !it.witness {
+			continue
+		}
+		e := &entries[it.entry]
+		of, ok := nearDuplicateOf(e.Reason)
+		if !ok || !keptOut[of] || replaced[of] {
+			continue
+		}
+		cr := g.score(*it, *e, agreements[x], gits)
+		if err := g.judge(ctx, it, e, cr); err != nil {
+			return nil, nil, err
+		}
+		if GradeBelow(cr.Grade, g.opts.CredibilityFloor) {
+			continue
+		}
+		cr.Reasons = append(cr.Reasons, fmt.Sprintf("kept in place of its near-duplicate %s, which is below the credibility floor", of))
+		e.Credibility = cr
+		replaced[of] = true
+		promote = append(promote, it.entry)
+	}
+	return out, promote, nil
+}
+
+// nearDuplicatePrefix starts the reason of a near-duplicate's drop.
+const nearDuplicatePrefix = "near-duplicate of "
+
+// nearDuplicateOf returns the origin a near-duplicate was dropped for.
+func nearDuplicateOf(reason string) (string, bool) {
+	rest, ok := strings.CutPrefix(reason, nearDuplicatePrefix)
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, " (")
+	if i < 0 {
+		return "", false
+	}
+	return rest[:i], true
+}
+
+// item returns the item recorded for an entry index.
+func (g *grader) item(entry int) *gradeItem {
+	for i := range g.items {
+		if g.items[i].entry == entry {
+			return &g.items[i]
+		}
+	}
+	return nil
 }
 
 // agreementOf is the agreement from one side of a pair: a's side, or b's

@@ -141,3 +141,68 @@ func TestCredibilityFloor(t *testing.T) {
 		t.Error("the kept-out edition's copy is still in source/")
 	}
 }
+
+// TestCredibilityFloorKeepsTheNearDuplicate: the corrupted edition, listed
+// first, is kept and the good edition dropped as its near-duplicate; with
+// the floor the corrupted one is kept out and the good one takes its place.
+// The corrupted one is never copied, and a re-run writes nothing.
+func TestCredibilityFloorKeepsTheNearDuplicate(t *testing.T) {
+	corpus := testcorpus.Dir(t, "bazi")
+	book, err := os.ReadFile(filepath.Join(corpus, "子平真诠.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "books"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"a-scan.md": testcorpus.Corrupt(string(book), 3, 0.85), "b-edition.md": string(book)} {
+		if err := os.WriteFile(filepath.Join(root, "books", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(root, "knowledge/zp/source")
+	opts := Options{Root: root, SourceDir: src, Sources: []Spec{{Source: "books/"}}, Now: fixedNow, NearDuplicate: 0.5,
+		CacheDir: filepath.Join(root, ".vibe/cache/curate")}
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept() != 1 || !strings.HasPrefix(res.Lock.Sources[1].Reason, "near-duplicate of books/a-scan.md") {
+		t.Fatalf("without a floor the first edition is kept, the second dropped as its near-duplicate: %+v", res.Lock.Sources)
+	}
+	opts.CredibilityFloor = "B"
+	var copied []string
+	opts.afterCopy = func() { copied = append(copied, "copy") }
+	res, err = Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.Lock.Sources[0], res.Lock.Sources[1]
+	if a.Status != StatusDropped || !strings.Contains(a.Reason, "below the floor B") {
+		t.Errorf("the corrupted edition: %s %q", a.Status, a.Reason)
+	}
+	if b.Status != StatusKept || b.File != "b-edition.md" || b.Credibility == nil || GradeBelow(b.Credibility.Grade, "B") ||
+		!strings.Contains(strings.Join(b.Credibility.Reasons, "\n"), "kept in place of its near-duplicate books/a-scan.md") {
+		t.Errorf("the good edition: %+v %+v", b, b.Credibility)
+	}
+	if res.Sources[0].Kept != 1 || len(copied) != 1 {
+		t.Errorf("kept %d, copies %d: want the good edition alone", res.Sources[0].Kept, len(copied))
+	}
+	names := []string{}
+	ents, _ := os.ReadDir(src)
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != "b-edition.md,"+LockName {
+		t.Errorf("source/ holds %v", names)
+	}
+	copied = nil
+	again, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed || len(copied) != 0 || again.Lock.Sources[1].File != "b-edition.md" {
+		t.Errorf("re-run: changed %v, %d copies, %+v", again.Changed, len(copied), again.Lock.Sources[1])
+	}
+}

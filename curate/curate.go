@@ -114,6 +114,9 @@ type Options struct {
 	// downloaded (the entry is recorded as dropped with Failed set). Returning
 	// nil goes on; returning an error aborts the run with it.
 	OnError func(origin string, err error) error
+
+	// afterCopy, in tests, is called after each copy into source/.
+	afterCopy func()
 }
 
 func (o *Options) applyDefaults() {
@@ -412,6 +415,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	var entries []Entry
 	gr := newGrader(&opts)
+	copies := &copyPlan{}
 	keepFiles := map[string]bool{}
 	handDropped := map[string]bool{}
 	for _, c := range cands {
@@ -511,9 +515,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 						sig, hasSig = info.Sig, info.HasSig
 						for _, k := range kept {
 							if hasSig && k.hasSig && similarity(sig, k.sig) >= opts.NearDuplicate {
-								drop(false, "near-duplicate of %s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
+								drop(false, nearDuplicatePrefix+"%s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
 								// Another edition: a witness for the others' agreement.
-								gr.add(-1, c, data, ext, e.SHA256, info, text, true)
+								gr.add(len(entries), true, c, data, ext, e.SHA256, info, text, true)
 								break
 							}
 						}
@@ -525,25 +529,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 					keepFiles[e.File] = true
 					kept = append(kept, keptDoc{origin: c.origin, sig: sig, hasSig: hasSig})
 					e.Provenance = withFrontMatter(e.Provenance, data, ext)
-					gr.add(len(entries), c, data, ext, e.SHA256, info, text, hasText)
+					gr.add(len(entries), false, c, data, ext, e.SHA256, info, text, hasText)
 					if !c.inPlace {
-						dst := filepath.Join(opts.SourceDir, e.File)
-						have, exists := fileSHA(dst)
-						if have != e.SHA256 {
-							// Journal the copy before making it, so a kill
-							// between the copy and the lock cannot turn it
-							// into a hand-placed file.
-							if err := jour.add(journalPath, journalCopy{Origin: c.origin, File: e.File, SHA256: e.SHA256}); err != nil {
-								return res, fmt.Errorf("curate %s: %w", c.origin, err)
-							}
-							if p, ok := prev[c.origin]; exists && ok && p.Status == StatusKept && p.File == e.File && p.SHA256 == e.SHA256 {
-								res.Restored = append(res.Restored, Restored{File: e.File, Origin: c.origin})
-							}
-							if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
-								return res, fmt.Errorf("curate %s: %w", c.origin, err)
-							}
-							res.Changed = true
-						}
+						// Copied once graded: a source the credibility
+						// floor keeps out is never copied.
+						copies.plan(len(entries), c, data, e)
 					}
 				}
 			}
@@ -573,9 +563,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 
 	// Grade what was kept; keep out what falls below the floor.
-	out, err := gr.grade(ctx, entries, res.Lock.Git)
+	out, promote, err := gr.grade(ctx, entries, res.Lock.Git)
 	if err != nil {
 		return res, err
+	}
+	countKept := func(origin string, d int) {
+		for si := range res.Sources {
+			if Owns(opts.Root, res.Sources[si].Source, origin) {
+				res.Sources[si].Kept += d
+				return
+			}
+		}
 	}
 	for _, i := range out {
 		e := &entries[i]
@@ -583,13 +581,45 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		if strings.HasPrefix(e.Origin, srcPrefix) {
 			handDropped[e.File] = true
 		}
-		for si := range res.Sources {
-			if Owns(opts.Root, res.Sources[si].Source, e.Origin) && res.Sources[si].Kept > 0 {
-				res.Sources[si].Kept--
-				break
-			}
-		}
+		countKept(e.Origin, -1)
 		e.Status, e.File = StatusDropped, ""
+	}
+	for _, i := range promote {
+		e, it := &entries[i], gr.item(i)
+		e.Status, e.Reason, e.File = StatusKept, "", it.c.name
+		if it.c.inPlace {
+			delete(handDropped, e.File)
+		} else {
+			e.File = uniqueName(storedName(it.c.name, it.ext), usedNames)
+			if p, ok := prev[e.Origin]; ok && p.Status == StatusKept && p.File != "" && strings.EqualFold(path.Ext(p.File), it.ext) {
+				e.File = p.File
+			}
+			copies.plan(i, it.c, it.data, *e)
+		}
+		usedNames[e.File], keepFiles[e.File] = true, true
+		if p, ok := prev[e.Origin]; ok && sameEntry(p, *e) {
+			e.GatheredAt = p.GatheredAt
+		}
+		countKept(e.Origin, +1)
+	}
+	for _, pc := range copies.list {
+		if entries[pc.entry].Status != StatusKept {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		wrote, restored, err := pc.copy(&opts, prev, &jour, journalPath)
+		if err != nil {
+			return res, err
+		}
+		if wrote && opts.afterCopy != nil {
+			opts.afterCopy()
+		}
+		if restored {
+			res.Restored = append(res.Restored, Restored{File: pc.file, Origin: pc.origin})
+		}
+		res.Changed = res.Changed || wrote
 	}
 
 	// Remove what no source names any more. A dropped file the user put
@@ -638,6 +668,71 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return res, fmt.Errorf("curate: %w", err)
 	}
 	return res, nil
+}
+
+// copyPlan holds the copies into source/ a run makes once its sources are
+// graded. The bytes of a copy are held in memory within a budget; past it
+// the origin is read again and must still hold the bytes judged.
+type copyPlan struct {
+	list   []plannedCopy
+	budget int
+}
+
+type plannedCopy struct {
+	entry             int
+	origin, file, sha string
+	dst, path         string
+	data              []byte
+	exists, wasStored bool
+}
+
+const copyBudget = 256 << 20
+
+// plan records the copy of entry e (index i) if source/ does not already
+// hold its bytes.
+func (p *copyPlan) plan(i int, c candidate, data []byte, e Entry) {
+	pc := plannedCopy{entry: i, origin: c.origin, file: e.File, sha: e.SHA256, path: c.path}
+	if p.list == nil {
+		p.budget = copyBudget
+	}
+	p.list = append(p.list, pc)
+	last := &p.list[len(p.list)-1]
+	if c.path == "" || len(data) <= p.budget {
+		last.data = data
+		if c.path != "" {
+			p.budget -= len(data)
+		}
+	}
+}
+
+// copy makes a planned copy: journaled before it is made, so a kill
+// between the copy and the lock cannot turn it into a hand-placed file;
+// restored says it put back a copy edited by hand.
+func (pc plannedCopy) copy(opts *Options, prev map[string]Entry, jour *journal, journalPath string) (wrote, restored bool, err error) {
+	dst := filepath.Join(opts.SourceDir, pc.file)
+	have, exists := fileSHA(dst)
+	if have == pc.sha {
+		return false, false, nil
+	}
+	data := pc.data
+	if data == nil {
+		if data, err = os.ReadFile(pc.path); err != nil {
+			return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != pc.sha {
+			return false, false, fmt.Errorf("curate %s: it changed while curate ran: run curate again", pc.origin)
+		}
+	}
+	if err := jour.add(journalPath, journalCopy{Origin: pc.origin, File: pc.file, SHA256: pc.sha}); err != nil {
+		return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+	}
+	if p, ok := prev[pc.origin]; exists && ok && p.Status == StatusKept && p.File == pc.file && p.SHA256 == pc.sha {
+		restored = true
+	}
+	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+		return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+	}
+	return true, restored, nil
 }
 
 // sameEntry compares two entries ignoring gathered_at and the credibility
