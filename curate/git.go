@@ -16,11 +16,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/vibelife/vibe/internal/atomicfile"
 )
@@ -311,7 +313,8 @@ func gitCacheDir(opts *Options, g gitSource) string {
 	return filepath.Join(base, hex.EncodeToString(h[:8]))
 }
 
-// openLocal resolves the ref in a local repository, read in place.
+// openLocal resolves the ref in a local repository, read in place (a
+// working tree with .git, or a bare repository).
 func openLocal(g gitSource) (gitSnapshot, error) {
 	var snap gitSnapshot
 	if _, err := os.Stat(g.Local); err != nil {
@@ -320,45 +323,84 @@ func openLocal(g gitSource) (gitSnapshot, error) {
 		}
 		return snap, err
 	}
-	repo, err := git.PlainOpen(g.Local)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return snap, fmt.Errorf("%s is not a git repository", g.Local)
-	}
+	dir, err := gitDir(g.Local)
 	if err != nil {
-		return snap, fmt.Errorf("open %s: %w", g.Local, err)
+		return snap, err
 	}
-	ref := g.Ref
-	if ref == "" {
-		ref = "HEAD"
-	}
-	h, err := repo.ResolveRevision(plumbing.Revision(ref))
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	h, name, err := resolveLocal(st, g.Ref)
 	if err != nil {
-		return snap, fmt.Errorf("%w %q (%s)", ErrGitRef, ref, localRefs(repo))
+		return snap, err
 	}
-	commit, err := repo.CommitObject(*h)
+	commit, err := peelCommit(st, h)
 	if err != nil {
-		return snap, fmt.Errorf("%w %q: %v", ErrGitRef, ref, err)
+		return snap, fmt.Errorf("%w %q: %v", ErrGitRef, g.Ref, err)
 	}
-	snap = gitSnapshot{st: repo.Storer, commit: commit, ref: ref}
-	if g.Ref == "" {
-		if head, err := repo.Head(); err == nil {
-			snap.ref = head.Name().String()
-		}
-	} else if r, err := repo.Reference(plumbing.NewBranchReferenceName(g.Ref), true); err == nil && r.Hash() == *h {
-		snap.ref = r.Name().String()
-	} else if r, err := repo.Reference(plumbing.NewTagReferenceName(g.Ref), false); err == nil {
-		snap.ref = r.Name().String()
-	} else if plumbing.IsHash(g.Ref) {
-		snap.ref = commit.Hash.String()
-	}
-	return snap, nil
+	return gitSnapshot{st: st, commit: commit, ref: name}, nil
 }
 
-// localRefs names a repository's branches and tags, for an unknown-ref
+// gitDir finds the git directory of a repository: dir/.git (or the
+// directory a .git file names), or dir itself when it is bare.
+func gitDir(dir string) (string, error) {
+	dotgit := filepath.Join(dir, ".git")
+	if st, err := os.Stat(dotgit); err == nil {
+		if st.IsDir() {
+			return dotgit, nil
+		}
+		// A linked worktree or submodule: "gitdir: <path>".
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return "", err
+		}
+		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return "", fmt.Errorf("%s: not a git directory", dotgit)
+		}
+		p = strings.TrimSpace(p)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return p, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, "objects")); err == nil {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not a git repository", dir)
+}
+
+// resolveLocal resolves a ref of a local repository: HEAD for "", a full
+// ref name, a branch, a tag, a remote-tracking branch, or a full commit
+// hash.
+func resolveLocal(st *filesystem.Storage, ref string) (plumbing.Hash, string, error) {
+	if ref == "" {
+		r, err := storer.ResolveReference(st, plumbing.HEAD)
+		if err != nil {
+			return plumbing.ZeroHash, "", fmt.Errorf("%w: HEAD does not name a commit (%v): name a branch with @ref (%s)", ErrGitRef, err, storageRefs(st))
+		}
+		name := plumbing.HEAD.String()
+		if head, err := st.Reference(plumbing.HEAD); err == nil && head.Type() == plumbing.SymbolicReference {
+			name = head.Target().String()
+		}
+		return r.Hash(), name, nil
+	}
+	for _, n := range []string{ref, "refs/heads/" + ref, "refs/tags/" + ref, "refs/remotes/" + ref} {
+		if r, err := storer.ResolveReference(st, plumbing.ReferenceName(n)); err == nil {
+			return r.Hash(), n, nil
+		}
+	}
+	if plumbing.IsHash(ref) && st.HasEncodedObject(plumbing.NewHash(ref)) == nil {
+		return plumbing.NewHash(ref), ref, nil
+	}
+	return plumbing.ZeroHash, "", fmt.Errorf("%w %q (%s)", ErrGitRef, ref, storageRefs(st))
+}
+
+// storageRefs names a repository's branches and tags, for an unknown-ref
 // message.
-func localRefs(repo *git.Repository) string {
+func storageRefs(st *filesystem.Storage) string {
 	var names []string
-	if it, err := repo.References(); err == nil {
+	if it, err := st.IterReferences(); err == nil {
 		_ = it.ForEach(func(r *plumbing.Reference) error {
 			if r.Name().IsBranch() || r.Name().IsTag() {
 				names = append(names, r.Name().Short())
