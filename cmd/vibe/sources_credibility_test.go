@@ -321,3 +321,82 @@ func TestExtractWeighsByCredibility(t *testing.T) {
 		t.Errorf("vibe schema rules does not document source_grade:\n%.400s", out)
 	}
 }
+
+// TestReplayCredibilityJudge replays a relay recording of the credibility
+// judge (testdata/credibility-judge, answered by hand as a strong model
+// would) over the bazi classics and the corrupted copy: every source gets
+// the recorded judgement folded into its grade, the model reads the
+// measured findings, and the corrupted copy stays below the others.
+func TestReplayCredibilityJudge(t *testing.T) {
+	t.Parallel()
+	var rec struct {
+		PromptVersion string `json:"prompt_version"`
+		Answers       []struct {
+			Source string           `json:"source"`
+			Answer curate.Judgement `json:"answer"`
+		} `json:"answers"`
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "credibility-judge", "answers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.PromptVersion != credibilityPromptVersion {
+		t.Fatalf("the recording answers prompt %s, the judge asks %s: record it again", rec.PromptVersion, credibilityPromptVersion)
+	}
+	answers := map[string]curate.Judgement{}
+	for _, a := range rec.Answers {
+		answers[a.Source] = a.Answer
+	}
+	ws := t.TempDir()
+	baziBooks(t, ws)
+	srv := llmtest.New(t)
+	srv.SetFallback(func(req llmtest.Request) llmtest.Reply {
+		user := req.LastUserMessage()
+		src, _, _ := strings.Cut(strings.TrimPrefix(user, "Source: "), "\n")
+		a, ok := answers[src]
+		if !ok || req.SchemaName() != "credibility" {
+			t.Errorf("no recorded answer for %q (schema %q)", src, req.SchemaName())
+			return llmtest.Status(500, "not recorded")
+		}
+		if src == "books/子平真诠-ocr.md" && (!strings.Contains(user, "OCR-like noise") || !strings.Contains(user, "truncated: stops at")) {
+			t.Errorf("the model is not shown the measured findings:\n%.600s", user)
+		}
+		return llmtest.JSON(a)
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k", "VIBE_CURATE_JUDGE": "true"}
+	code, out, errOut := runVibeUnraced(t, env, "-w", ws, "curate", "bazi", "--from", filepath.Join(ws, "books"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	var lock curate.Lock
+	if err := json.Unmarshal([]byte(out), &lock); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Count() != len(answers) {
+		t.Errorf("%d requests, want one per source (%d)", srv.Count(), len(answers))
+	}
+	var bad *curate.Credibility
+	for _, e := range lock.Sources {
+		c := e.Credibility
+		want := answers[e.Origin]
+		if c == nil || c.Judged == nil || c.Judged.Grade != want.Grade || c.Judged.Reason != want.Reason ||
+			!strings.Contains(strings.Join(c.Reasons, "\n"), "a model judged it "+want.Grade+": ") {
+			t.Errorf("%s: %+v", e.Origin, c)
+			continue
+		}
+		if e.Origin == "books/子平真诠-ocr.md" {
+			bad = c
+		}
+	}
+	if bad == nil || bad.Grade != "D" {
+		t.Fatalf("the corrupted copy: %+v", bad)
+	}
+	for _, e := range lock.Sources {
+		if c := e.Credibility; c != nil && c != bad && !curate.GradeBelow(bad.Grade, c.Grade) {
+			t.Errorf("%s graded %s, not above the corrupted copy's %s", e.Origin, c.Grade, bad.Grade)
+		}
+	}
+}
