@@ -275,7 +275,10 @@ func expandGit(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []
 	if total > opts.MaxRepoBytes {
 		return fail(fmt.Errorf("%s: %w: its documents hold %d bytes, over curate.max_repo_bytes (%d): name a directory with :path or raise the limit", src, ErrTooLarge, total, opts.MaxRepoBytes))
 	}
-	filesDir := filepath.Join(dir, "files")
+	// A checkout per listed source: two sources of one repository (two
+	// paths, two refs) must not remove each other's files.
+	sum := sha256.Sum256([]byte(src))
+	filesDir := filepath.Join(dir, "files-"+hex.EncodeToString(sum[:6]))
 	paths, err := checkout(ctx, snap.st, files, filesDir, opts.MaxDownloadBytes)
 	if err != nil {
 		return fail(fmt.Errorf("%s: check out: %w", src, err))

@@ -141,6 +141,16 @@ func TestGitLocalSource(t *testing.T) {
 		t.Error("Owns does not match the source's files")
 	}
 
+	// Two sources of one repository do not remove each other's files.
+	root3 := t.TempDir()
+	res, err = Run(context.Background(), gitOpts(root3, Spec{Source: repo + ":docs/guide"}, Spec{Source: repo + ":README.md"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept() != 2 || res.Failed() != 0 || len(res.Lock.Git) != 2 {
+		t.Errorf("two sources of one repository: kept %d, failed %d, git %+v", res.Kept(), res.Failed(), res.Lock.Git)
+	}
+
 	// The whole repository with code: the Go file comes as text.
 	root2 := t.TempDir()
 	res, err = Run(context.Background(), gitOpts(root2, Spec{Source: "git+file://" + filepath.ToSlash(r.dir), Include: []string{IncludeCode}}))
