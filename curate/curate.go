@@ -66,11 +66,37 @@ type Options struct {
 	MaxDownloadBytes int64
 	DownloadTimeout  time.Duration
 	MaxRedirects     int
+	// MaxRepoBytes bounds a git source: the bytes a fetch may transfer and
+	// the size of the documents it selects (curate.max_repo_bytes).
+	MaxRepoBytes int64
+	// MaxRepoFiles bounds the files a git source may select
+	// (curate.max_repo_files).
+	MaxRepoFiles int
+	// GitTimeout bounds one fetch of a remote repository.
+	GitTimeout time.Duration
+	// GitCacheDir keeps the fetched objects of remote repositories and the
+	// documents checked out of every git source (default
+	// <Root>/.vibe/cache/git).
+	GitCacheDir string
 
 	// Extract returns a document's text for the quality checks and the
 	// near-duplicate test. When nil, text files are read as UTF-8 and other
 	// formats skip those checks.
 	Extract ExtractFunc
+	// ExtractDoc, when set, is used instead of Extract: it returns the
+	// converter's notes with the text, for the credibility grade.
+	ExtractDoc ExtractDocFunc
+	// Judge, when set, grades each kept source with a model (see
+	// [Credibility.Judged]); JudgeNote says why there is none otherwise
+	// (e.g. "offline: no model configured").
+	Judge     JudgeFunc
+	JudgeNote string
+	// JudgeVersion names the judge's prompt and model; cached judgements
+	// of another version are not used.
+	JudgeVersion string
+	// CredibilityFloor keeps out sources graded below it (A, B, C, D);
+	// empty keeps every grade.
+	CredibilityFloor string
 	// HTTPClient fetches URLs; nil means a default client.
 	HTTPClient *http.Client
 	// Now gives gathered_at; nil means time.Now.
@@ -88,6 +114,9 @@ type Options struct {
 	// downloaded (the entry is recorded as dropped with Failed set). Returning
 	// nil goes on; returning an error aborts the run with it.
 	OnError func(origin string, err error) error
+
+	// afterCopy, in tests, is called after each copy into source/.
+	afterCopy func()
 }
 
 func (o *Options) applyDefaults() {
@@ -108,6 +137,15 @@ func (o *Options) applyDefaults() {
 	}
 	if o.MaxRedirects == 0 {
 		o.MaxRedirects = 5
+	}
+	if o.MaxRepoBytes == 0 {
+		o.MaxRepoBytes = 500 << 20
+	}
+	if o.MaxRepoFiles == 0 {
+		o.MaxRepoFiles = 2000
+	}
+	if o.GitTimeout == 0 {
+		o.GitTimeout = 5 * time.Minute
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -160,8 +198,14 @@ type SourceReport struct {
 	// glob's base.
 	Unsupported []string
 	// Links lists symlinks that were skipped because they leave the source
-	// (or are dangling, or name a directory).
+	// (or are dangling, or name a directory); for a git source, its
+	// symlinks and submodules, which are never followed.
 	Links []SkippedLink
+	// Git is set for a git source that was read: the commit gathered and
+	// what changed since the lock's.
+	Git *GitChange
+
+	gitLock *GitSource
 }
 
 // SkippedLink is a symlink curate did not follow.
@@ -226,6 +270,8 @@ type candidate struct {
 	// spec is the index of the listed source it came from in
 	// Result.Sources, or -1 for a file found in source/.
 	spec int
+	// prov is recorded as the entry's provenance.
+	prov Provenance
 }
 
 // Run gathers opts.Sources into opts.SourceDir, writes sources.lock.json and
@@ -325,6 +371,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				rep.Carried = append(rep.Carried, e.File)
 			}
 		}
+		res.Lock.Git = append(res.Lock.Git, gitLockFor(s.Source, &rep, old, sc)...)
 		res.Sources = append(res.Sources, rep)
 		for _, c := range sc {
 			if seenOrigin[c.origin] {
@@ -367,6 +414,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}
 	var entries []Entry
+	gr := newGrader(&opts)
+	copies := &copyPlan{}
 	keepFiles := map[string]bool{}
 	handDropped := map[string]bool{}
 	for _, c := range cands {
@@ -391,7 +440,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			}
 			continue
 		}
-		e := Entry{Origin: c.origin, Notes: c.notes, GatheredAt: now}
+		e := Entry{Origin: c.origin, Notes: c.notes, GatheredAt: now, Provenance: c.prov}
 		drop := func(failed bool, format string, args ...any) {
 			e.Status, e.Reason, e.Failed, e.File = StatusDropped, fmt.Sprintf(format, args...), failed, ""
 		}
@@ -445,7 +494,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				} else {
 					e.File = uniqueName(e.File, usedNames)
 				}
-				info, hasText, terr := textInfoFor(ctx, &opts, c, data, ext, e.SHA256)
+				info, text, hasText, terr := textInfoFor(ctx, &opts, c, data, ext, e.SHA256)
 				if terr != nil {
 					drop(true, "unreadable: %v", terr)
 					c.err = terr
@@ -466,7 +515,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 						sig, hasSig = info.Sig, info.HasSig
 						for _, k := range kept {
 							if hasSig && k.hasSig && similarity(sig, k.sig) >= opts.NearDuplicate {
-								drop(false, "near-duplicate of %s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
+								drop(false, nearDuplicatePrefix+"%s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
+								// Another edition: a witness for the others' agreement.
+								gr.add(len(entries), true, c, data, ext, e.SHA256, info, text, true)
 								break
 							}
 						}
@@ -477,24 +528,12 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 					usedNames[e.File] = true
 					keepFiles[e.File] = true
 					kept = append(kept, keptDoc{origin: c.origin, sig: sig, hasSig: hasSig})
+					e.Provenance = withFrontMatter(e.Provenance, data, ext)
+					gr.add(len(entries), false, c, data, ext, e.SHA256, info, text, hasText)
 					if !c.inPlace {
-						dst := filepath.Join(opts.SourceDir, e.File)
-						have, exists := fileSHA(dst)
-						if have != e.SHA256 {
-							// Journal the copy before making it, so a kill
-							// between the copy and the lock cannot turn it
-							// into a hand-placed file.
-							if err := jour.add(journalPath, journalCopy{Origin: c.origin, File: e.File, SHA256: e.SHA256}); err != nil {
-								return res, fmt.Errorf("curate %s: %w", c.origin, err)
-							}
-							if p, ok := prev[c.origin]; exists && ok && p.Status == StatusKept && p.File == e.File && p.SHA256 == e.SHA256 {
-								res.Restored = append(res.Restored, Restored{File: e.File, Origin: c.origin})
-							}
-							if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
-								return res, fmt.Errorf("curate %s: %w", c.origin, err)
-							}
-							res.Changed = true
-						}
+						// Copied once graded: a source the credibility
+						// floor keeps out is never copied.
+						copies.plan(len(entries), c, data, e)
 					}
 				}
 			}
@@ -521,6 +560,66 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				return res, err
 			}
 		}
+	}
+
+	// Grade what was kept; keep out what falls below the floor.
+	out, promote, err := gr.grade(ctx, entries, res.Lock.Git)
+	if err != nil {
+		return res, err
+	}
+	countKept := func(origin string, d int) {
+		for si := range res.Sources {
+			if Owns(opts.Root, res.Sources[si].Source, origin) {
+				res.Sources[si].Kept += d
+				return
+			}
+		}
+	}
+	for _, i := range out {
+		e := &entries[i]
+		delete(keepFiles, e.File)
+		if strings.HasPrefix(e.Origin, srcPrefix) {
+			handDropped[e.File] = true
+		}
+		countKept(e.Origin, -1)
+		e.Status, e.File = StatusDropped, ""
+	}
+	for _, i := range promote {
+		e, it := &entries[i], gr.item(i)
+		e.Status, e.Reason, e.File = StatusKept, "", it.c.name
+		if it.c.inPlace {
+			delete(handDropped, e.File)
+		} else {
+			e.File = uniqueName(storedName(it.c.name, it.ext), usedNames)
+			if p, ok := prev[e.Origin]; ok && p.Status == StatusKept && p.File != "" && strings.EqualFold(path.Ext(p.File), it.ext) {
+				e.File = p.File
+			}
+			copies.plan(i, it.c, it.data, *e)
+		}
+		usedNames[e.File], keepFiles[e.File] = true, true
+		if p, ok := prev[e.Origin]; ok && sameEntry(p, *e) {
+			e.GatheredAt = p.GatheredAt
+		}
+		countKept(e.Origin, +1)
+	}
+	for _, pc := range copies.list {
+		if entries[pc.entry].Status != StatusKept {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		wrote, restored, err := pc.copy(&opts, prev, &jour, journalPath)
+		if err != nil {
+			return res, err
+		}
+		if wrote && opts.afterCopy != nil {
+			opts.afterCopy()
+		}
+		if restored {
+			res.Restored = append(res.Restored, Restored{File: pc.file, Origin: pc.origin})
+		}
+		res.Changed = res.Changed || wrote
 	}
 
 	// Remove what no source names any more. A dropped file the user put
@@ -558,7 +657,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		res.Changed = true
 	}
 
-	res.Lock = Lock{Version: 1, Sources: entries}
+	res.Lock = Lock{Version: 1, Sources: entries, Git: res.Lock.Git}
 	wrote, err := WriteLock(lockPath, res.Lock)
 	if err != nil {
 		return res, err
@@ -571,9 +670,76 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, nil
 }
 
-// sameEntry compares two entries ignoring gathered_at.
+// copyPlan holds the copies into source/ a run makes once its sources are
+// graded. The bytes of a copy are held in memory within a budget; past it
+// the origin is read again and must still hold the bytes judged.
+type copyPlan struct {
+	list   []plannedCopy
+	budget int
+}
+
+type plannedCopy struct {
+	entry             int
+	origin, file, sha string
+	dst, path         string
+	data              []byte
+	exists, wasStored bool
+}
+
+const copyBudget = 256 << 20
+
+// plan records the copy of entry e (index i) if source/ does not already
+// hold its bytes.
+func (p *copyPlan) plan(i int, c candidate, data []byte, e Entry) {
+	pc := plannedCopy{entry: i, origin: c.origin, file: e.File, sha: e.SHA256, path: c.path}
+	if p.list == nil {
+		p.budget = copyBudget
+	}
+	p.list = append(p.list, pc)
+	last := &p.list[len(p.list)-1]
+	if c.path == "" || len(data) <= p.budget {
+		last.data = data
+		if c.path != "" {
+			p.budget -= len(data)
+		}
+	}
+}
+
+// copy makes a planned copy: journaled before it is made, so a kill
+// between the copy and the lock cannot turn it into a hand-placed file;
+// restored says it put back a copy edited by hand.
+func (pc plannedCopy) copy(opts *Options, prev map[string]Entry, jour *journal, journalPath string) (wrote, restored bool, err error) {
+	dst := filepath.Join(opts.SourceDir, pc.file)
+	have, exists := fileSHA(dst)
+	if have == pc.sha {
+		return false, false, nil
+	}
+	data := pc.data
+	if data == nil {
+		if data, err = os.ReadFile(pc.path); err != nil {
+			return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != pc.sha {
+			return false, false, fmt.Errorf("curate %s: it changed while curate ran: run curate again", pc.origin)
+		}
+	}
+	if err := jour.add(journalPath, journalCopy{Origin: pc.origin, File: pc.file, SHA256: pc.sha}); err != nil {
+		return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+	}
+	if p, ok := prev[pc.origin]; exists && ok && p.Status == StatusKept && p.File == pc.file && p.SHA256 == pc.sha {
+		restored = true
+	}
+	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+		return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
+	}
+	return true, restored, nil
+}
+
+// sameEntry compares two entries ignoring gathered_at and the credibility
+// (which moves with the other sources).
 func sameEntry(a, b Entry) bool {
 	a.GatheredAt, b.GatheredAt = time.Time{}, time.Time{}
+	a.Credibility, b.Credibility = nil, nil
 	return a == b
 }
 
@@ -588,32 +754,48 @@ func fileSHA(p string) (string, bool) {
 	return hex.EncodeToString(h[:]), true
 }
 
-func extractText(ctx context.Context, opts *Options, c candidate, data []byte, ext string) (string, bool, error) {
-	if opts.Extract == nil {
-		if (ext == ".txt" || ext == ".md") && utf8Valid(data) {
-			return string(data), true, nil
+// extractDoc returns a candidate's text (and the converter's notes) with
+// opts.ExtractDoc or opts.Extract; without either, text files are read as
+// UTF-8 and other formats have no text.
+func extractDoc(ctx context.Context, opts *Options, c candidate, data []byte, ext string) (Extracted, bool, error) {
+	if opts.ExtractDoc == nil && opts.Extract == nil {
+		if data == nil && c.path != "" {
+			var err error
+			if data, err = os.ReadFile(c.path); err != nil {
+				return Extracted{}, false, err
+			}
 		}
-		return "", false, nil
+		if (ext == ".txt" || ext == ".md") && utf8Valid(data) {
+			return Extracted{Text: string(data)}, true, nil
+		}
+		return Extracted{}, false, nil
 	}
 	p := c.path
 	if p == "" {
 		f, err := os.CreateTemp("", "vibe-curate-*"+ext)
 		if err != nil {
-			return "", false, err
+			return Extracted{}, false, err
 		}
 		defer os.Remove(f.Name())
 		_, werr := f.Write(data)
 		cerr := f.Close()
 		if werr != nil || cerr != nil {
-			return "", false, errors.Join(werr, cerr)
+			return Extracted{}, false, errors.Join(werr, cerr)
 		}
 		p = f.Name()
 	}
+	if opts.ExtractDoc != nil {
+		x, err := opts.ExtractDoc(ctx, p)
+		if err != nil {
+			return Extracted{}, false, err
+		}
+		return x, true, nil
+	}
 	text, err := opts.Extract(ctx, p)
 	if err != nil {
-		return "", false, err
+		return Extracted{}, false, err
 	}
-	return text, true, nil
+	return Extracted{Text: text}, true, nil
 }
 
 func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "\uFFFD") == string(b) }
@@ -678,6 +860,9 @@ func handPlaced(root, sourceDir string, owned map[string]bool) ([]Spec, []Skippe
 // same URL or file, a file under the directory, or a file matching the glob.
 func Owns(root, src, origin string) bool {
 	src = strings.TrimSpace(src)
+	if isGitSource(src) || isGitSource(origin) {
+		return gitOwns(src, origin)
+	}
 	if isURL(src) || isURL(origin) {
 		return src == origin
 	}
@@ -732,6 +917,10 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		rep.Err = err
 		return []candidate{{origin: src, notes: s.Notes, err: err}}
 	}
+	if isGitSource(src) {
+		return expandGit(ctx, opts, s, rep)
+	}
+	prov := s.provenance()
 	if isURL(src) {
 		data, err := download(ctx, opts, src)
 		name := urlBaseName(src)
@@ -740,7 +929,8 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		} else {
 			rep.Err = err
 		}
-		return []candidate{{origin: src, notes: s.Notes, name: name, data: data, err: err}}
+		prov.URL = src
+		return []candidate{{origin: src, notes: s.Notes, name: name, data: data, err: err, prov: prov}}
 	}
 	p := specPath(opts.Root, src)
 	if isGlob(src) {
@@ -751,7 +941,7 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		if len(files) == 0 {
 			return fail(noFilesError(src, "the glob matches no "+supportedList+" file", rep.Unsupported))
 		}
-		return fileCands(opts.Root, files, s.Notes)
+		return fileCands(opts.Root, files, s.Notes, prov)
 	}
 	st, err := os.Stat(p)
 	if err != nil {
@@ -761,7 +951,7 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		return fail(err)
 	}
 	if !st.IsDir() {
-		return []candidate{{origin: src, notes: s.Notes, name: filepath.Base(p), path: p}}
+		return []candidate{{origin: src, notes: s.Notes, name: filepath.Base(p), path: p, prov: prov}}
 	}
 	tree := newTree(p)
 	var files []string
@@ -799,7 +989,7 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 	if len(files) == 0 {
 		return fail(noFilesError(src, "the directory holds no "+supportedList+" file", rep.Unsupported))
 	}
-	return fileCands(opts.Root, files, s.Notes)
+	return fileCands(opts.Root, files, s.Notes, prov)
 }
 
 // noFilesError says a directory or glob gave nothing to gather, naming the
@@ -854,11 +1044,11 @@ func (t tree) linkInside(fp string, rep *SourceReport) bool {
 	return false
 }
 
-func fileCands(root string, files []string, notes string) []candidate {
+func fileCands(root string, files []string, notes string, prov Provenance) []candidate {
 	sort.Strings(files)
 	out := make([]candidate, 0, len(files))
 	for _, f := range files {
-		out = append(out, candidate{origin: relTo(root, f), notes: notes, name: filepath.Base(f), path: f})
+		out = append(out, candidate{origin: relTo(root, f), notes: notes, name: filepath.Base(f), path: f, prov: prov})
 	}
 	return out
 }

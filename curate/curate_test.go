@@ -556,19 +556,17 @@ func TestRunInterruptedAfterCopy(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				src := filepath.Join(root, "knowledge", name, "source")
 				ctx, cancel := context.WithCancel(context.Background())
-				kept := 0
-				_, err := Run(ctx, Options{Root: root, SourceDir: src, Sources: sources, Extract: fakeExtract, Now: fixedNow,
-					Progress: func(done, total int, e Entry) {
-						if e.Status == StatusKept {
-							kept++
-						}
-						if kept == stopAt {
-							cancel()
-						}
-					}})
+				copied := 0
+				opts := Options{Root: root, SourceDir: src, Sources: sources, Extract: fakeExtract, Now: fixedNow}
+				opts.afterCopy = func() {
+					if copied++; copied == stopAt {
+						cancel()
+					}
+				}
+				_, err := Run(ctx, opts)
 				cancel()
 				if err == nil {
-					t.Fatalf("the run was not interrupted (%d kept)", kept)
+					t.Fatalf("the run was not interrupted (%d copied)", copied)
 				}
 				if _, err := os.Stat(filepath.Join(src, LockName)); err == nil {
 					t.Fatal("the interrupted run wrote the lock")

@@ -21,6 +21,8 @@ const (
 type Lock struct {
 	Version int     `json:"version"`
 	Sources []Entry `json:"sources"`
+	// Git records the commit each listed git source was gathered from.
+	Git []GitSource `json:"git,omitempty"`
 }
 
 // Entry records what curate did with one gathered source.
@@ -40,6 +42,37 @@ type Entry struct {
 	// Failed marks a drop caused by an error (missing file, download error,
 	// unreadable document) rather than by a curation decision.
 	Failed bool `json:"failed,omitempty"`
+	// Provenance says where the bytes came from and what the work is.
+	Provenance Provenance `json:"provenance,omitzero"`
+	// Credibility grades a kept entry (and one kept out by the floor).
+	Credibility *Credibility `json:"credibility,omitempty"`
+}
+
+// Provenance is what is known of where a source came from, beyond its
+// origin. Git sources fill Repository, Path and Blob; URL sources URL;
+// curate.yaml (title:, author:, publisher:, edition:, published:) and a
+// Markdown file's front matter fill the rest. Sources found by a search
+// record the Query that found them and the date it was Retrieved.
+type Provenance struct {
+	// Repository is the git repository (github:owner/repo, git+https://...).
+	Repository string `json:"repository,omitempty"`
+	// Path is the file's path in the repository.
+	Path string `json:"path,omitempty"`
+	// Blob is the git blob hash of the file: unchanged blobs are not
+	// gathered again when the ref moves.
+	Blob string `json:"blob,omitempty"`
+	// URL is the address the bytes were downloaded from.
+	URL string `json:"url,omitempty"`
+	// Query is the search query that found the source, if a search did.
+	Query string `json:"query,omitempty"`
+	// Retrieved is when a searched source was fetched (RFC 3339 date).
+	Retrieved string `json:"retrieved,omitempty"`
+	// Title, Author, Publisher, Edition and Published describe the work.
+	Title     string `json:"title,omitempty"`
+	Author    string `json:"author,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	Edition   string `json:"edition,omitempty"`
+	Published string `json:"published,omitempty"`
 }
 
 // ReadLock reads a lock file; a missing file is an empty lock.

@@ -21,6 +21,15 @@ type File struct {
 	Sources []Spec `yaml:"sources"`
 	// Quality overrides the thresholds of vibe.yaml for this theme.
 	Quality Thresholds `yaml:"quality,omitempty"`
+	// Credibility sets how sources are graded and which are kept out.
+	Credibility CredibilityConfig `yaml:"credibility,omitempty"`
+}
+
+// CredibilityConfig is the credibility: section of curate.yaml.
+type CredibilityConfig struct {
+	// Floor is the lowest grade kept (A, B, C or D); sources graded below
+	// it are dropped with their grade and reasons. Empty keeps every grade.
+	Floor string `yaml:"floor,omitempty"`
 }
 
 // Thresholds are the optional per-theme quality thresholds. Zero means "use
@@ -32,10 +41,25 @@ type Thresholds struct {
 }
 
 // Spec is one sources: entry. In YAML it is either a plain string or a
-// mapping {source: ..., notes: ...}.
+// mapping {source: ..., notes: ..., ...}.
 type Spec struct {
 	Source string `yaml:"source"`
 	Notes  string `yaml:"notes,omitempty"`
+	// Include widens what a git source gathers beyond the documents vibe
+	// converts: "code" adds source code, stored as text.
+	Include []string `yaml:"include,omitempty"`
+	// Title, Author, Publisher, Edition and Published say what the source
+	// is; they go into each entry's provenance and its credibility.
+	Title     string `yaml:"title,omitempty"`
+	Author    string `yaml:"author,omitempty"`
+	Publisher string `yaml:"publisher,omitempty"`
+	Edition   string `yaml:"edition,omitempty"`
+	Published string `yaml:"published,omitempty"`
+}
+
+// provenance is what the entry says of the work, for its lock entries.
+func (s Spec) provenance() Provenance {
+	return Provenance{Title: s.Title, Author: s.Author, Publisher: s.Publisher, Edition: s.Edition, Published: s.Published}
 }
 
 // UnmarshalYAML accepts the scalar and the mapping forms.
@@ -50,7 +74,19 @@ func (s *Spec) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	if strings.TrimSpace(p.Source) == "" {
-		return fmt.Errorf("line %d: a sources entry needs `source:` (a path, glob or URL)", n.Line)
+		return fmt.Errorf("line %d: a sources entry needs `source:` (a path, glob, URL or git repository)", n.Line)
+	}
+	if len(p.Include) > 0 && !isGitSource(strings.TrimSpace(p.Source)) {
+		return fmt.Errorf("line %d: include: applies to git sources (github:owner/repo, git+https://, git+file://) only", n.Line)
+	}
+	for _, inc := range p.Include {
+		switch inc {
+		case IncludeCode:
+		case "images":
+			return fmt.Errorf("line %d: include: images: vibe reads no text from images (no OCR); make them PDFs with a text layer first", n.Line)
+		default:
+			return fmt.Errorf("line %d: include: %q: use code (source files, gathered as text)", n.Line, inc)
+		}
 	}
 	*s = Spec(p)
 	return nil
@@ -80,6 +116,9 @@ func LoadFile(path string) (File, error) {
 		return f, fmt.Errorf("%s: quality.max_garbled_ratio is %g: use a share between 0 and 1, e.g. 0.1", path, q.MaxGarbledRatio)
 	case q.NearDuplicate < 0 || q.NearDuplicate > 1:
 		return f, fmt.Errorf("%s: quality.near_duplicate is %g: use a similarity between 0 and 1, e.g. 0.8", path, q.NearDuplicate)
+	}
+	if fl := f.Credibility.Floor; fl != "" && gradeRank(fl) < 0 {
+		return f, fmt.Errorf("%s: credibility.floor is %q: use A, B, C or D (sources graded below it are kept out)", path, fl)
 	}
 	if lang := strings.ToLower(f.Language); lang != "" && !knownLanguage(lang) {
 		return f, fmt.Errorf("%s: language %q: use zh, ja, ko, ru, or a Latin-script language such as en, fr, de", path, f.Language)

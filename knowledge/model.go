@@ -113,15 +113,20 @@ type Rules struct {
 // Rule is one IF-THEN judgement. Tier 1 rules use Action and Priority; tiers
 // 2 and 3 use Conclusion and Confidence; tier 3 adds Note.
 type Rule struct {
-	ID         string     `yaml:"id" json:"id"`
-	Condition  string     `yaml:"condition" json:"condition"`
-	Action     string     `yaml:"action,omitempty" json:"action,omitempty"`
-	Conclusion string     `yaml:"conclusion,omitempty" json:"conclusion,omitempty"`
-	Priority   string     `yaml:"priority,omitempty" json:"priority,omitempty"`     // critical|high|medium|low
-	Confidence string     `yaml:"confidence,omitempty" json:"confidence,omitempty"` // high|medium|low
-	Note       string     `yaml:"note,omitempty" json:"note,omitempty"`
-	Source     string     `yaml:"source" json:"source"`
-	Evidence   []Evidence `yaml:"evidence" json:"evidence"`
+	ID         string `yaml:"id" json:"id"`
+	Condition  string `yaml:"condition" json:"condition"`
+	Action     string `yaml:"action,omitempty" json:"action,omitempty"`
+	Conclusion string `yaml:"conclusion,omitempty" json:"conclusion,omitempty"`
+	Priority   string `yaml:"priority,omitempty" json:"priority,omitempty"`     // critical|high|medium|low
+	Confidence string `yaml:"confidence,omitempty" json:"confidence,omitempty"` // high|medium|low
+	Note       string `yaml:"note,omitempty" json:"note,omitempty"`
+	// SourceGrade is set when every source the rule's evidence quotes was
+	// graded below B by curate's credibility check: the best of their
+	// grades (C or D). The rule rests on low-grade sources only; weigh it
+	// accordingly.
+	SourceGrade string     `yaml:"source_grade,omitempty" json:"source_grade,omitempty"`
+	Source      string     `yaml:"source" json:"source"`
+	Evidence    []Evidence `yaml:"evidence" json:"evidence"`
 }
 
 // Tier names, as the keys of rules.yaml.

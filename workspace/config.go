@@ -89,6 +89,16 @@ type CurateConfig struct {
 	MaxRedirects     int           `yaml:"max_redirects"`
 	MinChars         int           `yaml:"min_chars"`
 	MaxGarbledRatio  float64       `yaml:"max_garbled_ratio"`
+	// MaxRepoBytes bounds a git source: what one fetch may transfer and the
+	// size of the documents it selects; MaxRepoFiles how many it selects;
+	// GitTimeout how long one fetch may take.
+	MaxRepoBytes int64         `yaml:"max_repo_bytes"`
+	MaxRepoFiles int           `yaml:"max_repo_files"`
+	GitTimeout   time.Duration `yaml:"git_timeout"`
+	// Judge has the configured model grade each kept source's credibility
+	// too (one cached request per source); off, or offline, the grade
+	// rests on the measured findings alone.
+	Judge bool `yaml:"judge"`
 }
 
 // ConvertConfig bounds conversion.
@@ -206,6 +216,9 @@ func DefaultConfig() Config {
 			MaxRedirects:     5,
 			MinChars:         200,
 			MaxGarbledRatio:  0.2,
+			MaxRepoBytes:     500 << 20,
+			MaxRepoFiles:     2000,
+			GitTimeout:       5 * time.Minute,
 		},
 		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},

@@ -23,6 +23,12 @@ type curateOptions struct {
 	Workspace func() (*workspace.Workspace, error)
 	Config    func() (*workspace.Config, error)
 	Extract   curate.ExtractFunc
+	// ExtractDoc, when set, replaces Extract and brings the converter's
+	// notes for the credibility grade.
+	ExtractDoc curate.ExtractDocFunc
+	// Judge returns the model that grades credibility, its version and,
+	// when there is none, why (nil: no model).
+	Judge func(ws *workspace.Workspace, cfg *workspace.Config) (curate.JudgeFunc, string, string)
 
 	Theme string
 	From  []string
@@ -35,7 +41,7 @@ func newCurateCmd(a *app) *cobra.Command {
 }
 
 func newCurateCmdWith(a *app, runF func(context.Context, *curateOptions) error) *cobra.Command {
-	opts := &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText}
+	opts := &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge}
 	cmd := &cobra.Command{
 		Use:   "curate <theme>",
 		Short: "Gather a theme's sources into knowledge/<theme>/source/, deduplicated and quality-checked",
@@ -78,9 +84,41 @@ curate.yaml:
 
 Files you put into source/ by hand are gathered too (a theme needs no
 curate.yaml at all); curate never overwrites them.
+
+Git repositories are sources too: github:owner/repo[@ref][:path], or any
+git+https://host/repo.git[@ref][:path] or git+file:///path/to/repo[@ref][:path]
+(ref: a branch, tag or commit, default the default branch; path: a directory,
+a file or a glob in the repository). A remote repository is fetched at depth
+1 into .vibe/cache/git (curate.max_repo_bytes, curate.git_timeout), a local
+one read in place; the documents under the path (curate.max_repo_files) are
+gathered, images and code skipped (include: [code] in the curate.yaml entry
+gathers code as text), and the commit is recorded in sources.lock.json. When
+the ref moves, only the files that changed, came or went are touched.
+
+Every kept source gets a credibility grade, A to D, with its reasons:
+provenance (repository and commit, URL, what curate.yaml says of title,
+author, publisher, edition), text quality (OCR-like noise, a text cut off
+mid-sentence, the converter's notes) and agreement with the other sources of
+the same work (passages aligned, differing characters laid on the less likely
+reading, truncation). With curate.judge and a model, the model grades each
+source too. 'vibe sources list' shows the grades and reasons;
+credibility: {floor: C} in curate.yaml keeps out the sources graded below C.
+
+  sources:
+    - source: github:owner/classics@v2:zh/
+      include: [code]                # also gather source code, as text
+    - source: books/ziping.pdf
+      title: 子平真诠评注
+      publisher: 中华书局
+      edition: 1996 点校本
+  credibility:
+    floor: C
+
 Exit status 1 when some source could not be read or downloaded.`,
 		Example: `  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
   vibe curate bazi                       # gather what curate.yaml lists again
+  vibe curate tea --from github:owner/tea-notes@main:docs
+  vibe curate tea --from git+file:///srv/git/tea.git
   vibe curate tea --from 'notes/**/*.md' --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,14 +139,31 @@ Exit status 1 when some source could not be read or downloaded.`,
 			return curateRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob or URL) to curate.yaml and gather it; repeatable")
+	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob, URL or git repository) to curate.yaml and gather it; repeatable")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock (every source, kept or dropped and why) as JSON")
 	return cmd
 }
 
 // stageCurate is the curate stage of `vibe build`.
 func (a *app) stageCurate(ctx context.Context, theme string) error {
-	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, Theme: theme, Quiet: a.quiet})
+	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet})
+}
+
+// curateJudge is the credibility judge of `vibe curate` and the build's
+// curate stage (none with --llm offline).
+func (a *app) curateJudge(ws *workspace.Workspace, cfg *workspace.Config) (curate.JudgeFunc, string, string) {
+	return a.credibilityJudge(ws, cfg, a.buildLLM == "offline")
+}
+
+// convertDoc converts a document for curate's checks and credibility: its
+// text with the converter's notes.
+func (a *app) convertDoc(ctx context.Context, path string) (curate.Extracted, error) {
+	doc, err := convert.Convert(ctx, path, convert.Options{PDFium: a.pdfium})
+	if err != nil {
+		return curate.Extracted{}, err
+	}
+	q := doc.Quality
+	return curate.Extracted{Text: doc.Markdown, Warnings: q.Warnings, NeedsOCR: q.NeedsOCR, Partial: q.Partial, Garbled: q.Garbled}, nil
 }
 
 // convertText extracts a document's text with the converter, for curate's
@@ -164,9 +219,19 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		MaxDownloadBytes: cfg.Curate.MaxDownloadBytes,
 		DownloadTimeout:  cfg.Curate.DownloadTimeout,
 		MaxRedirects:     cfg.Curate.MaxRedirects,
+		MaxRepoBytes:     cfg.Curate.MaxRepoBytes,
+		MaxRepoFiles:     cfg.Curate.MaxRepoFiles,
+		GitTimeout:       cfg.Curate.GitTimeout,
+		GitCacheDir:      ws.CacheDir("git"),
 		Extract:          opts.Extract,
+		ExtractDoc:       opts.ExtractDoc,
 		CacheDir:         ws.CacheDir("curate"),
 		ExtractVersion:   convert.Version,
+		CredibilityFloor: f.Credibility.Floor,
+		JudgeNote:        "offline: no model configured, so the grade rests on the measured findings alone",
+	}
+	if opts.Judge != nil {
+		ro.Judge, ro.JudgeVersion, ro.JudgeNote = opts.Judge(ws, cfg)
 	}
 	var progress *iostreams.Progress
 	if !opts.JSON {
@@ -239,7 +304,9 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		for _, r := range res.MovedAside {
 			fmt.Fprintf(w, "moved    %s to %s/ (dropped; it was put into source/ by hand)\n", r, curate.DroppedDir)
 		}
+		reportGit(w, res)
 		if !opts.Quiet {
+			reportCredibility(w, opts.Theme, res.Lock)
 			state := "updated"
 			if !res.Changed {
 				state = "unchanged"
@@ -310,7 +377,8 @@ func nameList(names []string, max int) string {
 // lies inside it, so curate.yaml stays portable; URLs and globs outside are
 // kept as given (made absolute).
 func workspaceRelative(root, src string) string {
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "~/") {
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "~/") ||
+		strings.HasPrefix(src, "github:") || strings.HasPrefix(src, "git+") {
 		return src
 	}
 	abs, err := filepath.Abs(src)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/curate"
 	"github.com/vibelife/vibe/extract"
 	"github.com/vibelife/vibe/integrate"
 	"github.com/vibelife/vibe/internal/iostreams"
@@ -119,6 +120,9 @@ type extractReport struct {
 	LLM       *extract.LLMStats         `json:"llm,omitempty"`
 	Usage     map[string]llm.StageUsage `json:"usage,omitempty"`
 	DryRun    *dryRunReport             `json:"dry_run,omitempty"`
+	// Credibility says how many rules moved to a better source and how
+	// many rest only on sources graded C or D (source_grade in rules.yaml).
+	Credibility extract.Weighed `json:"credibility"`
 }
 
 // dryRunReport is the plan `vibe extract --dry-run` prints.
@@ -223,6 +227,10 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		}
 		return err
 	}
+	weighed, err := weighByCredibility(ws, opts.Theme, &res.Files, chunks)
+	if err != nil {
+		return err
+	}
 	if err := validateFiles(res.Files); err != nil {
 		return err
 	}
@@ -242,7 +250,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
 		}
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir)}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -264,6 +272,12 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if c.Dropped > 0 {
 		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
 	}
+	if weighed.Moved > 0 {
+		fmt.Fprintf(opts.IO.Out, "  weighed:  %d rules quoted from a source graded C or D now quote the same words in a better one\n", weighed.Moved)
+	}
+	if weighed.Marked > 0 {
+		fmt.Fprintf(opts.IO.Out, "  weak:     %d rules rest only on sources graded C or D (source_grade in rules.yaml; vibe sources list %s says why)\n", weighed.Marked, opts.Theme)
+	}
 	if client != nil {
 		printLLMStats(opts.IO.Out, res.LLM)
 	}
@@ -273,6 +287,29 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		fmt.Fprintf(opts.IO.Out, "  wrote %s in %s (%d ids kept)\n", strings.Join(written, ", "), rep.Dir, c.Kept)
 	}
 	return nil
+}
+
+// weighByCredibility weighs the rules by the grades curate gave their
+// sources in sources.lock.json (see extract.WeighByCredibility); a theme
+// without grades changes nothing.
+func weighByCredibility(ws *workspace.Workspace, theme string, files *knowledge.Files, chunks []chunk.Chunk) (extract.Weighed, error) {
+	lock, err := curate.ReadLock(ws.LockFile(theme))
+	if err != nil {
+		return extract.Weighed{}, withExit(exitError, err)
+	}
+	grades := map[string]string{}
+	for _, e := range lock.Sources {
+		if e.Status == curate.StatusKept && e.Credibility != nil && e.File != "" {
+			grades[ws.Rel(filepath.Join(ws.SourceDir(theme), e.File))] = e.Credibility.Grade
+		}
+	}
+	if len(grades) == 0 {
+		return extract.Weighed{}, nil
+	}
+	return extract.WeighByCredibility(files, chunks, func(src string) (string, bool) {
+		g, ok := grades[src]
+		return g, ok
+	}), nil
 }
 
 // validateFiles checks the files against the shipped schemas before they

@@ -16,8 +16,10 @@ func newSourcesCmd(a *app) *cobra.Command {
 		Use:   "sources",
 		Short: "List or remove the sources a theme gathers (knowledge/<theme>/curate.yaml)",
 		Long: `List the sources knowledge/<theme>/curate.yaml names, with what the last
-curate kept from each (from sources.lock.json), or remove one. Add sources
-with 'vibe curate <theme> --from PATH|DIR|GLOB|URL'.`,
+curate kept from each (from sources.lock.json): every kept file with its
+credibility grade (A-D) and the reasons for it, and for a git source the
+commit it was gathered from. Or remove one. Add sources with
+'vibe curate <theme> --from PATH|DIR|GLOB|URL|github:owner/repo'.`,
 		Example: `  vibe sources list bazi
   vibe sources list bazi --json
   vibe sources remove bazi https://example.org/ziping.html`,
@@ -33,6 +35,18 @@ type sourceListing struct {
 	Kept    []string `json:"kept"`
 	Dropped int      `json:"dropped"`
 	Failed  int      `json:"failed"`
+	// Files are the kept files with their provenance and credibility.
+	Files []sourceFile `json:"files"`
+	// Git is the commit a git source was gathered from.
+	Git *curate.GitSource `json:"git,omitempty"`
+}
+
+// sourceFile is a kept file of a listed source.
+type sourceFile struct {
+	File        string              `json:"file"`
+	Origin      string              `json:"origin"`
+	Provenance  curate.Provenance   `json:"provenance,omitzero"`
+	Credibility *curate.Credibility `json:"credibility,omitempty"`
 }
 
 func newSourcesListCmd(a *app) *cobra.Command {
@@ -49,26 +63,30 @@ func newSourcesListCmd(a *app) *cobra.Command {
 				return err
 			}
 			f, err := curate.LoadFile(ws.CurateFile(theme))
-			if errors.Is(err, curate.ErrNoCurateFile) {
+			lock, lerr := curate.ReadLock(filepath.Join(ws.SourceDir(theme), curate.LockName))
+			if errors.Is(err, curate.ErrNoCurateFile) && len(lock.Sources) == 0 {
 				return withExit(exitFailure, withHint(fmt.Errorf("theme %s lists no sources: %s does not exist", theme, ws.Rel(ws.CurateFile(theme))),
 					fmt.Sprintf("add one with `vibe curate %s --from PATH|DIR|'GLOB'|URL`", theme)))
 			}
-			if err != nil {
+			if err != nil && !errors.Is(err, curate.ErrNoCurateFile) {
 				return err
 			}
-			lock, err := curate.ReadLock(filepath.Join(ws.SourceDir(theme), curate.LockName))
-			if err != nil {
-				return err
+			if lerr != nil {
+				return lerr
 			}
-			list := listSources(ws.Root, f.Sources, lock)
+			list := listSources(ws.Root, ws.Rel(ws.SourceDir(theme))+"/", f.Sources, lock)
 			if asJSON {
 				return printJSON(a.io.Out, list)
 			}
 			w := a.io.Out
+			unjudged := ""
 			for _, s := range list {
 				fmt.Fprintf(w, "%s\n", s.Source)
 				if s.Notes != "" {
 					fmt.Fprintf(w, "    notes: %s\n", s.Notes)
+				}
+				if g := s.Git; g != nil {
+					fmt.Fprintf(w, "    %s at %s, committed %s (%d files)\n", g.Ref, short(g.Commit), g.CommittedAt.Format("2006-01-02"), g.Files)
 				}
 				fmt.Fprintf(w, "    %d kept, %d dropped", len(s.Kept), s.Dropped)
 				if s.Failed > 0 {
@@ -78,6 +96,22 @@ func newSourcesListCmd(a *app) *cobra.Command {
 					fmt.Fprintf(w, ": %s", nameList(s.Kept, 5))
 				}
 				fmt.Fprintln(w)
+				for _, f := range s.Files {
+					c := f.Credibility
+					if c == nil {
+						continue
+					}
+					fmt.Fprintf(w, "    %s %.2f  %s\n", c.Grade, c.Score, f.File)
+					for _, r := range c.Reasons {
+						fmt.Fprintf(w, "           %s\n", r)
+					}
+					if c.Unjudged != "" {
+						unjudged = c.Unjudged
+					}
+				}
+			}
+			if unjudged != "" {
+				fmt.Fprintf(w, "(%s)\n", unjudged)
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(a.io.ErrOut, "%s lists no sources; add one with `vibe curate %s --from PATH`\n", ws.Rel(ws.CurateFile(theme)), theme)
@@ -89,11 +123,17 @@ func newSourcesListCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// listSources matches each listed source with the lock entries it produced.
-func listSources(root string, specs []curate.Spec, lock curate.Lock) []sourceListing {
+// listSources matches each listed source with the lock entries it produced;
+// the files put into source/ by hand (origins under srcPrefix) come last.
+func listSources(root, srcPrefix string, specs []curate.Spec, lock curate.Lock) []sourceListing {
 	out := make([]sourceListing, 0, len(specs))
 	for _, s := range specs {
-		l := sourceListing{Source: s.Source, Notes: s.Notes, Kept: []string{}}
+		l := sourceListing{Source: s.Source, Notes: s.Notes, Kept: []string{}, Files: []sourceFile{}}
+		for i, g := range lock.Git {
+			if g.Source == s.Source {
+				l.Git = &lock.Git[i]
+			}
+		}
 		for _, e := range lock.Sources {
 			if !curate.Owns(root, s.Source, e.Origin) {
 				continue
@@ -101,6 +141,7 @@ func listSources(root string, specs []curate.Spec, lock curate.Lock) []sourceLis
 			switch {
 			case e.Status == curate.StatusKept:
 				l.Kept = append(l.Kept, e.File)
+				l.Files = append(l.Files, sourceFile{File: e.File, Origin: e.Origin, Provenance: e.Provenance, Credibility: e.Credibility})
 			case e.Failed:
 				l.Failed++
 				l.Dropped++
@@ -109,6 +150,30 @@ func listSources(root string, specs []curate.Spec, lock curate.Lock) []sourceLis
 			}
 		}
 		out = append(out, l)
+	}
+	// Files put into source/ by hand are sources of their own.
+	hand := sourceListing{Source: "(put into source/ by hand)", Kept: []string{}, Files: []sourceFile{}}
+	for _, e := range lock.Sources {
+		owned := !strings.HasPrefix(e.Origin, srcPrefix)
+		for _, s := range specs {
+			owned = owned || curate.Owns(root, s.Source, e.Origin)
+		}
+		if owned {
+			continue
+		}
+		switch {
+		case e.Status == curate.StatusKept:
+			hand.Kept = append(hand.Kept, e.File)
+			hand.Files = append(hand.Files, sourceFile{File: e.File, Origin: e.Origin, Provenance: e.Provenance, Credibility: e.Credibility})
+		case e.Failed:
+			hand.Failed++
+			hand.Dropped++
+		default:
+			hand.Dropped++
+		}
+	}
+	if len(hand.Kept)+hand.Dropped > 0 {
+		out = append(out, hand)
 	}
 	return out
 }
@@ -159,7 +224,7 @@ the next 'vibe curate' or 'vibe build' (or at once with --curate).`,
 				}
 				return nil
 			}
-			return curateRun(cmd.Context(), &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, Theme: theme, Quiet: a.quiet})
+			return curateRun(cmd.Context(), &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet})
 		},
 	}
 	cmd.Flags().BoolVar(&gather, "curate", false, "run curate right away, so the source's copies leave source/")
