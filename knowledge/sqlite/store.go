@@ -156,8 +156,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			}
 		}
 	}
-	if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+	// A new document has nothing to delete: only a stored one is looked
+	// up and removed.
+	var stored int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, doc.ID).Scan(&stored); err != nil {
 		return err
+	}
+	if stored > 0 {
+		if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+			return err
+		}
 	}
 	if err := bumpGen(ctx, tx, doc.Theme); err != nil {
 		return err
@@ -169,12 +177,12 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, fts_rowid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer insChunk.Close()
-	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?)`)
+	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?) RETURNING rowid`)
 	if err != nil {
 		return err
 	}
@@ -188,12 +196,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hp, _ := json.Marshal(nonNil(c.HeadingPath))
-		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens); err != nil {
-			return fmt.Errorf("chunk %s: %w", c.ID, err)
-		}
-		if _, err := insFTS.ExecContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)); err != nil {
+		// The chunk's row in chunk_fts is recorded with it, so that
+		// deleting the chunk finds that row by its rowid (chunk_fts's
+		// chunk_id is not indexed).
+		var ftsRow int64
+		if err := insFTS.QueryRowContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)).Scan(&ftsRow); err != nil {
 			return err
+		}
+		hp, _ := json.Marshal(nonNil(c.HeadingPath))
+		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens, ftsRow); err != nil {
+			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		if len(vectors) > 0 {
 			if _, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i])); err != nil {
@@ -220,8 +232,11 @@ func txInfo(ctx context.Context, tx *sql.Tx) (knowledge.EmbeddingInfo, bool, err
 	return info, err == nil, err
 }
 
+// deleteDoc removes a document, its chunks, their vectors and their rows
+// in chunk_fts, each found through an index (chunk_fts by the rowid its
+// chunk records).
 func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE rowid IN (SELECT fts_rowid FROM chunks WHERE doc_id = ?)`, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
