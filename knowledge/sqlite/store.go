@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -34,17 +33,25 @@ type Store struct {
 	wmu sync.Mutex
 
 	mu    sync.Mutex
-	cache map[string]*themeVectors // decoded vectors per theme
+	cache map[string]*themeVectors // quantised vectors per theme
 	lex   lexStats                 // document frequencies of query tokens
 }
 
 var _ knowledge.Store = (*Store)(nil)
 
+// themeVectors are a theme's vectors as a search scans them: each
+// L2-normalised and quantised to int8 with a scale of its own
+// (v[j] ~ scale * code[j]), stored a dimension at a time (codes[j*len(ids)
+// + i] is dimension j of vector i) so that a query touches only the
+// dimensions where it is not zero (the local embedder's queries hold a few
+// dozen of its 1024). A quarter of the memory of float32 rows; the exact
+// vectors stay on disk.
 type themeVectors struct {
-	gen  int64 // the theme's generation (theme_gen) the vectors were read at
-	dims int
-	ids  []string
-	vecs []float32 // len(ids)*dims, each row L2-normalised
+	gen   int64 // the theme's generation (theme_gen) the vectors were read at
+	dims  int
+	ids   []string
+	scale []float32
+	codes []int8
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -396,32 +403,40 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	}
 	s.mu.Unlock()
 
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM embeddings WHERE theme = ?`, theme).Scan(&n); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	tv := &themeVectors{gen: gen}
+	var row []float32
 	for rows.Next() {
 		var id string
-		var blob []byte
+		var blob sql.RawBytes
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, err
 		}
-		v := DecodeVector(blob)
 		if tv.dims == 0 {
-			tv.dims = len(v)
+			tv.dims = len(blob) / 4
+			tv.codes = make([]int8, 0, n*tv.dims)
+			row = make([]float32, tv.dims)
 		}
-		if len(v) != tv.dims {
-			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(v), tv.dims, knowledge.ErrDimensionMismatch)
+		if len(blob) != 4*tv.dims {
+			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(blob)/4, tv.dims, knowledge.ErrDimensionMismatch)
 		}
-		normalize(v)
+		decodeInto(row, blob)
+		normalize(row)
 		tv.ids = append(tv.ids, id)
-		tv.vecs = append(tv.vecs, v...)
+		tv.scale = append(tv.scale, quantize(row, &tv.codes))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	tv.transpose()
 	s.mu.Lock()
 	if old, ok := s.cache[theme]; !ok || old.gen <= gen {
 		s.cache[theme] = tv
@@ -430,6 +445,11 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	return tv, nil
 }
 
+// vectorSearch returns the n chunks of the theme nearest to qv by cosine.
+// It scores every vector of the theme by its int8 code (see themeVectors),
+// over the dimensions where the query is not zero only, then ranks the
+// best rerankShare of them exactly, by their float32 vectors read from
+// disk.
 func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
 	tv, err := s.vectors(ctx, theme)
 	if err != nil {
@@ -443,36 +463,30 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 	}
 	q := append([]float32(nil), qv...)
 	normalize(q)
-	type scored struct {
-		i int
-		s float32
+	approx := tv.approx(q)
+	// The candidates: the best by the codes' scores.
+	cand := newTopN(min(len(tv.ids), rerankCandidates(n)))
+	for i, a := range approx {
+		cand.add(tv.ids[i], a)
 	}
-	top := make([]scored, 0, n+1)
-	for i := range tv.ids {
-		row := tv.vecs[i*tv.dims : (i+1)*tv.dims]
-		var dot float32
-		for j, x := range row {
-			dot += x * q[j]
-		}
-		if len(top) == n && dot <= top[n-1].s {
-			continue
-		}
-		// insert in order (n is small)
-		k := sort.Search(len(top), func(k int) bool { return top[k].s < dot })
-		top = append(top, scored{})
-		copy(top[k+1:], top[k:])
-		top[k] = scored{i, dot}
-		if len(top) > n {
-			top = top[:n]
+	ids := make([]any, len(cand.ids))
+	for i, id := range cand.ids {
+		ids[i] = id
+	}
+	top := newTopN(n)
+	for start := 0; start < len(ids); start += fillBatch {
+		part := ids[start:min(start+fillBatch, len(ids))]
+		if err := s.scanVectors(ctx, `SELECT chunk_id, vector FROM embeddings WHERE chunk_id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, part, q, top); err != nil {
+			return nil, fmt.Errorf("vector: %w", err)
 		}
 	}
-	out := make([]knowledge.Hit, len(top))
-	for i, t := range top {
-		out[i].Chunk.ID = tv.ids[t.i]
-		out[i].VectorScore = float64(t.s)
-	}
-	return out, nil
+	return top.hits(), nil
 }
+
+// rerankCandidates is how many chunks, ranked by their codes, are ranked
+// again exactly for n hits. TestVectorCodesKeepTheExactRanking checks that
+// the exact top n is among them.
+func rerankCandidates(n int) int { return n + n/5 + 5 }
 
 func normalize(v []float32) {
 	var sum float64
@@ -504,4 +518,63 @@ func DecodeVector(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
+}
+
+// quantize appends the int8 code of the unit vector v to codes and returns
+// its scale.
+func quantize(v []float32, codes *[]int8) float32 {
+	m := float32(0)
+	for _, x := range v {
+		m = max(m, x, -x)
+	}
+	if m == 0 {
+		for range v {
+			*codes = append(*codes, 0)
+		}
+		return 0
+	}
+	scale := m / 127
+	for _, x := range v {
+		*codes = append(*codes, int8(math.Round(float64(x/scale))))
+	}
+	return scale
+}
+
+// transpose turns the row-major codes (as read) into the column-major
+// layout themeVectors keeps.
+func (tv *themeVectors) transpose() {
+	n := len(tv.ids)
+	if n == 0 {
+		return
+	}
+	cols := make([]int8, len(tv.codes))
+	const blk = 64
+	for i0 := 0; i0 < n; i0 += blk {
+		for j := 0; j < tv.dims; j++ {
+			col := cols[j*n : (j+1)*n]
+			for i := i0; i < min(i0+blk, n); i++ {
+				col[i] = tv.codes[i*tv.dims+j]
+			}
+		}
+	}
+	tv.codes = cols
+}
+
+// approx returns each vector's approximate cosine with the unit vector q.
+func (tv *themeVectors) approx(q []float32) []float32 {
+	n := len(tv.ids)
+	acc := make([]float32, n)
+	for j, qj := range q {
+		if qj == 0 {
+			continue
+		}
+		col := tv.codes[j*n : (j+1)*n]
+		for i, c := range col {
+			acc[i] += qj * float32(c)
+		}
+	}
+	for i := range acc {
+		acc[i] *= tv.scale[i]
+	}
+	return acc
 }
