@@ -20,6 +20,10 @@ import (
 // and FuzzCounter check it against tiktoken-go.
 type counter struct {
 	ranks map[string]int
+	// short holds the ranks of the byte sequences of at most 7 bytes,
+	// keyed by packKey: most lookups of a merge are of such sequences, and
+	// an integer key hashes faster than a string.
+	short map[uint64]int32
 	o200k bool
 
 	mu    sync.Mutex
@@ -33,7 +37,33 @@ const maxCachedPieces = 1 << 17
 const maxCachedPieceBytes = 64
 
 func newCounter(ranks map[string]int, o200k bool) *counter {
-	return &counter{ranks: ranks, o200k: o200k, cache: map[string]int{}}
+	c := &counter{ranks: ranks, o200k: o200k, cache: map[string]int{}, short: map[uint64]int32{}}
+	for k, r := range ranks {
+		if len(k) <= 7 {
+			c.short[packKey(k)] = int32(r)
+		}
+	}
+	return c
+}
+
+// packKey packs a byte sequence of at most 7 bytes and its length into a
+// uint64.
+func packKey(b string) uint64 {
+	k := uint64(len(b)) << 56
+	for i := 0; i < len(b); i++ {
+		k |= uint64(b[i]) << (8 * i)
+	}
+	return k
+}
+
+// rank returns the rank of the byte sequence b.
+func (c *counter) rank(b string) (int, bool) {
+	if len(b) <= 7 {
+		r, ok := c.short[packKey(b)]
+		return int(r), ok
+	}
+	r, ok := c.ranks[b]
+	return r, ok
 }
 
 // Count returns the number of tokens of text.
@@ -57,11 +87,11 @@ func (c *counter) Count(text string) int {
 
 // piece returns the token count of one pre-split piece.
 func (c *counter) piece(p string) int {
-	if _, ok := c.ranks[p]; ok {
+	if _, ok := c.rank(p); ok {
 		return 1
 	}
 	if len(p) > maxCachedPieceBytes {
-		return mergeCount(p, c.ranks)
+		return c.mergeCount(p)
 	}
 	c.mu.Lock()
 	n, ok := c.cache[p]
@@ -69,7 +99,7 @@ func (c *counter) piece(p string) int {
 	if ok {
 		return n
 	}
-	n = mergeCount(p, c.ranks)
+	n = c.mergeCount(p)
 	c.mu.Lock()
 	if len(c.cache) >= maxCachedPieces {
 		c.cache = map[string]int{}
@@ -81,12 +111,69 @@ func (c *counter) piece(p string) int {
 
 // mergeCount is the number of parts left when byte-pair merging p: start
 // from its bytes, merge the adjacent pair whose concatenation has the lowest
-// rank (the leftmost of equals) until no adjacent pair has a rank.
-func mergeCount(p string, ranks map[string]int) int {
+// rank (the leftmost of equals) until no adjacent pair has a rank. Short
+// pieces (most of them) are merged by scanning for the lowest rank, in
+// arrays on the stack; long ones with a heap.
+func (c *counter) mergeCount(p string) int {
 	n := len(p)
 	if n <= 1 {
 		return n
 	}
+	if n <= smallPiece {
+		return c.mergeSmall(p)
+	}
+	return c.mergeHeap(p)
+}
+
+// smallPiece is the longest piece merged by scanning.
+const smallPiece = 64
+
+const noRank = int(^uint(0) >> 1)
+
+func (c *counter) mergeSmall(p string) int {
+	// start[i] is where part i begins (start[m] = len(p)); rank[i] the
+	// rank of parts i and i+1 together.
+	var start [smallPiece + 1]int
+	var rank [smallPiece]int
+	m := len(p)
+	for i := 0; i <= m; i++ {
+		start[i] = i
+	}
+	get := func(i int) int { // rank of parts i and i+1 (i+1 < m)
+		if r, ok := c.rank(p[start[i]:start[i+2]]); ok {
+			return r
+		}
+		return noRank
+	}
+	for i := 0; i+1 < m; i++ {
+		rank[i] = get(i)
+	}
+	for m > 1 {
+		best, at := noRank, -1
+		for i := 0; i+1 < m; i++ {
+			if rank[i] < best {
+				best, at = rank[i], i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		// Parts at and at+1 become one.
+		copy(start[at+1:m], start[at+2:m+1])
+		copy(rank[at+1:m-1], rank[at+2:m])
+		m--
+		if at+1 < m {
+			rank[at] = get(at)
+		}
+		if at > 0 {
+			rank[at-1] = get(at - 1)
+		}
+	}
+	return m
+}
+
+func (c *counter) mergeHeap(p string) int {
+	n := len(p)
 	// Parts are byte ranges [start[i], start[next[i]]); prev/next link the
 	// live parts; end[i] is the end of part i.
 	next := make([]int, n)
@@ -97,7 +184,7 @@ func mergeCount(p string, ranks map[string]int) int {
 	}
 	h := make(pairHeap, 0, n)
 	for i := 0; i+1 < n; i++ {
-		if r, ok := ranks[p[i:i+2]]; ok {
+		if r, ok := c.rank(p[i : i+2]); ok {
 			h = append(h, pair{rank: r, left: i, end: i + 2})
 		}
 	}
@@ -120,12 +207,12 @@ func mergeCount(p string, ranks map[string]int) int {
 		}
 		parts--
 		if pl := prev[l]; pl >= 0 {
-			if rk, ok := ranks[p[pl:end[l]]]; ok {
+			if rk, ok := c.rank(p[pl:end[l]]); ok {
 				heap.Push(&h, pair{rank: rk, left: pl, end: end[l]})
 			}
 		}
 		if nx := next[l]; nx < n {
-			if rk, ok := ranks[p[l:end[nx]]]; ok {
+			if rk, ok := c.rank(p[l:end[nx]]); ok {
 				heap.Push(&h, pair{rank: rk, left: l, end: end[nx]})
 			}
 		}
