@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
+	"github.com/vibelife/vibe/internal/racetest"
 )
 
 // reference is tiktoken-go built from the same embedded ranks and pattern,
@@ -78,6 +79,7 @@ func TestCounterMatchesTiktoken(t *testing.T) {
 // TestCounterOnTheCorpusBooks compares the counts of every paragraph, and
 // of every file whole, of the corpus books with tiktoken-go's.
 func TestCounterOnTheCorpusBooks(t *testing.T) {
+	racetest.SequentialOnly(t)
 	if testing.Short() {
 		t.Skip("-short: the corpus comparison takes a while")
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
 	"github.com/vibelife/vibe/knowledge/storetest"
@@ -18,6 +19,7 @@ import (
 // embedder: the top 10 and top 50 of 100 queries must be the exact ones,
 // in the same order.
 func TestVectorCodesKeepTheExactRanking(t *testing.T) {
+	racetest.SequentialOnly(t)
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
 	if err != nil {
