@@ -422,21 +422,29 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 		}
 		if tv.dims == 0 {
 			tv.dims = len(blob) / 4
-			tv.codes = make([]int8, 0, n*tv.dims)
+			tv.codes = make([]int8, n*tv.dims)
 			row = make([]float32, tv.dims)
 		}
 		if len(blob) != 4*tv.dims {
 			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(blob)/4, tv.dims, knowledge.ErrDimensionMismatch)
 		}
+		if len(tv.ids) == n {
+			break // written after the count; the next search sees it
+		}
 		decodeInto(row, blob)
 		normalize(row)
+		// Column-major from the start: codes[j*n+i] is dimension j of
+		// vector i.
+		i := len(tv.ids)
 		tv.ids = append(tv.ids, id)
-		tv.scale = append(tv.scale, quantize(row, &tv.codes))
+		tv.scale = append(tv.scale, quantizeInto(row, tv.codes[i:], n))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	tv.transpose()
+	if len(tv.ids) < n { // rows deleted after the count
+		tv.codes = compact(tv.codes, tv.dims, n, len(tv.ids))
+	}
 	s.mu.Lock()
 	if old, ok := s.cache[theme]; !ok || old.gen <= gen {
 		s.cache[theme] = tv
@@ -520,44 +528,31 @@ func DecodeVector(b []byte) []float32 {
 	return v
 }
 
-// quantize appends the int8 code of the unit vector v to codes and returns
-// its scale.
-func quantize(v []float32, codes *[]int8) float32 {
+// quantizeInto writes the int8 code of the unit vector v to codes[0],
+// codes[stride], codes[2*stride]... and returns its scale.
+func quantizeInto(v []float32, codes []int8, stride int) float32 {
 	m := float32(0)
 	for _, x := range v {
 		m = max(m, x, -x)
 	}
 	if m == 0 {
-		for range v {
-			*codes = append(*codes, 0)
-		}
 		return 0
 	}
 	scale := m / 127
-	for _, x := range v {
-		*codes = append(*codes, int8(math.Round(float64(x/scale))))
+	for j, x := range v {
+		codes[j*stride] = int8(math.Round(float64(x / scale)))
 	}
 	return scale
 }
 
-// transpose turns the row-major codes (as read) into the column-major
-// layout themeVectors keeps.
-func (tv *themeVectors) transpose() {
-	n := len(tv.ids)
-	if n == 0 {
-		return
+// compact shrinks column-major codes laid out for n vectors to the first
+// have of them.
+func compact(codes []int8, dims, n, have int) []int8 {
+	out := make([]int8, dims*have)
+	for j := 0; j < dims; j++ {
+		copy(out[j*have:(j+1)*have], codes[j*n:j*n+have])
 	}
-	cols := make([]int8, len(tv.codes))
-	const blk = 64
-	for i0 := 0; i0 < n; i0 += blk {
-		for j := 0; j < tv.dims; j++ {
-			col := cols[j*n : (j+1)*n]
-			for i := i0; i < min(i0+blk, n); i++ {
-				col[i] = tv.codes[i*tv.dims+j]
-			}
-		}
-	}
-	tv.codes = cols
+	return out
 }
 
 // approx returns each vector's approximate cosine with the unit vector q.
