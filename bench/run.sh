@@ -13,7 +13,14 @@
 #             (VIBE_BENCH_INGEST_CHUNKS, default 20000), the cost of
 #             writing with live indexes against rebuilding them, and
 #             recall@5 / MRR of both stores on eval's question sets
-#   chunk     chunking throughput on 三命通会 (2 MB)
+#   search    bench/searchbench: vibe search CPU per query (hybrid and
+#             lexical) against Xapian's BM25 over the same chunks and tokens,
+#             in one run, on a generated theme of VIBE_SEARCH_SIZES chunks
+#             (default 5000,20000,75000), start-up resident memory and ingest
+#             CPU per chunk; installs python3-xapian from Debian's packages
+#             when it is missing (docs/retrieval.md, Cost against BM25)
+#   chunk     chunking throughput on 三命通会 (2 MB), and token counting
+#             against tiktoken-go
 #   convert   bench/convert.sh: token F1 and time against pdftotext/pandoc
 #             per corpus file, plus BenchmarkConvertPDF
 #   extract   the offline extractor over the bazi corpus; the LLM path over
@@ -26,7 +33,7 @@
 #             p50/p99, RSS and CPU per replica (docs/operations.md, ## Load)
 #
 # --quick uses 20000 chunks for the search benchmarks and 5000 for the
-# ingest comparison. PostgreSQL comes from .vibe/test.env (make test-deps
+# ingest comparison, and sizes 2000,5000,20000 for the search group. PostgreSQL comes from .vibe/test.env (make test-deps
 # writes it); without it the PostgreSQL benchmarks are skipped with a note,
 # and under CI=true the run fails. The real documents come from
 # ../shared/corpus. Raw output is kept in $VIBE_BENCH_OUT (default: a new
@@ -40,18 +47,18 @@ groups=()
 for a in "$@"; do
 	case "$a" in
 	--quick) quick=1 ;;
-	store | chunk | convert | extract | runtime | replicas) groups+=("$a") ;;
+	store | search | chunk | convert | extract | runtime | replicas) groups+=("$a") ;;
 	-h | --help)
 		sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "bench/run.sh: unknown group or flag '$a' (groups: store chunk convert extract runtime replicas; flag: --quick)" >&2
+		echo "bench/run.sh: unknown group or flag '$a' (groups: store search chunk convert extract runtime replicas; flag: --quick)" >&2
 		exit 2
 		;;
 	esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(store chunk convert extract runtime replicas)
+[ ${#groups[@]} -eq 0 ] && groups=(store search chunk convert extract runtime replicas)
 
 if [ -f .vibe/test.env ]; then
 	set -a
@@ -69,7 +76,9 @@ fi
 if [ -n "$quick" ]; then
 	export VIBE_BENCH_CHUNKS=${VIBE_BENCH_CHUNKS:-20000}
 	export VIBE_BENCH_INGEST_CHUNKS=${VIBE_BENCH_INGEST_CHUNKS:-5000}
+	export VIBE_SEARCH_SIZES=${VIBE_SEARCH_SIZES:-2000,5000,20000}
 fi
+export VIBE_SEARCH_SIZES=${VIBE_SEARCH_SIZES:-5000,20000,75000}
 export VIBE_BENCH_CHUNKS=${VIBE_BENCH_CHUNKS:-100000}
 export VIBE_BENCH_INGEST_CHUNKS=${VIBE_BENCH_INGEST_CHUNKS:-20000}
 
@@ -103,8 +112,22 @@ for g in "${groups[@]}"; do
 		gobench store ./knowledge/pgvector/ 'BenchmarkSearch$' 100x
 		gobench store ./knowledge/pgvector/ 'BenchmarkRetrievalQuality$' 1x
 		;;
+	search)
+		if ! /usr/bin/python3 -c 'import xapian' 2>/dev/null; then
+			echo "== search: installing python3-xapian (Debian) for the BM25 anchor" | tee -a "$out/search.txt"
+			{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-xapian; } >>"$out/search.txt" 2>&1
+		fi
+		echo "== search: bench/searchbench sizes $VIBE_SEARCH_SIZES" | tee -a "$out/search.txt"
+		if go build -o "$out/vibe" ./cmd/vibe &&
+			go run ./bench/searchbench -vibe "$out/vibe" -sizes "$VIBE_SEARCH_SIZES" -work "$out/searchbench" 2>&1 | tee -a "$out/search.txt"; then
+			:
+		else
+			failed+=("search bench/searchbench")
+		fi
+		;;
 	chunk)
 		gobench chunk ./chunk/ 'BenchmarkSplit$' 3x
+		gobench chunk ./chunk/ 'BenchmarkCount$' 3x
 		;;
 	convert)
 		echo "== convert: bench/convert.sh" | tee -a "$out/convert.txt"
@@ -158,6 +181,9 @@ for g in "${groups[@]}"; do
 	' "$out/$g.txt"
 	if [ "$g" = replicas ]; then
 		grep -E '"(turns|errors|turns_per_s|p50_ms|p99_ms)"|^    replica [0-9]' "$out/replicas.txt" | sed 's/^ */    /'
+	fi
+	if [ "$g" = search ]; then
+		grep -E '^\|' "$out/search.txt" | sed 's/^/    /'
 	fi
 	if [ "$g" = convert ]; then
 		# convertbench's per-format table: mean F1 and time against the

@@ -13,7 +13,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pkoukk/tiktoken-go"
 	"github.com/vibelife/vibe/convert"
 )
 
@@ -56,22 +55,23 @@ func (o *Options) applyDefaults() {
 // concurrent use.
 type Splitter struct {
 	opts Options
-	enc  *tiktoken.Tiktoken
+	enc  *counter
 }
 
 // New loads the token encoding from the embedded BPE files (no network).
 func New(opts Options) (*Splitter, error) {
 	opts.applyDefaults()
-	enc, err := loadEncoding(opts.Encoding)
+	ranks, _, err := loadRanks(opts.Encoding)
 	if err != nil {
 		return nil, err
 	}
-	return &Splitter{opts: opts, enc: enc}, nil
+	return &Splitter{opts: opts, enc: newCounter(ranks, opts.Encoding == EncodingO200K)}, nil
 }
 
-// Count returns the number of tokens of s in the splitter's encoding.
+// Count returns the number of tokens of s in the splitter's encoding, the
+// count tiktoken's encoder gives (see counter).
 func (s *Splitter) Count(text string) int {
-	return len(s.enc.EncodeOrdinary(text))
+	return s.enc.Count(text)
 }
 
 // Split reads the converted file at path and splits it. See [Splitter.SplitFile].
@@ -340,7 +340,7 @@ func (s *Splitter) pack(runes []rune, a, b int) [][3]int {
 			continue
 		}
 		for _, piece := range s.cut(runes, sp[0], sp[1]) {
-			sents = append(sents, sent{piece[0], piece[1], s.Count(string(runes[piece[0]:piece[1]]))})
+			sents = append(sents, sent{piece[0], piece[1], piece[2]})
 		}
 	}
 	var out [][3]int
@@ -405,9 +405,10 @@ const cutWindow = 32
 // cut splits one over-long sentence into pieces within the budget, at rune
 // boundaries. It estimates with the token counts of cutWindow-rune windows
 // (merges cannot cross a window, so the estimate rarely undercounts), then
-// verifies each piece with its exact count and shrinks it when needed.
-func (s *Splitter) cut(runes []rune, a, b int) [][2]int {
-	var out [][2]int
+// verifies each piece with its exact count, which it returns, and shrinks
+// it when needed.
+func (s *Splitter) cut(runes []rune, a, b int) [][3]int {
+	var out [][3]int
 	max := s.opts.MaxTokens
 	for a < b {
 		end, sum := a, 0
@@ -419,8 +420,12 @@ func (s *Splitter) cut(runes []rune, a, b int) [][2]int {
 			n := s.Count(string(runes[end:w]))
 			if sum+n > max {
 				// Take part of the window, rune by rune.
-				for end < w && sum+s.Count(string(runes[end:end+1])) <= max {
-					sum += s.Count(string(runes[end : end+1]))
+				for end < w {
+					n := s.Count(string(runes[end : end+1]))
+					if sum+n > max {
+						break
+					}
+					sum += n
 					end++
 				}
 				break
@@ -431,10 +436,12 @@ func (s *Splitter) cut(runes []rune, a, b int) [][2]int {
 		if end == a {
 			end = a + 1 // a single rune always goes, whatever its count
 		}
-		for end > a+1 && s.Count(string(runes[a:end])) > max {
+		n := s.Count(string(runes[a:end]))
+		for end > a+1 && n > max {
 			end--
+			n = s.Count(string(runes[a:end]))
 		}
-		out = append(out, [2]int{a, end})
+		out = append(out, [3]int{a, end, n})
 		a = end
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge/lexical"
@@ -86,6 +87,11 @@ func sentences(text string) []string {
 // tokens of its title and heading path counting as held by every sentence:
 // 1 when one such passage holds every query token, 0 when the chunk holds
 // none or the query has no weight.
+//
+// It reads the text once, rune by rune, cutting it into sentences as
+// [sentences] does and into tokens as lexical.Tokens does, and records
+// which query tokens each sentence holds as a bit set, without building
+// the tokens' strings (this is most of a hybrid search's own work).
 func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
 	total := 0.0
 	for _, t := range qtoks {
@@ -94,6 +100,126 @@ func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
 	if total <= 0 {
 		return 0
 	}
+	if len(qtoks) > 64 {
+		return proximityBySets(c, qtoks, idf, total)
+	}
+	m := newTokenMatcher(qtoks)
+	head := m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), nil)[0]
+	sets := m.scan(c.Text, sentenceEnd)
+	best := 0.0
+	for i, set := range sets {
+		set |= head
+		if i+1 < len(sets) {
+			set |= sets[i+1]
+		}
+		v := 0.0
+		for k, t := range qtoks {
+			if set&(1<<k) != 0 {
+				v += idf[t]
+			}
+		}
+		best = max(best, v)
+	}
+	return best / total
+}
+
+// tokenMatcher finds the query tokens (up to 64, bit k for qtoks[k]) in a
+// text: CJK unigrams and bigrams by their folded runes, Latin and digit
+// words by their lower-cased text.
+type tokenMatcher struct {
+	uni   map[rune]uint64
+	bi    map[[2]rune]uint64
+	words map[string]uint64
+}
+
+func newTokenMatcher(qtoks []string) *tokenMatcher {
+	m := &tokenMatcher{uni: map[rune]uint64{}, bi: map[[2]rune]uint64{}, words: map[string]uint64{}}
+	for k, t := range qtoks {
+		bit := uint64(1) << k
+		rs := []rune(t)
+		switch {
+		case len(rs) == 1 && lexical.IsCJK(rs[0]):
+			m.uni[rs[0]] |= bit
+		case len(rs) == 2 && lexical.IsCJK(rs[0]) && lexical.IsCJK(rs[1]):
+			m.bi[[2]rune{rs[0], rs[1]}] |= bit
+		default:
+			m.words[t] |= bit
+		}
+	}
+	return m
+}
+
+// sentenceEnd reports whether the rune at byte i of text (r, of width w)
+// ends a sentence, as [sentences] cuts.
+func sentenceEnd(text string, i int, r rune) bool {
+	switch r {
+	case '。', '！', '？', '；', '!', '?', ';', '\n':
+		return true
+	case '.':
+		return i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'
+	}
+	return false
+}
+
+// scan returns, per sentence of text (split by end; nil: one sentence),
+// the bits of the query tokens it holds. Sentences of white space only are
+// not counted, as [sentences] drops them; a text without any gives one
+// empty set.
+func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uint64 {
+	var sets []uint64
+	var cur uint64
+	nonEmpty := false
+	var word []rune
+	var prev rune // the previous rune of the current CJK run, or -1
+	prev = -1
+	flushWord := func() {
+		if len(word) > 0 {
+			if len(m.words) > 0 {
+				cur |= m.words[strings.ToLower(string(word))]
+			}
+			word = word[:0]
+		}
+	}
+	for i, r := range text {
+		switch {
+		case lexical.IsCJK(r):
+			flushWord()
+			f := lexical.FoldRune(r)
+			cur |= m.uni[f]
+			if prev >= 0 {
+				cur |= m.bi[[2]rune{prev, f}]
+			}
+			prev = f
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			prev = -1
+			word = append(word, unicode.ToLower(r))
+			if len(word) > lexical.MaxWordRunes {
+				flushWord()
+			}
+		default:
+			flushWord()
+			prev = -1
+		}
+		if !unicode.IsSpace(r) {
+			nonEmpty = true
+		}
+		if end != nil && end(text, i, r) {
+			flushWord()
+			if nonEmpty {
+				sets = append(sets, cur)
+			}
+			cur, nonEmpty = 0, false
+		}
+	}
+	flushWord()
+	if nonEmpty || len(sets) == 0 {
+		sets = append(sets, cur)
+	}
+	return sets
+}
+
+// proximityBySets is Proximity for queries of more than 64 tokens.
+func proximityBySets(c chunk.Chunk, qtoks []string, idf map[string]float64, total float64) float64 {
 	want := make(map[string]bool, len(qtoks))
 	for _, t := range qtoks {
 		want[t] = true
@@ -138,8 +264,27 @@ func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
 // query's tokens (lexical.QueryTokens) and idf their IDF in the theme. Ties
 // break by chunk id.
 func Rerank(vector, lex []Hit, chunks map[string]chunk.Chunk, qtoks []string, idf map[string]float64, k int) []Hit {
+	hits, _ := RerankLoading(vector, lex, func(ids []string) (map[string]chunk.Chunk, error) {
+		out := make(map[string]chunk.Chunk, len(ids))
+		for _, id := range ids {
+			if c, ok := chunks[id]; ok {
+				out[id] = c
+			}
+		}
+		return out, nil
+	}, qtoks, idf, k)
+	return hits
+}
+
+// RerankLoading is [Rerank] with the candidates' chunks loaded on demand:
+// candidates are scored in the order of their highest possible score
+// (proximity 1), and load is asked for the chunks of the next ones (k at a
+// time) only while they can still reach the k-th best score found, so a
+// search reads the text of the few candidates that can rank, not of all of
+// them. A candidate load does not return (deleted meanwhile) is left out.
+func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.Chunk, error), qtoks []string, idf map[string]float64, k int) ([]Hit, error) {
 	if k <= 0 {
-		return []Hit{}
+		return []Hit{}, nil
 	}
 	wv := VectorWeight
 	if LexicalConfidence(lex) < ConfidentLexical {
@@ -151,30 +296,24 @@ func Rerank(vector, lex []Hit, chunks map[string]chunk.Chunk, qtoks []string, id
 		if p, ok := byID[id]; ok {
 			return p
 		}
-		c, ok := chunks[id]
-		if !ok {
-			return nil
-		}
-		p := &Hit{Chunk: c}
+		p := &Hit{Chunk: chunk.Chunk{ID: id}}
 		byID[id] = p
 		order = append(order, p)
 		return p
 	}
 	for i, h := range vector {
-		if p := get(h.Chunk.ID); p != nil {
-			p.VectorRank, p.VectorScore = i+1, h.VectorScore
-		}
+		p := get(h.Chunk.ID)
+		p.VectorRank, p.VectorScore = i+1, h.VectorScore
 	}
 	best := 0.0
 	for i, h := range lex {
-		if p := get(h.Chunk.ID); p != nil {
-			p.LexicalRank, p.LexicalScore = i+1, h.LexicalScore
-			best = max(best, h.LexicalScore)
-		}
+		p := get(h.Chunk.ID)
+		p.LexicalRank, p.LexicalScore = i+1, h.LexicalScore
+		best = max(best, h.LexicalScore)
 	}
 	// Score in the order of each hit's highest possible score (proximity
-	// 1), and stop computing proximity once that cannot reach the k-th best
-	// score found: the tokenising is most of the cost.
+	// 1), and stop once that cannot reach the k-th best score found: the
+	// loading and the tokenising are most of the cost.
 	bound := make(map[*Hit]float64, len(order))
 	for _, p := range order {
 		l := 0.0
@@ -189,30 +328,59 @@ func Rerank(vector, lex []Hit, chunks map[string]chunk.Chunk, qtoks []string, id
 		bound[p] = l*(1+ProximityWeight) + v
 	}
 	sort.SliceStable(order, func(i, j int) bool { return bound[order[i]] > bound[order[j]] })
+	loaded := map[string]bool{}
+	present := map[string]chunk.Chunk{}
+	var kept []*Hit
 	var scored []float64 // the best k scores so far, best first
-	for _, p := range order {
+	for at, p := range order {
 		if len(scored) == k && bound[p] < scored[k-1] {
 			continue
 		}
+		if !loaded[p.Chunk.ID] {
+			// The next k candidates in this order that are not loaded.
+			var ids []string
+			for _, o := range order[at:] {
+				if len(ids) == k {
+					break
+				}
+				if !loaded[o.Chunk.ID] && (len(scored) < k || bound[o] >= scored[k-1]) {
+					ids = append(ids, o.Chunk.ID)
+					loaded[o.Chunk.ID] = true
+				}
+			}
+			got, err := load(ids)
+			if err != nil {
+				return nil, err
+			}
+			for id, c := range got {
+				present[id] = c
+			}
+		}
+		c, ok := present[p.Chunk.ID]
+		if !ok {
+			continue
+		}
+		p.Chunk = c
 		if p.LexicalScore > 0 && best > 0 {
 			p.Proximity = Proximity(p.Chunk, qtoks, idf)
 			p.Score += p.LexicalScore / best * ProximityWeight * p.Proximity
 		}
-		at := sort.Search(len(scored), func(i int) bool { return scored[i] < p.Score })
+		kept = append(kept, p)
+		i := sort.Search(len(scored), func(i int) bool { return scored[i] < p.Score })
 		scored = append(scored, 0)
-		copy(scored[at+1:], scored[at:])
-		scored[at] = p.Score
+		copy(scored[i+1:], scored[i:])
+		scored[i] = p.Score
 		if len(scored) > k {
 			scored = scored[:k]
 		}
 	}
-	out := make([]Hit, len(order))
-	for i, p := range order {
+	out := make([]Hit, len(kept))
+	for i, p := range kept {
 		out[i] = *p
 	}
 	SortHits(out)
 	if len(out) > k {
 		out = out[:k]
 	}
-	return out
+	return out, nil
 }

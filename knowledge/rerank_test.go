@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -148,6 +149,40 @@ func TestRerankPruningKeepsTheOrder(t *testing.T) {
 			if got[i].Chunk.ID != all[i].Chunk.ID || got[i].Score != all[i].Score {
 				t.Fatalf("k %d: hit %d = %s %g, want %s %g", k, i, got[i].Chunk.ID, got[i].Score, all[i].Chunk.ID, all[i].Score)
 			}
+		}
+	}
+}
+
+// TestProximityMatchesTokens checks the one-pass Proximity against the
+// plain computation by sentences and lexical.Tokens (proximityBySets) on
+// generated texts: CJK runs with traditional and variant characters,
+// Latin words of both cases, digits, sentence ends of every kind, blank
+// lines, a word longer than 64 runes.
+func TestProximityMatchesTokens(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"甲木", "參天", "食神制煞", "伤官", "見官", "用神", "。", "！", "？", "；", "，", "\n", "\n\n", " ", ". ", ".", "!", "?", ";",
+		"Normandy", "normandy", "LOCATED", "in", "3.5", "kg", "Mr", "x" + strings.Repeat("y", 70), "  ", "、", "“", "”", "abc123", "İstanbul"}
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for n := r.IntN(30); n >= 0; n-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		var q []string
+		for _, tok := range lexical.QueryTokens(pieces[r.IntN(len(pieces))] + " " + pieces[r.IntN(len(pieces))] + " 天 食神 located " + pieces[r.IntN(len(pieces))]) {
+			q = append(q, tok)
+		}
+		idf := map[string]float64{}
+		for _, tok := range q {
+			idf[tok] = 0.5 + r.Float64()
+		}
+		c := chunk.Chunk{Title: "Book", HeadingPath: []string{pieces[r.IntN(len(pieces))]}, Text: text}
+		total := 0.0
+		for _, tok := range q {
+			total += idf[tok]
+		}
+		if got, want := Proximity(c, q, idf), proximityBySets(c, q, idf, total); got != want && total > 0 {
+			t.Fatalf("Proximity(%q, heading %q, %q) = %v, by sentences and tokens %v", text, c.HeadingPath, q, got, want)
 		}
 	}
 }

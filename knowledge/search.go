@@ -142,26 +142,28 @@ func Search(ctx context.Context, q Query, vector SideSearch, lexicalSide Lexical
 	case SearchLexical:
 		hits = RankOnly(lex, q.Mode, want)
 	default:
-		// Proximity reads the text of every candidate.
-		union := make([]Hit, 0, len(vec)+len(lex))
-		seen := map[string]bool{}
-		for _, side := range [][]Hit{lex, vec} {
-			for _, h := range side {
-				if !seen[h.Chunk.ID] {
-					seen[h.Chunk.ID] = true
-					union = append(union, Hit{Chunk: chunk.Chunk{ID: h.Chunk.ID}})
-				}
+		// The reranker loads the text of the candidates that can still
+		// rank, a few at a time.
+		load := func(ids []string) (map[string]chunk.Chunk, error) {
+			hs := make([]Hit, len(ids))
+			for i, id := range ids {
+				hs[i].Chunk.ID = id
 			}
+			filled, err := fill(ctx, hs)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]chunk.Chunk, len(filled))
+			for _, h := range filled {
+				out[h.Chunk.ID] = h.Chunk
+			}
+			return out, nil
 		}
-		filled, err := fill(ctx, union)
+		hits, err := RerankLoading(vec, lex, load, lexical.QueryTokens(q.Text), idf, want)
 		if err != nil {
 			return nil, fmt.Errorf("search %s: %w", q.Theme, err)
 		}
-		chunks := make(map[string]chunk.Chunk, len(filled))
-		for _, h := range filled {
-			chunks[h.Chunk.ID] = h.Chunk
-		}
-		return Collapse(Rerank(vec, lex, chunks, lexical.QueryTokens(q.Text), idf, want), q.K), nil
+		return Collapse(hits, q.K), nil
 	}
 	if hits, err = fill(ctx, hits); err != nil {
 		return nil, fmt.Errorf("search %s: %w", q.Theme, err)

@@ -46,7 +46,7 @@ func Tokens(text string) []string {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
 			word = append(word, unicode.ToLower(r))
-			if len(word) > 64 { // a gigantic "word" is junk; cut it
+			if len(word) > MaxWordRunes { // a gigantic "word" is junk; cut it
 				flushWord()
 			}
 		default:
@@ -107,3 +107,15 @@ func distinct(toks []string, dropStop bool) []string {
 	}
 	return out
 }
+
+// IsCJK reports whether r is a character [Tokens] cuts into unigrams and
+// bigrams (Han, kana, Hangul).
+func IsCJK(r rune) bool { return isCJK(r) }
+
+// FoldRune is the folding [Tokens] applies to a CJK character (see
+// [Folder]); other runes are returned unchanged.
+func FoldRune(r rune) rune { return defaultFolder.Rune(r) }
+
+// MaxWordRunes is the longest Latin or digit run [Tokens] keeps as one
+// token; a longer run is cut after MaxWordRunes+1 runes.
+const MaxWordRunes = 64

@@ -80,6 +80,17 @@ CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day TEXT NOT NULL, tokens INT
 	{7, "message events", `
 ALTER TABLE messages ADD COLUMN events TEXT;
 `},
+	// Each chunk records the rowid of its row in chunk_fts, whose chunk_id
+	// FTS5 cannot index: deleting a document's chunks from chunk_fts by
+	// chunk_id scanned the whole table, for every document ingested. The
+	// existing rows are matched once through a temporary index.
+	{8, "chunk_fts rowids", `
+ALTER TABLE chunks ADD COLUMN fts_rowid INTEGER;
+CREATE TEMP TABLE fts_map AS SELECT rowid AS r, chunk_id AS c FROM chunk_fts;
+CREATE INDEX temp.fts_map_c ON fts_map(c);
+UPDATE chunks SET fts_rowid = (SELECT r FROM fts_map WHERE c = chunks.id);
+DROP TABLE temp.fts_map;
+`},
 }
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -34,17 +33,25 @@ type Store struct {
 	wmu sync.Mutex
 
 	mu    sync.Mutex
-	cache map[string]*themeVectors // decoded vectors per theme
+	cache map[string]*themeVectors // quantised vectors per theme
 	lex   lexStats                 // document frequencies of query tokens
 }
 
 var _ knowledge.Store = (*Store)(nil)
 
+// themeVectors are a theme's vectors as a search scans them: each
+// L2-normalised and quantised to int8 with a scale of its own
+// (v[j] ~ scale * code[j]), stored a dimension at a time (codes[j*len(ids)
+// + i] is dimension j of vector i) so that a query touches only the
+// dimensions where it is not zero (the local embedder's queries hold a few
+// dozen of its 1024). A quarter of the memory of float32 rows; the exact
+// vectors stay on disk.
 type themeVectors struct {
-	gen  int64 // the theme's generation (theme_gen) the vectors were read at
-	dims int
-	ids  []string
-	vecs []float32 // len(ids)*dims, each row L2-normalised
+	gen   int64 // the theme's generation (theme_gen) the vectors were read at
+	dims  int
+	ids   []string
+	scale []float32
+	codes []int8
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -156,8 +163,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			}
 		}
 	}
-	if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+	// A new document has nothing to delete: only a stored one is looked
+	// up and removed.
+	var stored int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE id = ?`, doc.ID).Scan(&stored); err != nil {
 		return err
+	}
+	if stored > 0 {
+		if err := deleteDoc(ctx, tx, doc.ID); err != nil {
+			return err
+		}
 	}
 	if err := bumpGen(ctx, tx, doc.Theme); err != nil {
 		return err
@@ -169,12 +184,12 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, fts_rowid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer insChunk.Close()
-	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?)`)
+	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?) RETURNING rowid`)
 	if err != nil {
 		return err
 	}
@@ -188,12 +203,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hp, _ := json.Marshal(nonNil(c.HeadingPath))
-		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens); err != nil {
-			return fmt.Errorf("chunk %s: %w", c.ID, err)
-		}
-		if _, err := insFTS.ExecContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)); err != nil {
+		// The chunk's row in chunk_fts is recorded with it, so that
+		// deleting the chunk finds that row by its rowid (chunk_fts's
+		// chunk_id is not indexed).
+		var ftsRow int64
+		if err := insFTS.QueryRowContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)).Scan(&ftsRow); err != nil {
 			return err
+		}
+		hp, _ := json.Marshal(nonNil(c.HeadingPath))
+		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens, ftsRow); err != nil {
+			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		if len(vectors) > 0 {
 			if _, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i])); err != nil {
@@ -220,8 +239,11 @@ func txInfo(ctx context.Context, tx *sql.Tx) (knowledge.EmbeddingInfo, bool, err
 	return info, err == nil, err
 }
 
+// deleteDoc removes a document, its chunks, their vectors and their rows
+// in chunk_fts, each found through an index (chunk_fts by the rowid its
+// chunk records).
 func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE rowid IN (SELECT fts_rowid FROM chunks WHERE doc_id = ?)`, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
@@ -381,31 +403,47 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	}
 	s.mu.Unlock()
 
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM embeddings WHERE theme = ?`, theme).Scan(&n); err != nil {
+		return nil, err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	tv := &themeVectors{gen: gen}
+	var row []float32
 	for rows.Next() {
 		var id string
-		var blob []byte
+		var blob sql.RawBytes
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, err
 		}
-		v := DecodeVector(blob)
 		if tv.dims == 0 {
-			tv.dims = len(v)
+			tv.dims = len(blob) / 4
+			tv.codes = make([]int8, n*tv.dims)
+			row = make([]float32, tv.dims)
 		}
-		if len(v) != tv.dims {
-			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(v), tv.dims, knowledge.ErrDimensionMismatch)
+		if len(blob) != 4*tv.dims {
+			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(blob)/4, tv.dims, knowledge.ErrDimensionMismatch)
 		}
-		normalize(v)
+		if len(tv.ids) == n {
+			break // written after the count; the next search sees it
+		}
+		decodeInto(row, blob)
+		normalize(row)
+		// Column-major from the start: codes[j*n+i] is dimension j of
+		// vector i.
+		i := len(tv.ids)
 		tv.ids = append(tv.ids, id)
-		tv.vecs = append(tv.vecs, v...)
+		tv.scale = append(tv.scale, quantizeInto(row, tv.codes[i:], n))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if len(tv.ids) < n { // rows deleted after the count
+		tv.codes = compact(tv.codes, tv.dims, n, len(tv.ids))
 	}
 	s.mu.Lock()
 	if old, ok := s.cache[theme]; !ok || old.gen <= gen {
@@ -415,6 +453,11 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	return tv, nil
 }
 
+// vectorSearch returns the n chunks of the theme nearest to qv by cosine.
+// It scores every vector of the theme by its int8 code (see themeVectors),
+// over the dimensions where the query is not zero only, then ranks the
+// best rerankShare of them exactly, by their float32 vectors read from
+// disk.
 func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
 	tv, err := s.vectors(ctx, theme)
 	if err != nil {
@@ -428,36 +471,30 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 	}
 	q := append([]float32(nil), qv...)
 	normalize(q)
-	type scored struct {
-		i int
-		s float32
+	approx := tv.approx(q)
+	// The candidates: the best by the codes' scores.
+	cand := newTopN(min(len(tv.ids), rerankCandidates(n)))
+	for i, a := range approx {
+		cand.add(tv.ids[i], a)
 	}
-	top := make([]scored, 0, n+1)
-	for i := range tv.ids {
-		row := tv.vecs[i*tv.dims : (i+1)*tv.dims]
-		var dot float32
-		for j, x := range row {
-			dot += x * q[j]
-		}
-		if len(top) == n && dot <= top[n-1].s {
-			continue
-		}
-		// insert in order (n is small)
-		k := sort.Search(len(top), func(k int) bool { return top[k].s < dot })
-		top = append(top, scored{})
-		copy(top[k+1:], top[k:])
-		top[k] = scored{i, dot}
-		if len(top) > n {
-			top = top[:n]
+	ids := make([]any, len(cand.ids))
+	for i, id := range cand.ids {
+		ids[i] = id
+	}
+	top := newTopN(n)
+	for start := 0; start < len(ids); start += fillBatch {
+		part := ids[start:min(start+fillBatch, len(ids))]
+		if err := s.scanVectors(ctx, `SELECT chunk_id, vector FROM embeddings WHERE chunk_id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, part, q, top); err != nil {
+			return nil, fmt.Errorf("vector: %w", err)
 		}
 	}
-	out := make([]knowledge.Hit, len(top))
-	for i, t := range top {
-		out[i].Chunk.ID = tv.ids[t.i]
-		out[i].VectorScore = float64(t.s)
-	}
-	return out, nil
+	return top.hits(), nil
 }
+
+// rerankCandidates is how many chunks, ranked by their codes, are ranked
+// again exactly for n hits. TestVectorCodesKeepTheExactRanking checks that
+// the exact top n is among them.
+func rerankCandidates(n int) int { return n + n/5 + 5 }
 
 func normalize(v []float32) {
 	var sum float64
@@ -489,4 +526,50 @@ func DecodeVector(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
+}
+
+// quantizeInto writes the int8 code of the unit vector v to codes[0],
+// codes[stride], codes[2*stride]... and returns its scale.
+func quantizeInto(v []float32, codes []int8, stride int) float32 {
+	m := float32(0)
+	for _, x := range v {
+		m = max(m, x, -x)
+	}
+	if m == 0 {
+		return 0
+	}
+	scale := m / 127
+	for j, x := range v {
+		codes[j*stride] = int8(math.Round(float64(x / scale)))
+	}
+	return scale
+}
+
+// compact shrinks column-major codes laid out for n vectors to the first
+// have of them.
+func compact(codes []int8, dims, n, have int) []int8 {
+	out := make([]int8, dims*have)
+	for j := 0; j < dims; j++ {
+		copy(out[j*have:(j+1)*have], codes[j*n:j*n+have])
+	}
+	return out
+}
+
+// approx returns each vector's approximate cosine with the unit vector q.
+func (tv *themeVectors) approx(q []float32) []float32 {
+	n := len(tv.ids)
+	acc := make([]float32, n)
+	for j, qj := range q {
+		if qj == 0 {
+			continue
+		}
+		col := tv.codes[j*n : (j+1)*n]
+		for i, c := range col {
+			acc[i] += qj * float32(c)
+		}
+	}
+	for i := range acc {
+		acc[i] *= tv.scale[i]
+	}
+	return acc
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
@@ -133,5 +134,67 @@ func TestFillBatchesAndKeepsOrder(t *testing.T) {
 	}
 	if got, err := s.fill(ctx, nil); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("fill(nil) = %#v, %v; want an empty non-nil list", got, err)
+	}
+}
+
+// TestMigrateChunkFTSRowids upgrades a store of migration 7, whose chunks
+// do not record their chunk_fts rows, and replaces and deletes documents
+// in it: each loses exactly its own rows of chunk_fts.
+func TestMigrateChunkFTSRowids(t *testing.T) {
+	ctx := context.Background()
+	var stmts []string
+	for _, d := range []string{"a", "b"} {
+		stmts = append(stmts,
+			`INSERT INTO documents(id, theme, source, title, content_hash, chunks, updated_at) VALUES ('`+d+`', 't', 's', '`+d+`', 'h', 2, '2026-01-01T00:00:00Z')`)
+		for _, n := range []string{"1", "2"} {
+			id := d + n
+			stmts = append(stmts,
+				`INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens) VALUES ('`+id+`', '`+d+`', 't', `+n+`, 's', '`+d+`', '[]', 0, 1, 'word`+id+` shared', 2)`,
+				`INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES ('`+id+`', 't', 'word`+id+` shared')`)
+		}
+	}
+	path := dbAt(t, 7, stmts...)
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ftsIDs := func() []string {
+		rows, err := st.db.QueryContext(ctx, `SELECT chunk_id FROM chunk_fts ORDER BY chunk_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			out = append(out, id)
+		}
+		return out
+	}
+	var missing int
+	if err := st.db.QueryRow(`SELECT count(*) FROM chunks WHERE fts_rowid IS NULL`).Scan(&missing); err != nil || missing != 0 {
+		t.Fatalf("chunks without their chunk_fts row after migration: %d %v", missing, err)
+	}
+	doc := knowledge.Document{ID: "a", Theme: "t", Source: "s", Title: "a", ContentHash: "h2"}
+	if err := st.ReplaceDocument(ctx, doc, []chunk.Chunk{{ID: "a9", Doc: "a", Source: "s", Text: "new text", Tokens: 2}}, nil, knowledge.EmbeddingInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ftsIDs(), " "); got != "a9 b1 b2" {
+		t.Fatalf("chunk_fts after replacing a = %s, want a9 b1 b2", got)
+	}
+	if err := st.DeleteDocument(ctx, "t", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ftsIDs(), " "); got != "a9" {
+		t.Fatalf("chunk_fts after deleting b = %s, want a9", got)
+	}
+	if _, err := st.db.Exec(`INSERT INTO chunk_fts(chunk_fts) VALUES('integrity-check')`); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := st.Search(ctx, knowledge.Query{Theme: "t", Text: "new text", Mode: knowledge.SearchLexical})
+	if err != nil || len(hits) != 1 || hits[0].Chunk.ID != "a9" {
+		t.Fatalf("search after the upgrade = %+v %v", hits, err)
 	}
 }
