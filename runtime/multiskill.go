@@ -173,7 +173,7 @@ func (a *Agent) candidatesNote(msg string) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "; the router finds no skill fitting this message"
+		return "; router: " + routeAdvice(a.cfg.Skills.Route(msg))
 	}
 	return "; the router's candidates for this message, best first: " + strings.Join(fit, ", ")
 }
@@ -472,6 +472,7 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 		Score       float64  `json:"score"`
 		Coverage    float64  `json:"coverage"`
 		Matched     []string `json:"matched,omitempty"`
+		Glossary    []string `json:"glossary_terms,omitempty"`
 		Fits        bool     `json:"fits"`
 	}
 	var out []rec
@@ -484,14 +485,14 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 			continue
 		}
 		out = append(out, rec{Skill: c.Name, DisplayName: sk.DisplayName, Description: sk.Summary(),
-			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Fits: c.Fits()})
+			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Glossary: c.Glossary, Fits: c.Fits()})
 	}
 	res := map[string]any{"question": question, "candidates": out}
 	if m := a.cfg.Skills.Match(question); m != "" {
 		res["best"] = m
 	} else {
 		res["best"] = nil
-		res["note"] = "没有技能明确与问题相符 / no installed skill clearly fits this question; answer without one or ask what the user wants"
+		res["note"] = routeAdvice(a.cfg.Skills.Route(question))
 	}
 	return jsonOf(res)
 }

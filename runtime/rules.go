@@ -189,8 +189,7 @@ func (idx *ruleIndex) expansion(text string) string {
 			hit = hit || containsPhrase(tokens, p)
 		}
 		if hit {
-			out = append(out, t.Term)
-			out = append(out, t.Aliases...)
+			out = append(out, t.names...)
 		}
 	}
 	return strings.Join(out, " ")
@@ -501,7 +500,7 @@ func grams(s string) map[string]bool {
 		}
 		word = word[:0]
 	}
-	for _, r := range strings.ToLower(s) {
+	for _, r := range strings.ToLower(skills.FoldMarks(s)) {
 		r = foldVariant(r)
 		switch {
 		case unicode.Is(unicode.Han, r):
@@ -545,7 +544,7 @@ func phraseTokens(s string) []string {
 		}
 		word = word[:0]
 	}
-	for _, r := range strings.ToLower(s) {
+	for _, r := range strings.ToLower(skills.FoldMarks(s)) {
 		r = foldVariant(r)
 		switch {
 		case unicode.Is(unicode.Han, r):
