@@ -347,41 +347,6 @@ type skillRule struct {
 	Skill string `json:"skill,omitempty"`
 }
 
-// rulesAcross returns the k rules of the active skills most relevant to
-// the question: each skill's best rule first (so a two-skill question
-// hears from both), then the rest by score.
-func (a *Agent) rulesAcross(active []string, question string, k int) ([]skillRule, error) {
-	var best, rest []scoredSkillRule
-	for _, n := range active {
-		sk, err := a.cfg.Skills.Get(n)
-		if err != nil {
-			return nil, err
-		}
-		idx, err := a.rules.get(sk)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range idx.rank([]weighted{{question, 1}}, k, 0) {
-			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
-			if i == 0 && len(active) > 1 {
-				best = append(best, sr)
-			} else {
-				rest = append(rest, sr)
-			}
-		}
-	}
-	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
-	sort.SliceStable(rest, func(i, j int) bool { return rest[i].score > rest[j].score })
-	var out []skillRule
-	for _, r := range append(best, rest...) {
-		if len(out) == k {
-			break
-		}
-		out = append(out, r.skillRule)
-	}
-	return out, nil
-}
-
 type scoredSkillRule struct {
 	skillRule
 	score float64
