@@ -124,6 +124,13 @@ func init() {
 // with its pinyin. It is deterministic: the same inputs give the same
 // glossary.
 func MineGlossary(ks *knowledgeSet, in GlossaryInputs) skills.Glossary {
+	_, g := mineCandidates(ks, in)
+	return g
+}
+
+// mineCandidates returns the mined terms, the named ones first then the
+// recurring phrases by frequency, and the glossary they make.
+func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Glossary) {
 	cands := map[string]*candidate{}
 	add := func(term, ctx string, named bool) {
 		if !isTermText(term) {
@@ -181,6 +188,7 @@ func MineGlossary(ks *knowledgeSet, in GlossaryInputs) skills.Glossary {
 		return out[i].term < out[j].term
 	})
 	var g skills.Glossary
+	var kept []candidate
 	mined := 0
 	for _, c := range out {
 		if !c.named {
@@ -189,10 +197,11 @@ func MineGlossary(ks *knowledgeSet, in GlossaryInputs) skills.Glossary {
 			}
 			mined++
 		}
+		kept = append(kept, *c)
 		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: PinyinOf(c.term), From: skills.FromMined})
 	}
 	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
-	return g
+	return kept, g
 }
 
 // gram is a recurring phrase of the knowledge's wording.
@@ -401,4 +410,70 @@ func glossaryTermsOf(g skills.Glossary) []string {
 		out = append(out, strings.TrimSpace(t.Term))
 	}
 	return out
+}
+
+// englishName names a theme built from Chinese sources for users who
+// write English, offline: "In English: <theme> (<term>, <term>)." with the
+// theme's name (its pinyin, capitalised, when it is Chinese) and the first
+// English rendering, else the pinyin, of its two most used glossary terms
+// (ks.terms, by how often the knowledge uses them).
+func englishName(theme string, ks *knowledgeSet) string {
+	name := theme
+	if isHanOnly(theme) {
+		if py := PinyinOf(theme); len(py) > 1 {
+			name = titleWords(py[1])
+		}
+	}
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range ks.glossary.Terms {
+		byTerm[e.Term] = e
+	}
+	text := knowledgeText(ks)
+	counts := map[string]int{}
+	var terms []string
+	for _, t := range ks.terms {
+		if n := strings.Count(text, strings.ToLower(t)); n > 0 && utf8.RuneCountInString(t) >= minTermRunes && !strings.EqualFold(t, theme) {
+			counts[t] = n
+			terms = append(terms, t)
+		}
+	}
+	sort.SliceStable(terms, func(i, j int) bool { return counts[terms[i]] > counts[terms[j]] })
+	var shown []string
+	for _, t := range terms {
+		if len(shown) == 2 {
+			break
+		}
+		e := byTerm[t]
+		switch {
+		case len(e.English) > 0:
+			shown = append(shown, e.English[0])
+		case len(e.Pinyin) > 1:
+			shown = append(shown, titleWords(e.Pinyin[1]))
+		}
+	}
+	if len(shown) == 0 {
+		return "In English: " + name + "."
+	}
+	return "In English: " + name + " (" + strings.Join(shown, ", ") + ")."
+}
+
+// titleWords capitalises each word of s ("kui gang" is "Kui Gang").
+func titleWords(s string) string {
+	ws := strings.Fields(s)
+	for i, w := range ws {
+		r := []rune(w)
+		r[0] = unicode.ToUpper(r[0])
+		ws[i] = string(r)
+	}
+	return strings.Join(ws, " ")
+}
+
+// isHanOnly reports whether s is Han characters only.
+func isHanOnly(s string) bool {
+	for _, r := range s {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -143,15 +143,22 @@ func (ks *knowledgeSet) buildGlossary(ctx context.Context, opt IntegrateOptions,
 	if err != nil {
 		return skills.Glossary{}, nil, err
 	}
-	g := MineGlossary(ks, opt.GlossaryInputs)
+	cands, g := mineCandidates(ks, opt.GlossaryInputs)
 	var warnings []string
 	if opt.LLM != nil {
-		mg, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, ks, g)
+		mg, asked, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, cands)
 		if err != nil {
 			return skills.Glossary{}, nil, err
 		}
 		warnings = append(warnings, warn...)
-		g = g.Overlay(mg)
+		// A candidate the model was shown and left out is no term.
+		var kept skills.Glossary
+		for _, t := range g.Terms {
+			if !asked[t.Term] {
+				kept.Terms = append(kept.Terms, t)
+			}
+		}
+		g = kept.Overlay(mg)
 	}
 	g = g.Overlay(markHand(hand))
 	for _, t := range g.Terms {
@@ -288,8 +295,14 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 		if u, ok := opt.LLM.(interface {
 			Usage() map[string]llm.StageUsage
 		}); ok && opt.LLMUsage == nil {
-			if su := u.Usage()["integrate.prose"]; su.Requests > 0 {
-				opt.LLMUsage = map[string]llm.StageUsage{"integrate.prose": su}
+			usage := map[string]llm.StageUsage{}
+			for _, st := range []string{"integrate.prose", StageGlossary} {
+				if su := u.Usage()[st]; su.Requests > 0 {
+					usage[st] = su
+				}
+			}
+			if len(usage) > 0 {
+				opt.LLMUsage = usage
 			}
 		}
 		if len(problems) == 0 {
