@@ -221,27 +221,42 @@ func stripFence(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// GlossaryPlan estimates, for a dry run, the glossary requests a build
-// with a model sends: the candidates the headings and titles give, plus
-// the recurring phrases of the knowledge (assumed at their cap, the
-// knowledge not being extracted yet), count measuring tokens. It returns
-// the requests and the prompt and completion tokens.
-func GlossaryPlan(model, theme string, zh bool, in GlossaryInputs, count func(string) int) (requests, prompt, completion int) {
-	cands, _ := mineCandidates(&knowledgeSet{}, in)
+// GlossaryPlan plans, for a dry run, the glossary requests a build with a
+// model sends in its integrate stage. With the skill's knowledge already
+// extracted (skillDir holds it) the requests are exact, and those the
+// response cache answers (cached) are counted apart; without it the
+// candidates are the chunks' titles' plus the knowledge's recurring
+// phrases at their cap, and the plan is an estimate. count measures
+// tokens. It returns the requests to send, the cached ones, their prompt
+// and estimated completion tokens, and whether it is an estimate.
+func GlossaryPlan(model, theme, skillDir string, zh bool, in GlossaryInputs, count func(string) int, cached func(llm.Request) bool) (requests, inCache, prompt, completion int, estimated bool) {
+	ks, err := loadKnowledge(skillDir)
+	if err != nil {
+		ks, estimated = &knowledgeSet{}, true
+	}
+	cands, _ := mineCandidates(ks, in)
 	gc := modelCandidates(cands)
-	for i := 0; i < maxMinedTerms && len(gc) < maxModelTerms; i++ {
-		gc = append(gc, glossaryCandidate{Term: fmt.Sprintf("术语%03d", i), Context: strings.Repeat("字", 20)})
+	if estimated {
+		for i := 0; i < maxMinedTerms && len(gc) < maxModelTerms; i++ {
+			gc = append(gc, glossaryCandidate{Term: fmt.Sprintf("术语%03d", i), Context: strings.Repeat("字", 20)})
+		}
 	}
 	L := labels{code: "en"}
 	if zh {
 		L.code = "zh"
 	}
 	for _, r := range glossaryRequests(model, theme, L, gc) {
+		if !estimated && cached != nil && cached(r) {
+			inCache++
+			continue
+		}
 		requests++
 		prompt += llm.PromptTokens(r, count)
 	}
-	// The answer: about 30 tokens a kept term (its synonyms, renderings
-	// and pinyin).
-	completion = 30 * min(len(gc), maxModelTerms)
-	return requests, prompt, completion
+	// The answer: about 30 tokens a term (its synonyms, renderings and
+	// pinyin).
+	if requests > 0 {
+		completion = 30 * min(len(gc), maxModelTerms) * requests / (requests + inCache)
+	}
+	return requests, inCache, prompt, completion, estimated
 }

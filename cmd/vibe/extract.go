@@ -21,6 +21,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
@@ -214,6 +215,17 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if opts.DryRun {
 		if err != nil {
 			return err
+		}
+		// The build's integrate stage asks the model for the glossary
+		// too: estimated from the chunks' titles.
+		n, cached, p, c, est := integrate.GlossaryPlan(cfg.LLM.Model, opts.Theme, ws.SkillDir(opts.Theme), runtime.TextLanguage(sampleText(chunks)) == "zh",
+			glossaryInputsOf(chunks), client.CountTokens, client.Cached)
+		if n+cached > 0 {
+			note := "sent by the build's integrate stage; requests and prompt tokens exact for the knowledge extracted now; answers estimated"
+			if est {
+				note = "estimate: sent by the build's integrate stage; candidates from the chunks' titles and the knowledge's recurring phrases at their cap"
+			}
+			res.LLM.Plan = append(res.LLM.Plan, extract.PassPlan{Pass: integrate.StageGlossary, Requests: n, Cached: cached, PromptTokens: p, CompletionTokens: c, Estimated: est, Note: note})
 		}
 		return printDryRun(opts, cfg, res.LLM)
 	}

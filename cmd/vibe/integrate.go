@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/integrate"
 )
 
@@ -163,16 +164,22 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 // chunks, which the built glossary is mined from; none when the store holds
 // no chunks of the theme (the skill was extracted elsewhere).
 func (a *app) glossaryInputs(ctx context.Context, theme string) (integrate.GlossaryInputs, error) {
-	var in integrate.GlossaryInputs
 	store, err := a.openStore(ctx)
 	if err != nil {
-		return in, fmt.Errorf("integrate %s: open the store: %w", theme, err)
+		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: open the store: %w", theme, err)
 	}
 	defer store.Close()
 	chunks, err := store.Chunks(ctx, theme)
 	if err != nil {
-		return in, fmt.Errorf("integrate %s: read chunks: %w", theme, err)
+		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: read chunks: %w", theme, err)
 	}
+	return glossaryInputsOf(chunks), nil
+}
+
+// glossaryInputsOf gathers the distinct heading and document titles of
+// chunks.
+func glossaryInputsOf(chunks []chunk.Chunk) integrate.GlossaryInputs {
+	var in integrate.GlossaryInputs
 	seen := map[string]bool{}
 	for _, c := range chunks {
 		for _, h := range append([]string{c.Title}, c.HeadingPath...) {
@@ -186,5 +193,17 @@ func (a *app) glossaryInputs(ctx context.Context, theme string) (integrate.Gloss
 			in.Titles = append(in.Titles, d)
 		}
 	}
-	return in, nil
+	return in
+}
+
+// sampleText is the text of up to 50 chunks spread over chunks, to tell
+// the sources' language by.
+func sampleText(chunks []chunk.Chunk) string {
+	var sb strings.Builder
+	step := max(1, len(chunks)/50)
+	for i := 0; i < len(chunks); i += step {
+		sb.WriteString(chunks[i].Text)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
 }
