@@ -88,6 +88,13 @@ func termOfHeading(h string) string {
 	if !isTermText(h) {
 		return ""
 	}
+	// A title that reads as a phrase of prose or a question (杂气如何取用)
+	// is no term: its words would route unrelated questions (如何).
+	for _, r := range h {
+		if gramStop[r] {
+			return ""
+		}
+	}
 	return h
 }
 

@@ -45,7 +45,7 @@ func TestTermOfHeading(t *testing.T) {
 	for h, want := range map[string]string{
 		"25 论魁罡": "魁罡", "1.12 衰旺论": "衰旺", "四十三、论阳刃": "阳刃", "2.3.3 三秋乙木": "三秋乙木",
 		"三命通会卷之十": "", "卷九": "", "52 时上偏财（以下所忌月分）": "时上偏财", "1 六甲日甲子时断": "",
-		"论用神配气候得失之理": "", "Chapter 2": "", "第三章 论正官": "正官",
+		"论用神配气候得失之理": "", "论杂气如何取用": "", "Chapter 2": "", "第三章 论正官": "正官",
 	} {
 		if got := termOfHeading(h); got != want {
 			t.Errorf("termOfHeading(%q) = %q, want %q", h, got, want)
