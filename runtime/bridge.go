@@ -74,13 +74,24 @@ func NewGlossary(g skills.Glossary) *Glossary {
 	for _, t := range g.Terms {
 		e := glossEntry{GlossaryTerm: t, names: t.Names()}
 		for _, p := range e.names {
-			if tok := phraseTokens(p); len(tok) > 0 {
+			if tok := nameTokens(p); len(tok) > 0 {
 				e.phrases = append(e.phrases, tok)
 			}
 		}
 		out.entries = append(out.entries, e)
 	}
 	return out
+}
+
+// nameTokens are the tokens a glossary name is matched by (phraseTokens),
+// none when small words left out would leave a phrase of several words
+// one word: "ji you" (己酉's pinyin) is not "ji", which "Tai Ji" holds.
+func nameTokens(name string) []string {
+	tok := phraseTokens(name)
+	if len(tok) == 1 && len(strings.Fields(name)) > 1 && !hasHan(name) {
+		return nil
+	}
+	return tok
 }
 
 // Len is the number of terms; a nil Glossary has none.

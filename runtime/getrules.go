@@ -274,7 +274,7 @@ func (g *Glossary) namedEntries(text string) []glossEntry {
 			if isHanOnly(n) {
 				p := plainText(n)
 				hit = utf8.RuneCountInString(p) >= 2 && (strings.Contains(plain, p) || swapHalves(p) != "" && strings.Contains(plain, swapHalves(p)))
-			} else if pt := phraseTokens(n); len(pt) > 0 {
+			} else if pt := nameTokens(n); len(pt) > 0 {
 				hit = containsPhrase(tokens, pt)
 			}
 			if hit {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/vibelife/vibe/skills"
 )
 
 // A skill described in Chinese only, whose glossary names 十恶大败 in
@@ -62,5 +64,25 @@ func TestRoutingFailsOpen(t *testing.T) {
 	a := agentOver(t, root, nil, nil)
 	if got := a.Route("What are the Ten Evils and Great Defeat days?"); got != "mingli" {
 		t.Errorf("offline route = %q, want mingli", got)
+	}
+}
+
+// A pinyin name is matched whole: 己酉's "ji you" loses its small word
+// "you" to the tokenizer, and what is left ("ji") must not name 己酉 in
+// "What is the Tai Ji noble?".
+func TestGlossaryPinyinIsMatchedWhole(t *testing.T) {
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "己酉", Pinyin: []string{"jǐ yǒu", "ji you", "jiyou"}},
+		{Term: "太极贵", Pinyin: []string{"tai ji gui"}},
+		{Term: "魁罡", Pinyin: []string{"kui gang"}},
+	}})
+	if got := g.Named("What is the Tai Ji noble (Supreme Ultimate noble)?"); len(got) != 0 {
+		t.Errorf("named %v, want none", got)
+	}
+	if got := g.Terms("What is the Tai Ji noble?", langZH); len(got) != 0 {
+		t.Errorf("bridged as %v, want nothing", got)
+	}
+	if got := g.Named("Is Kuí Gāng lucky?"); len(got) != 1 || got[0] != "魁罡" {
+		t.Errorf("named %v, want 魁罡", got)
 	}
 }
