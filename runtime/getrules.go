@@ -149,6 +149,11 @@ func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, 
 	if br.BridgedBy == "llm" {
 		parts = append(parts, weighted{br.SearchedAs, 1})
 	}
+	// A question written in two scripts is also asked in each: its part
+	// in the rules' language is what they can state.
+	if han, other := splitScripts(question); han != "" && other != "" {
+		parts = append(parts, weighted{han, 0.5}, weighted{other, 0.5})
+	}
 	rules := idx.rank(parts, k, minRuleScore)
 	if len(rules) == 0 || rules[0].Score >= strongRuleScore {
 		return rules, nil
@@ -224,6 +229,26 @@ func (idx *ruleIndex) states(term string) bool {
 		}
 	}
 	return false
+}
+
+// splitScripts returns the Han runs of s and the rest, each joined by
+// spaces.
+func splitScripts(s string) (han, other string) {
+	var h, o strings.Builder
+	for _, r := range s {
+		if isHanOnly(string(r)) {
+			h.WriteRune(r)
+			o.WriteByte(' ')
+		} else {
+			o.WriteRune(r)
+			h.WriteByte(' ')
+		}
+	}
+	han = strings.Join(strings.Fields(h.String()), " ")
+	if _, letters := scripts(o.String()); letters == 0 {
+		return han, ""
+	}
+	return han, strings.Join(strings.Fields(o.String()), " ")
 }
 
 // contentRunes counts the Han characters of text that are not of a

@@ -376,6 +376,61 @@ func (idx *ruleIndex) relevant(i int, q query) bool {
 	return chars >= minSharedChars
 }
 
+// matched is the rarity-weighted mass of q's grams rule i states in its
+// condition, conclusion or action, or its source's headings (a character
+// counted in a stated bigram at unigramInBigram).
+func (idx *ruleIndex) matched(i int, q query) float64 {
+	f := idx.fields[i]
+	stated := func(g string) bool { return f[fieldCondition][g] || f[fieldThen][g] || f[fieldSource][g] }
+	m := 0.0
+	for _, qg := range q.grams {
+		if !stated(qg.g) {
+			continue
+		}
+		w := qg.w
+		for _, b := range qg.bigrams {
+			if stated(q.grams[b].g) {
+				w *= unigramInBigram
+				break
+			}
+		}
+		m += w
+	}
+	return m
+}
+
+// minMatchedRare is the matched mass (matched) a rule needs for some part
+// of the query, in units of the rarity of a gram only one rule holds: about
+// a rare term and a character of the question besides. Filler that shares
+// a common bigram or a few characters with the question falls below it
+// (德秀贵人 and 柱中多庚 → 又以丁为奇，富贵人 by 贵人: 1.6), the rules that
+// answer the project's questions lie above (阳刃格 and 阳刃用之 → …: 1.9).
+const minMatchedRare = 1.8
+
+// minRulesForMatched is the fewest rules a skill has for matchedEnough to
+// apply: among a handful of rules no gram is much rarer than another.
+const minRulesForMatched = 20
+
+// matchedEnough reports whether rule i states enough of one of the query
+// parts qs (minMatchedRare).
+func (idx *ruleIndex) matchedEnough(i int, qs []query) bool {
+	if len(idx.rules) < minRulesForMatched {
+		return true
+	}
+	rare := idx.idf("\x00") // a gram no rule holds weighs as one only one rule holds, nearly
+	for _, q := range qs {
+		if m := idx.matched(i, q); m >= minMatchedRare*rare || q.mass > 0 && m >= minMatchedShare*q.mass {
+			return true
+		}
+	}
+	return false
+}
+
+// minMatchedShare is the share of a query part's weight a rule stating
+// most of it needs instead: a short part ("brewing green tea" of a
+// question written half in Chinese) holds no more than its few words.
+const minMatchedShare = 0.6
+
 // minSharedChars is how many content characters a rule sharing no bigram
 // with the question must share to be relevant.
 const minSharedChars = 3
@@ -439,7 +494,7 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 				rel = rel || idx.relevant(i, q)
 			}
 		}
-		if rel && s > 0 && s >= min {
+		if rel && s > 0 && s >= min && (min == 0 || idx.matchedEnough(i, qs)) {
 			all = append(all, scoredRule{idx.rules[i], s})
 		}
 	}
