@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm/llmtest"
 	"github.com/vibelife/vibe/skills"
 )
 
@@ -107,5 +109,74 @@ func TestMineGlossary(t *testing.T) {
 	again := MineGlossary(ks, GlossaryInputs{Headings: []string{"25 论魁罡", "四十三、论阳刃", "卷九"}, Titles: []string{"滴天髓"}})
 	if !slices.EqualFunc(g.Terms, again.Terms, func(a, b skills.GlossaryTerm) bool { return a.Term == b.Term && slices.Equal(a.Pinyin, b.Pinyin) }) {
 		t.Error("two mines of the same inputs differ")
+	}
+}
+
+// With a model, the glossary keeps the terms the model kept, with its
+// synonyms, English renderings and pinyin (the field's reading first, then
+// the forms without tones), drops the candidates it left out as no terms,
+// keeps the hand-kept entries over both, and a rebuild of the same
+// knowledge asks nothing.
+func TestModelGlossary(t *testing.T) {
+	ks := &knowledgeSet{}
+	for _, c := range []string{"七杀无制", "七杀有制则贵", "用七杀而身强", "伤官见官为祸", "伤官见官而无财", "身弱伤官见官"} {
+		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
+	}
+	in := GlossaryInputs{Headings: []string{"25 论魁罡", "二十五、长生"}, Titles: []string{"三命通会"}}
+	answer := map[string]any{"terms": []map[string]any{
+		{"term": "七杀", "synonyms": []string{"七煞", "偏官"}, "english": []string{"Seven Killings", "Seven Killing"}, "pinyin": []string{"qī shā"}},
+		{"term": "魁罡", "synonyms": []string{}, "english": []string{"Kui Gang"}, "pinyin": []string{"kuí gāng"}},
+		{"term": "长生", "synonyms": []string{}, "english": []string{"Growth", "Birth"}, "pinyin": []string{"cháng shēng"}},
+		{"term": "伤官见官", "synonyms": []string{}, "english": []string{"Hurting Officer meets Officer"}, "pinyin": []string{"shāng guān jiàn guān"}},
+		{"term": "三命通会", "synonyms": []string{}, "english": []string{"San Ming Tong Hui"}, "pinyin": []string{"sān mìng tōng huì"}},
+	}}
+	srv := llmtest.New(t)
+	srv.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		if r.SchemaName() != "glossary" {
+			return llmtest.Status(400, "unexpected "+r.SchemaName())
+		}
+		return llmtest.JSON(answer)
+	})
+	cache := t.TempDir()
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "glossary.yaml")
+	if err := os.WriteFile(hand, []byte("terms:\n  - term: 魁罡\n    english: [Kui Gang days]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := IntegrateOptions{Theme: "bazi", LLM: proseClient(t, srv, cache), Model: "m", GlossaryInputs: in, Glossary: hand}
+	g, _, err := ks.buildGlossary(context.Background(), opt, labels{code: "zh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range g.Terms {
+		byTerm[e.Term] = e
+	}
+	if e := byTerm["七杀"]; e.From != skills.FromModel || !slices.Contains(e.English, "Seven Killings") || !slices.Contains(e.Aliases, "七煞") ||
+		!slices.Contains(e.Pinyin, "qī shā") || !slices.Contains(e.Pinyin, "qi sha") || !slices.Contains(e.Pinyin, "qisha") {
+		t.Errorf("七杀: %+v", e)
+	}
+	if e := byTerm["长生"]; e.Pinyin[0] != "cháng shēng" || !slices.Contains(e.Pinyin, "chang sheng") {
+		t.Errorf("长生: the field's reading should come first: %+v", e)
+	}
+	if e := byTerm["魁罡"]; e.From != skills.FromHand || !slices.Equal(e.English, []string{"Kui Gang days"}) {
+		t.Errorf("魁罡: the hand-kept entry should win: %+v", e)
+	}
+	for term := range byTerm {
+		if strings.HasPrefix(term, "伤官见") && term != "伤官见官" {
+			t.Errorf("%s, which the model left out, is still in the glossary", term)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUserMessage(), `"sources_language":"Chinese"`) || !strings.Contains(reqs[0].LastUserMessage(), `"term":"魁罡"`) {
+		t.Fatalf("%d requests; the first: %s", len(reqs), reqs[0].LastUserMessage())
+	}
+	// The same knowledge again: answered from the cache.
+	opt.LLM = proseClient(t, srv, cache)
+	if _, _, err := (&knowledgeSet{rules: ks.rules}).buildGlossary(context.Background(), opt, labels{code: "zh"}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("a rebuild of the same knowledge sent %d requests in all, want 1", srv.Count())
 	}
 }

@@ -140,10 +140,12 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 // answer ranks the rules for a question bridged as br: the question, and
 // what it was carried over as by the model (the glossary's terms stand in
 // for an English question already, in rank), above minRuleScore. When the
-// best rule matches only weakly (below strongRuleScore) and the question
-// names a compound term of the theme's glossary that no rule states in its
-// condition, conclusion or action (its subject: 财多身弱 in "身弱财多怎么办"),
-// missing lists that term and the rules are only partial.
+// question's subject is a term of the theme's glossary no rule states in
+// its condition, conclusion or action, missing lists that term and the
+// rules are only partial: the only term the question names (日贵 in "Which
+// four days are the Day Noble (Ri Gui) days?", whatever the score), or,
+// when the best rule matches only weakly (below strongRuleScore), a
+// compound term it names (财多身弱 in "身弱财多怎么办").
 func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, []string) {
 	parts := []weighted{{question, 1}}
 	if br.BridgedBy == "llm" {
@@ -155,12 +157,13 @@ func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, 
 		parts = append(parts, weighted{han, 0.5}, weighted{other, 0.5})
 	}
 	rules := idx.rank(parts, k, minRuleScore)
-	if len(rules) == 0 || rules[0].Score >= strongRuleScore {
+	if len(rules) == 0 {
 		return rules, nil
 	}
-	missing := idx.subjectGap(question)
+	strong := rules[0].Score >= strongRuleScore
+	missing := idx.subjectGap(question, strong)
 	if br.BridgedBy == "llm" && len(missing) == 0 {
-		missing = idx.subjectGap(br.SearchedAs)
+		missing = idx.subjectGap(br.SearchedAs, strong)
 	}
 	return rules, missing
 }
@@ -181,12 +184,12 @@ const strongRuleScore = 0.5
 const minGapRunes = 3
 
 // subjectGap returns the most specific terms of the glossary the text
-// names (the longest, of minGapRunes characters or more, or the only one)
-// when no rule
+// names (the longest, of minGapRunes characters or more, or the only one;
+// after a strong match only the only one) when no rule
 // states any of their Han names in its condition, conclusion or action;
 // none when a rule does, when the text names no such term, or for a skill
 // without rules.
-func (idx *ruleIndex) subjectGap(text string) []string {
+func (idx *ruleIndex) subjectGap(text string, strong bool) []string {
 	if len(idx.rules) == 0 {
 		return nil
 	}
@@ -195,7 +198,8 @@ func (idx *ruleIndex) subjectGap(text string) []string {
 	for _, e := range named {
 		longest = max(longest, utf8.RuneCountInString(e.Term))
 	}
-	if longest < minGapRunes && (len(named) != 1 || 3*longest < contentRunes(text)) {
+	only := len(named) == 1 && 3*longest >= contentRunes(text)
+	if strong && !only || longest < minGapRunes && !only {
 		return nil
 	}
 	var gap []string

@@ -608,7 +608,7 @@ func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMess
 	}
 	// The prompt's rules pass get_rules' cut-off, and none is put in
 	// while the message asks about a term no rule states.
-	if len(idx.subjectGap(msg)) > 0 {
+	if len(idx.subjectGap(msg, false)) > 0 {
 		return nil, nil
 	}
 	return plainRules(idx.rank(parts, k, minContextScore)), nil
