@@ -399,13 +399,14 @@ func (idx *ruleIndex) matched(i int, q query) float64 {
 	return m
 }
 
-// minMatchedRare is the matched mass (matched) a rule needs for some part
-// of the query, in units of the rarity of a gram only one rule holds: about
-// a rare term and a character of the question besides. Filler that shares
-// a common bigram or a few characters with the question falls below it
-// (德秀贵人 and 柱中多庚 → 又以丁为奇，富贵人 by 贵人: 1.6), the rules that
-// answer the project's questions lie above (阳刃格 and 阳刃用之 → …: 1.9).
-const minMatchedRare = 1.8
+// minMatchedRare is the matched mass (matched) a rule needs for some Han
+// part of the query, in units of the rarity of a gram only one rule holds:
+// about a rare term and a character of the question besides. Filler that
+// shares a common bigram or a few characters with the question falls below
+// it (闲神 and 吉神有物，合去 by 神 and 去: 1.5 at most), the rules that
+// answer the project's questions lie above (阳刃格 and 阳刃用之 → …: 1.9);
+// 1.8 cut an answering rule of the demo theme (冲泡时用什么器具).
+const minMatchedRare = 1.5
 
 // minRulesForMatched is the fewest rules a skill has for matchedEnough to
 // apply: among a handful of rules no gram is much rarer than another.
@@ -419,6 +420,9 @@ func (idx *ruleIndex) matchedEnough(i int, qs []query) bool {
 	}
 	rare := idx.idf("\x00") // a gram no rule holds weighs as one only one rule holds, nearly
 	for _, q := range qs {
+		if !hasHan(string(q.text)) {
+			return true // words, not characters: a stated word is a term
+		}
 		if m := idx.matched(i, q); m >= minMatchedRare*rare || q.mass > 0 && m >= minMatchedShare*q.mass {
 			return true
 		}
