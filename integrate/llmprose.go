@@ -14,7 +14,7 @@ import (
 
 // ProsePromptVersion changes when the SKILL.md prose prompt changes,
 // invalidating the cached answers.
-const ProsePromptVersion = "skill-prose-3"
+const ProsePromptVersion = "skill-prose-4"
 
 var proseSchema = json.RawMessage(`{"type":"object","additionalProperties":false,
 "required":["display_name","description","identity","scope","style","forbidden"],
@@ -69,8 +69,17 @@ func proseFactsOf(f facts, L labels, ks *knowledgeSet, tools ToolsFile, maxMeta,
 		pf.Patterns = pf.Patterns[:12]
 	}
 	text := knowledgeText(ks)
+	english := map[string]string{}
+	for _, e := range ks.glossary.Terms {
+		if len(e.English) > 0 {
+			english[e.Term] = e.English[0]
+		}
+	}
 	for _, t := range ks.terms {
 		if len(pf.Terms) < 30 && strings.Contains(text, strings.ToLower(t)) {
+			if en := english[t]; en != "" && L.code != "en" {
+				t += " (" + en + ")"
+			}
 			pf.Terms = append(pf.Terms, t)
 		}
 	}
@@ -102,12 +111,12 @@ func proseFactsOf(f facts, L labels, ks *knowledgeSet, tools ToolsFile, maxMeta,
 const proseSystem = `You write the prose of a SKILL.md: the instructions an AI agent loads to act as an expert on one theme.
 You get facts extracted from the theme's source works. Write, in the language named by "write_in":
 - display_name: a short human name for the skill (no more than display_name_max_chars characters);
-- description: one or two sentences saying what the skill does, from which works, and when to use it; name and description together must fit name_plus_description_max_tokens tokens;
+- description: one or two sentences saying what the skill does, from which works, and when to use it, naming the theme in the language of write_in and, when that is not English, in English too (its usual English name, as users who write English would search for it); name and description together must fit name_plus_description_max_tokens tokens;
 - identity: exactly one sentence, "You are ..." (or its equivalent), naming the expertise and its sources;
 - scope: 3 to 6 bullet items: what the skill covers (works, topics, the procedure's phases) and what it does not;
 - style: 3 to 5 bullet items on how to express answers (conclusion first, cite rule ids and sources, quote verbatim, admit uncertainty);
 - forbidden: 3 to 8 bullet items of forbidden behaviours, including describing in words what a tool should compute or show, guessing missing information, inventing rules or quotations, and the critical red flags;
-- triggers: 3 to 8 words or short phrases a user would type when this skill is needed, taken from theme_terms, quick_patterns and the works: terms and pattern names, never a chapter title (论……) or a sentence.
+- triggers: 3 to 8 words or short phrases a user would type when this skill is needed, taken from theme_terms, quick_patterns and the works: terms and pattern names, never a chapter title (论……) or a sentence; when write_in is not English, include the theme's English name and one or two English renderings from theme_terms (given in brackets).
 Use only the facts given: never invent works, rules, topics or tools. Plain text only: no Markdown headings, no HTML, no line breaks inside an item.`
 
 // writeProse asks the model for the prose, checks the answer with check,

@@ -25,6 +25,10 @@ func goodProse() Prose {
 	}
 }
 
+// noTerms is the glossary answer of a model that finds no term among the
+// candidates; Integrate asks for the glossary before the prose.
+var noTerms = llmtest.JSON(map[string]any{"terms": []any{}})
+
 func proseClient(t *testing.T, srv *llmtest.Server, cache string) *llm.Client {
 	t.Helper()
 	return llm.New(llm.Options{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model", CacheDir: cache, MaxRetries: 1,
@@ -33,7 +37,7 @@ func proseClient(t *testing.T, srv *llmtest.Server, cache string) *llm.Client {
 
 func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 	dir := copyDir(t, "testdata/clean")
-	srv := llmtest.New(t, llmtest.JSON(goodProse()))
+	srv := llmtest.New(t, noTerms, llmtest.JSON(goodProse()))
 	cache := t.TempDir()
 	opt := IntegrateOptions{Theme: "demo", SkillDir: dir, LLM: proseClient(t, srv, cache), Model: "test-model"}
 	res, err := Integrate(context.Background(), opt)
@@ -51,10 +55,10 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 		}
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 1 || reqs[0].SchemaName() != "skill_prose" {
-		t.Fatalf("%d requests, want one skill_prose request", len(reqs))
+	if len(reqs) != 2 || reqs[0].SchemaName() != "glossary" || reqs[1].SchemaName() != "skill_prose" {
+		t.Fatalf("%d requests, want a glossary and a skill_prose request", len(reqs))
 	}
-	prompt := reqs[0].LastUserMessage()
+	prompt := reqs[1].LastUserMessage()
 	for _, want := range []string{`"write_in":"Chinese`, `"name":"ziping"`, `"procedure_phases":["收集出生信息","判断旺衰"]`, "show_chart"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("the prompt lacks the fact %q:\n%s", want, prompt)
@@ -75,8 +79,8 @@ func TestLLMWritesTheProseAndAnUnchangedRebuildAsksNothing(t *testing.T) {
 	if _, err := Integrate(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.Count(); n != 1 {
-		t.Errorf("an unchanged rebuild made %d requests in all, want 1", n)
+	if n := srv.Count(); n != 2 {
+		t.Errorf("an unchanged rebuild made %d requests in all, want 2", n)
 	}
 	if again, _ := os.ReadFile(res.MetaJSON); string(again) != string(data) {
 		t.Errorf("an unchanged rebuild rewrote meta.json:\n%s", again)
@@ -98,7 +102,7 @@ func TestLLMProseRepairedOnce(t *testing.T) {
 	bad.Description = "A Chinese fate-reading skill. " + strings.Repeat("It covers many things. ", 20)
 	bad.Identity = "你是命理师。你也是老师。"
 	bad.Scope = append(bad.Scope, "<!-- hidden -->")
-	srv := llmtest.New(t, llmtest.JSON(bad), llmtest.JSON(goodProse()))
+	srv := llmtest.New(t, noTerms, llmtest.JSON(bad), llmtest.JSON(goodProse()))
 	dir := copyDir(t, "testdata/clean")
 	res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, LLM: proseClient(t, srv, ""), Model: "m"})
 	if err != nil {
@@ -108,10 +112,10 @@ func TestLLMProseRepairedOnce(t *testing.T) {
 		t.Fatalf("prose %q warnings %v: the repaired answer should be used", res.Prose, res.Warnings)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2 (answer, repair)", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (glossary, answer, repair)", len(reqs))
 	}
-	repair := reqs[1].LastUserMessage()
+	repair := reqs[2].LastUserMessage()
 	for _, want := range []string{"tokens; at most 80", "identity must be one sentence", "description must be written in Chinese", "HTML comment"} {
 		if !strings.Contains(repair, want) {
 			t.Errorf("the repair request does not name the problem %q:\n%s", want, repair)
@@ -136,7 +140,7 @@ func TestLLMProseFallsBackToTheTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := llmtest.New(t, tt.script...)
+			srv := llmtest.New(t, append([]llmtest.Reply{noTerms}, tt.script...)...)
 			dir := copyDir(t, "testdata/clean")
 			res, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, LLM: proseClient(t, srv, ""), Model: "m"})
 			if err != nil {
@@ -145,8 +149,8 @@ func TestLLMProseFallsBackToTheTemplate(t *testing.T) {
 			if res.Prose != "template" || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], tt.want) || !strings.Contains(res.Warnings[0], "template") {
 				t.Fatalf("prose %q warnings %q", res.Prose, res.Warnings)
 			}
-			if srv.Count() != 2 {
-				t.Errorf("%d requests, want 2 (one repair round, no more)", srv.Count())
+			if srv.Count() != 3 {
+				t.Errorf("%d requests, want 3 (the glossary, then one repair round, no more)", srv.Count())
 			}
 			md, _ := os.ReadFile(res.SkillMD)
 			if !strings.Contains(string(md), "你是 demo 领域的专家") {
@@ -157,13 +161,21 @@ func TestLLMProseFallsBackToTheTemplate(t *testing.T) {
 }
 
 func TestLLMProseTransportFailureFailsIntegrate(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Status(500, "down"))
-	dir := copyDir(t, "testdata/clean")
-	_, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, LLM: proseClient(t, srv, ""), Model: "m"})
-	if err == nil || !strings.Contains(err.Error(), "SKILL.md prose") {
-		t.Fatalf("err = %v, want the failed request reported", err)
-	}
-	if _, err := os.Stat(dir + "/SKILL.md"); err == nil {
-		t.Error("SKILL.md written although the prose could not be written")
+	for _, tt := range []struct {
+		script []llmtest.Reply
+		want   string
+	}{
+		{[]llmtest.Reply{noTerms, llmtest.Status(500, "down")}, "SKILL.md prose"},
+		{[]llmtest.Reply{llmtest.Status(500, "down")}, "ask the model for the glossary"},
+	} {
+		srv := llmtest.New(t, tt.script...)
+		dir := copyDir(t, "testdata/clean")
+		_, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: dir, LLM: proseClient(t, srv, ""), Model: "m"})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Fatalf("err = %v, want the failed request reported (%s)", err, tt.want)
+		}
+		if _, err := os.Stat(dir + "/SKILL.md"); err == nil {
+			t.Error("SKILL.md written although the prose could not be written")
+		}
 	}
 }

@@ -228,10 +228,18 @@ type facts struct {
 	rules    int
 	birth    bool
 	redFlags []knowledge.RedFlag // critical ones
+	// english names the theme for users who write English when the
+	// sources are Chinese: the theme's name (its pinyin when it is
+	// Chinese) and the English renderings, else the pinyin, of its most
+	// used terms; "" for English sources.
+	english string
 }
 
 func gatherFacts(theme string, ks *knowledgeSet, L labels) facts {
 	f := facts{theme: theme, works: citedWorks(ks), rules: len(ks.rules.Rules.All()), birth: needsBirth(ks)}
+	if L.code == "zh" {
+		f.english = englishName(theme, ks)
+	}
 	// Topics in the corpus language come first: a mixed corpus's skill reads
 	// in one language.
 	_, topics := citations(ks)
@@ -318,6 +326,9 @@ func templateProse(f facts, L labels, count func(string) int, maxMeta int) Prose
 	}
 	for nw, nt := min(3, len(f.works)), min(4, len(f.topics)); ; {
 		p.Description = describe(f, L, nw, nt)
+		if f.english != "" {
+			p.Description += " " + f.english
+		}
 		if count(f.theme+"\n"+p.Description) <= target || (nw <= 1 && nt == 0) {
 			break
 		}

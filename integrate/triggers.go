@@ -140,6 +140,13 @@ func skillTriggers(theme string, ks *knowledgeSet, model []string, max int) []st
 			add(t)
 		}
 	}
+	// A theme named in Chinese is named in pinyin too, for users who
+	// write English ("Zi Wei Dou Shu" for 紫微斗数).
+	if isHanOnly(theme) {
+		if py := PinyinOf(theme); len(py) > 1 {
+			add(titleWords(py[1]))
+		}
+	}
 	// The theme's terms most used by the knowledge take up to half the
 	// places before the works' names, the rest after them.
 	tr := newRanked()

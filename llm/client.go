@@ -237,6 +237,14 @@ func (c *Client) cacheGet(req Request) (Response, bool) {
 	return r, true
 }
 
+// Cached reports whether the response cache holds an answer to req, so a
+// dry run can tell the requests a build would send from those it would
+// answer from the cache.
+func (c *Client) Cached(req Request) bool {
+	_, ok := c.cacheGet(req)
+	return ok
+}
+
 func (c *Client) cachePut(req Request, r Response) error {
 	if c.opt.CacheDir == "" || req.NoCache {
 		return nil

@@ -63,6 +63,8 @@ type Glossary struct {
 // glossEntry is a glossary term with its phrases tokenised.
 type glossEntry struct {
 	skills.GlossaryTerm
+	// names are the term, its aliases, English renderings and pinyin.
+	names   []string
 	phrases [][]string
 }
 
@@ -70,15 +72,26 @@ type glossEntry struct {
 func NewGlossary(g skills.Glossary) *Glossary {
 	out := &Glossary{}
 	for _, t := range g.Terms {
-		e := glossEntry{GlossaryTerm: t}
-		for _, p := range append([]string{t.Term}, t.Aliases...) {
-			if tok := phraseTokens(p); len(tok) > 0 {
+		e := glossEntry{GlossaryTerm: t, names: t.Names()}
+		for _, p := range e.names {
+			if tok := nameTokens(p); len(tok) > 0 {
 				e.phrases = append(e.phrases, tok)
 			}
 		}
 		out.entries = append(out.entries, e)
 	}
 	return out
+}
+
+// nameTokens are the tokens a glossary name is matched by (phraseTokens),
+// none when small words left out would leave a phrase of several words
+// one word: "ji you" (己酉's pinyin) is not "ji", which "Tai Ji" holds.
+func nameTokens(name string) []string {
+	tok := phraseTokens(name)
+	if len(tok) == 1 && len(strings.Fields(name)) > 1 && !hasHan(name) {
+		return nil
+	}
+	return tok
 }
 
 // Len is the number of terms; a nil Glossary has none.
@@ -361,7 +374,7 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(e glossEntry) {
-		for _, p := range append([]string{e.Term}, e.Aliases...) {
+		for _, p := range e.names {
 			if hasHan(p) == han && !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -404,10 +417,7 @@ func namesOneOf(e glossEntry, omit []string) bool {
 		if o == "" {
 			continue
 		}
-		if strings.EqualFold(e.Term, o) {
-			return true
-		}
-		for _, a := range e.Aliases {
+		for _, a := range e.names {
 			if strings.EqualFold(a, o) {
 				return true
 			}

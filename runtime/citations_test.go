@@ -181,11 +181,11 @@ func TestOfflineAnswerCitations(t *testing.T) {
 }
 
 // With a model, before any skill is active, the prompt offers the router's
-// ranked candidates for the message, or says that no skill fits it.
+// ranked candidates for the message, or says, as advice, that it found none.
 func TestPromptOffersTheRoutedSkill(t *testing.T) {
 	for _, tt := range []struct{ msg, want string }{
 		{"帮我看看命盘，日主甲木", "skills that fit this message, best first: bazi ("},
-		{"write a poem about cats", "no skill fits this message"},
+		{"write a poem about cats", "the router found no skill sharing words with this message"},
 	} {
 		m := &fakeModel{}
 		a, _ := newTestAgent(t, m, nil)

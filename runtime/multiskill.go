@@ -173,7 +173,7 @@ func (a *Agent) candidatesNote(msg string) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "; the router finds no skill fitting this message"
+		return "; router: " + routeAdvice(a.cfg.Skills.Route(msg))
 	}
 	return "; the router's candidates for this message, best first: " + strings.Join(fit, ", ")
 }
@@ -347,41 +347,6 @@ type skillRule struct {
 	Skill string `json:"skill,omitempty"`
 }
 
-// rulesAcross returns the k rules of the active skills most relevant to
-// the question: each skill's best rule first (so a two-skill question
-// hears from both), then the rest by score.
-func (a *Agent) rulesAcross(active []string, question string, k int) ([]skillRule, error) {
-	var best, rest []scoredSkillRule
-	for _, n := range active {
-		sk, err := a.cfg.Skills.Get(n)
-		if err != nil {
-			return nil, err
-		}
-		idx, err := a.rules.get(sk)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range idx.rank([]weighted{{question, 1}}, k, 0) {
-			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
-			if i == 0 && len(active) > 1 {
-				best = append(best, sr)
-			} else {
-				rest = append(rest, sr)
-			}
-		}
-	}
-	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
-	sort.SliceStable(rest, func(i, j int) bool { return rest[i].score > rest[j].score })
-	var out []skillRule
-	for _, r := range append(best, rest...) {
-		if len(out) == k {
-			break
-		}
-		out = append(out, r.skillRule)
-	}
-	return out, nil
-}
-
 type scoredSkillRule struct {
 	skillRule
 	score float64
@@ -472,6 +437,7 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 		Score       float64  `json:"score"`
 		Coverage    float64  `json:"coverage"`
 		Matched     []string `json:"matched,omitempty"`
+		Glossary    []string `json:"glossary_terms,omitempty"`
 		Fits        bool     `json:"fits"`
 	}
 	var out []rec
@@ -484,14 +450,14 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 			continue
 		}
 		out = append(out, rec{Skill: c.Name, DisplayName: sk.DisplayName, Description: sk.Summary(),
-			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Fits: c.Fits()})
+			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Glossary: c.Glossary, Fits: c.Fits()})
 	}
 	res := map[string]any{"question": question, "candidates": out}
 	if m := a.cfg.Skills.Match(question); m != "" {
 		res["best"] = m
 	} else {
 		res["best"] = nil
-		res["note"] = "没有技能明确与问题相符 / no installed skill clearly fits this question; answer without one or ask what the user wants"
+		res["note"] = routeAdvice(a.cfg.Skills.Route(question))
 	}
 	return jsonOf(res)
 }

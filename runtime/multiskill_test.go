@@ -260,7 +260,7 @@ func TestRecommendSkillsSharesTheRouter(t *testing.T) {
 		t.Fatalf("score %v, router %v", r.Candidates[0].Score, want[0].Score)
 	}
 	res, _ = a.ExecuteTool(ctx, "alice", "", "recommend_skills", json.RawMessage(`{"question":"明天的股票会涨吗"}`), nil)
-	if !strings.Contains(string(res), `"best":null`) || !strings.Contains(string(res), "no installed skill clearly fits") {
+	if !strings.Contains(string(res), `"best":null`) || !strings.Contains(string(res), "the router found no skill sharing words with this message") {
 		t.Fatalf("off-topic = %s", res)
 	}
 	var use llm.Tool

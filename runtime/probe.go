@@ -20,10 +20,10 @@ func (a *Agent) Route(msg string) string {
 	return a.cfg.Skills.Match(msg)
 }
 
-// Rules returns what get_rules returns for question in skill: its k most
-// relevant rules.
+// Rules returns the k rules of skill most relevant to question, above
+// get_rules' cut-off (minRuleScore), unbridged.
 func (a *Agent) Rules(skill, question string, k int) ([]knowledge.TieredRule, error) {
-	return a.rulesFor(skill, question, k, 0)
+	return a.rulesFor(skill, question, k, minRuleScore)
 }
 
 // Passages returns what search_knowledge returns for query in skill.

@@ -293,7 +293,8 @@ func otherFits(cs []skills.Candidate, active []string) string {
 
 // routeHint offers the model the router's ranked candidates for the
 // message, so that its use_skill choice starts from the same scores the
-// offline mode routes by; it says so when no skill fits.
+// offline mode routes by. They are advice: when no candidate is strong it
+// says so and leaves the choice to the model (routeAdvice).
 func routeHint(cs []skills.Candidate) string {
 	var fit []skills.Candidate
 	for _, c := range cs {
@@ -302,7 +303,7 @@ func routeHint(cs []skills.Candidate) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "路由 / router: 没有技能与这条消息相符；不要为它激活技能 / no skill fits this message; answer without activating one.\n"
+		return "路由 / router: " + routeAdvice(cs) + "\n"
 	}
 	var sb strings.Builder
 	sb.WriteString("路由 / router: 与这条消息最相符的技能 / skills that fit this message, best first:")
@@ -322,4 +323,44 @@ func routeHint(cs []skills.Candidate) string {
 	}
 	sb.WriteString("\n")
 	return sb.String()
+}
+
+// routeAdvice says what the router makes of a message no candidate fits
+// strongly. It never says that no skill fits while the message names a
+// term of an installed skill's glossary in any language (skills.Named): it
+// names those skills and the terms. Weak candidates are listed as advice;
+// the model chooses.
+func routeAdvice(cs []skills.Candidate) string {
+	list := func(cs []skills.Candidate, terms bool) string {
+		var parts []string
+		for i, c := range cs {
+			if i == 3 {
+				break
+			}
+			p := fmt.Sprintf("%s (%.2f", c.Name, c.Score)
+			if m := c.Glossary; terms && len(m) > 0 {
+				if len(m) > 4 {
+					m = m[:4]
+				}
+				p += "; " + strings.Join(m, ", ")
+			}
+			parts = append(parts, p+")")
+		}
+		return strings.Join(parts, ", ")
+	}
+	if named := skills.Named(cs); len(named) > 0 {
+		return "这条消息提到了技能术语，匹配较弱 / the match is weak, but this message names terms of " + list(named, true) +
+			"; 若问题与之相关请用 use_skill 激活 / activate it with use_skill if the question is about them (the router's scores are advice; you choose)"
+	}
+	var weak []skills.Candidate
+	for _, c := range cs {
+		if c.Score > 0 {
+			weak = append(weak, c)
+		}
+	}
+	if len(weak) > 0 {
+		return "没有强匹配的技能 / no candidate is strong; the weak ones, best first: " + list(weak, false) +
+			"; 仅作参考，由你判断 / they are advice: activate one if the question is about its topic, else answer without one"
+	}
+	return "路由没有找到与这条消息共用词语的技能 / the router found no skill sharing words with this message; 若问题属于某技能的主题仍可激活 / activate one only if the question is about its topic"
 }

@@ -39,6 +39,9 @@ type ruleIndex struct {
 	// glossary holds each term of the sources with its aliases, and the
 	// phrases (term and aliases) tokenised for matching (nil: none).
 	glossary *Glossary
+	// statedText[i] is what rule i states (condition, conclusion, action)
+	// as comparable text (plainText).
+	statedText []string
 }
 
 // The fields of a rule, and how much a query gram found in each counts: a
@@ -121,6 +124,7 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		}
 		idx.weight = append(idx.weight, w)
 		idx.cond = append(idx.cond, []rune(plainText(r.Condition)))
+		idx.statedText = append(idx.statedText, plainText(r.Condition+" "+r.Conclusion+" "+r.Action))
 		idx.condHan = append(idx.condHan, hasHan(r.Condition))
 		n := len(f[fieldCondition]) + len(f[fieldThen])
 		idx.size = append(idx.size, n)
@@ -189,8 +193,7 @@ func (idx *ruleIndex) expansion(text string) string {
 			hit = hit || containsPhrase(tokens, p)
 		}
 		if hit {
-			out = append(out, t.Term)
-			out = append(out, t.Aliases...)
+			out = append(out, t.names...)
 		}
 	}
 	return strings.Join(out, " ")
@@ -302,6 +305,140 @@ func (idx *ruleIndex) score(i int, q query) float64 {
 	return s
 }
 
+// modernFunction are characters of a modern question's frame (question
+// words, pronouns, particles, modern negation and "what to do") that say
+// nothing of its subject: skills' function characters and a few more.
+var modernFunction = map[rune]bool{}
+
+func init() {
+	for _, r := range "的了吗呢么什怎样我你他她它们是这那个请吧啊呀帮看下能会要该哪谁嘛呗哦给说讲问想知道里些就都也还很太更最和与及或着过把被让没办如何为啥意思点特吉凶好坏" {
+		modernFunction[r] = true
+	}
+}
+
+// subjectCoverage is how much of the question's subject rule i states in
+// its condition and its conclusion (not its quote or its source): the
+// share of the question's content (its Han characters, the frame's left
+// out, and its words) the two fields hold, each weighted by its rarity
+// among the rules. "身弱财多怎么办" is 身弱财多: 身弱无制伏 → 为七杀 holds half
+// of it, 甲人生亥子月中，水为印 → 忌火伤官… most of "甲木日主生在亥月子月，
+// 以水为印，忌什么".
+func (idx *ruleIndex) subjectCoverage(i int, q query) float64 {
+	total, held := 0.0, 0.0
+	for _, qg := range q.grams {
+		r := []rune(qg.g)
+		if len(r) != 1 && hasHan(qg.g) {
+			continue // bigrams: their characters count
+		}
+		if len(r) == 1 && modernFunction[r[0]] {
+			continue
+		}
+		w := idx.idf(qg.g)
+		total += w
+		if idx.fields[i][fieldCondition][qg.g] || idx.fields[i][fieldThen][qg.g] {
+			held += w
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return held / total
+}
+
+// relevant reports whether rule i states something of q in its
+// condition, its conclusion or action, or its source's headings: a Han
+// bigram of the question (neither character of the question's frame: 什么,
+// 怎么) or a word, or at least minSharedChars of the question's content
+// characters (甲日酉月透辛、时丙 and 甲用辛官而透丙合辛 share 甲, 辛, 透, 丙
+// and no bigram). A rule sharing one or two characters with the question
+// (金神格 and 终以月令为主 → …非用而即用神, by 神 and 格) is filler.
+func (idx *ruleIndex) relevant(i int, q query) bool {
+	f := idx.fields[i]
+	chars := 0
+	for _, qg := range q.grams {
+		r := []rune(qg.g)
+		stated := f[fieldCondition][qg.g] || f[fieldThen][qg.g] || f[fieldSource][qg.g]
+		switch {
+		case !hasHan(qg.g):
+			if stated {
+				return true
+			}
+		case len(r) == 2 && !modernFunction[r[0]] && !modernFunction[r[1]]:
+			if stated {
+				return true
+			}
+		case len(r) == 1 && !modernFunction[r[0]]:
+			if stated {
+				chars++
+			}
+		}
+	}
+	return chars >= minSharedChars
+}
+
+// matched is the rarity-weighted mass of q's grams rule i states in its
+// condition, conclusion or action, or its source's headings (a character
+// counted in a stated bigram at unigramInBigram).
+func (idx *ruleIndex) matched(i int, q query) float64 {
+	f := idx.fields[i]
+	stated := func(g string) bool { return f[fieldCondition][g] || f[fieldThen][g] || f[fieldSource][g] }
+	m := 0.0
+	for _, qg := range q.grams {
+		if !stated(qg.g) {
+			continue
+		}
+		w := qg.w
+		for _, b := range qg.bigrams {
+			if stated(q.grams[b].g) {
+				w *= unigramInBigram
+				break
+			}
+		}
+		m += w
+	}
+	return m
+}
+
+// minMatchedRare is the matched mass (matched) a rule needs for some Han
+// part of the query, in units of the rarity of a gram only one rule holds:
+// about a rare term and a character of the question besides. Filler that
+// shares a common bigram or a few characters with the question falls below
+// it (闲神 and 吉神有物，合去 by 神 and 去: 1.5 at most), the rules that
+// answer the project's questions lie above (阳刃格 and 阳刃用之 → …: 1.9);
+// 1.8 cut an answering rule of the demo theme (冲泡时用什么器具).
+const minMatchedRare = 1.5
+
+// minRulesForMatched is the fewest rules a skill has for matchedEnough to
+// apply: among a handful of rules no gram is much rarer than another.
+const minRulesForMatched = 20
+
+// matchedEnough reports whether rule i states enough of one of the query
+// parts qs (minMatchedRare).
+func (idx *ruleIndex) matchedEnough(i int, qs []query) bool {
+	if len(idx.rules) < minRulesForMatched {
+		return true
+	}
+	rare := idx.idf("\x00") // a gram no rule holds weighs as one only one rule holds, nearly
+	for _, q := range qs {
+		if !hasHan(string(q.text)) {
+			return true // words, not characters: a stated word is a term
+		}
+		if m := idx.matched(i, q); m >= minMatchedRare*rare || q.mass > 0 && m >= minMatchedShare*q.mass {
+			return true
+		}
+	}
+	return false
+}
+
+// minMatchedShare is the share of a query part's weight a rule stating
+// most of it needs instead: a short part ("brewing green tea" of a
+// question written half in Chinese) holds no more than its few words.
+const minMatchedShare = 0.6
+
+// minSharedChars is how many content characters a rule sharing no bigram
+// with the question must share to be relevant.
+const minSharedChars = 3
+
 // weighted is one part of a rule query with its weight.
 type weighted struct {
 	text   string
@@ -316,7 +453,8 @@ type scoredRule struct {
 
 // rank returns the k rules most relevant to the query parts: each part's
 // score of the rule, times the part's weight, plus the score of the part's
-// glossary expansion at expansionWeight, summed, at least min. Ties
+// glossary expansion at expansionWeight, summed, at least min, and only
+// rules that state something of a part (relevant). Ties
 // keep the file's order (tier 1 first). Never the whole file: a rule no
 // part touches is left out.
 func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
@@ -332,7 +470,7 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 			// the terms it names in the other language stand for it, at
 			// its weight. Its expansion would count half and bring its own
 			// language's aliases into the weight a rule must hold a share
-			// of, so such a question could never reach minContextScore
+			// of, so such a question could never reach the cut-off (minRuleScore)
 			// ("hurting officer meets the officer" and 伤官见官 → 为祸百端
 			// on the five bazi books: 0.28).
 			other := langZH
@@ -353,10 +491,14 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 	var all []scoredRule
 	for i := range idx.rules {
 		s := 0.0
+		rel := false
 		for j, q := range qs {
-			s += ws[j] * idx.score(i, q)
+			if v := idx.score(i, q); v > 0 {
+				s += ws[j] * v
+				rel = rel || idx.relevant(i, q)
+			}
 		}
-		if s > 0 && s >= min {
+		if rel && s > 0 && s >= min && (min == 0 || idx.matchedEnough(i, qs)) {
 			all = append(all, scoredRule{idx.rules[i], s})
 		}
 	}
@@ -413,10 +555,8 @@ func longestCommonRun(a, b []rune) int {
 }
 
 // rulesFor returns the k rules of a skill most relevant to one question,
-// those scoring at least min: get_rules, which the model asks and judges,
-// takes any rule the question touches (0); the offline answer, shown
-// unjudged, only those relevant enough to be put in a prompt
-// (minContextScore).
+// those scoring at least min (minRuleScore: the cut-off get_rules, the
+// prompt and the offline answer share).
 func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledge.TieredRule, error) {
 	sk, err := a.cfg.Skills.Get(skill)
 	if err != nil {
@@ -428,12 +568,6 @@ func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledg
 	}
 	return plainRules(idx.rank([]weighted{{question, 1}}, k, min)), nil
 }
-
-// minContextScore is the relevance a rule needs to be put in the prompt
-// unasked: about a third of the message's weight matched in the rule (less
-// when the message holds part of its condition verbatim). get_rules, asked
-// by the model, has no threshold.
-const minContextScore = 0.3
 
 // contextRules returns the rules the system prompt carries for this step:
 // relevant to the conversation, not only to the last message. The current
@@ -476,6 +610,11 @@ func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMess
 		}
 		parts = append(parts, weighted{q, 0.5})
 	}
+	// The prompt's rules pass get_rules' cut-off, and none is put in
+	// while the message asks about a term no rule states.
+	if len(idx.subjectGap(msg, false)) > 0 {
+		return nil, nil
+	}
 	return plainRules(idx.rank(parts, k, minContextScore)), nil
 }
 
@@ -501,7 +640,7 @@ func grams(s string) map[string]bool {
 		}
 		word = word[:0]
 	}
-	for _, r := range strings.ToLower(s) {
+	for _, r := range strings.ToLower(skills.FoldMarks(s)) {
 		r = foldVariant(r)
 		switch {
 		case unicode.Is(unicode.Han, r):
@@ -545,7 +684,7 @@ func phraseTokens(s string) []string {
 		}
 		word = word[:0]
 	}
-	for _, r := range strings.ToLower(s) {
+	for _, r := range strings.ToLower(skills.FoldMarks(s)) {
 		r = foldVariant(r)
 		switch {
 		case unicode.Is(unicode.Han, r):

@@ -274,15 +274,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")
 		}
-		rules, err := a.rulesAcross(splitSkills(activeSet), str(args, "question"), intArg(args, "k", 5))
-		if err != nil {
-			return nil, err
-		}
-		res := map[string]any{"skill": active, "rules": rules}
-		if n := splitSkills(activeSet); len(n) > 1 {
-			res["skills"] = n
-		}
-		return jsonOf(res)
+		return a.getRules(ctx, splitSkills(activeSet), str(args, "question"), intArg(args, "k", 5))
 	case "read_skill_resource":
 		sn := str(args, "skill")
 		if sn == "" {

@@ -8,20 +8,58 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
 )
 
 // GlossaryPath is the skill file holding the theme's term table: each term
-// of the sources with the other ways users write it (synonyms, English
-// names), so that a question in the user's own words reaches the skill.
-// `vibe integrate` copies knowledge/<theme>/glossary.yaml there.
+// of the sources with the other ways users write it (synonyms, variant
+// spellings, its renderings in another language, its pinyin), so that a
+// question in the user's own words reaches the skill. `vibe integrate`
+// builds it from the sources and the extracted knowledge and lays the
+// theme's hand-kept knowledge/<theme>/glossary.yaml over it (docs/glossary.md).
 const GlossaryPath = "knowledge/glossary.yaml"
 
-// GlossaryTerm is one entry of a glossary: a term as the sources write it
-// and its aliases (other spellings, other languages).
+// Where a glossary entry comes from ([GlossaryTerm.From]).
+const (
+	// FromHand is an entry of the hand-kept knowledge/<theme>/glossary.yaml.
+	FromHand = "hand"
+	// FromModel is an entry the model wrote when the glossary was built.
+	FromModel = "model"
+	// FromMined is an entry mined offline from headings, pattern names
+	// and rule conditions.
+	FromMined = "mined"
+)
+
+// GlossaryTerm is one entry of a glossary: a term as the sources write it,
+// its aliases (synonyms and variant spellings, or any other form a user
+// writes), its renderings in English (the common translations), and its
+// pinyin (with and without tones, spaced and joined).
 type GlossaryTerm struct {
 	Term    string   `yaml:"term" json:"term"`
 	Aliases []string `yaml:"aliases,omitempty" json:"aliases,omitempty"`
+	English []string `yaml:"english,omitempty" json:"english,omitempty"`
+	Pinyin  []string `yaml:"pinyin,omitempty" json:"pinyin,omitempty"`
+	// From says who wrote the entry: FromHand, FromModel, FromMined
+	// (empty in a hand-written file).
+	From string `yaml:"from,omitempty" json:"from,omitempty"`
+}
+
+// Names returns every way the entry is written: the term, then its
+// aliases, English renderings and pinyin, each once (case-insensitive).
+func (t GlossaryTerm) Names() []string {
+	out := []string{t.Term}
+	seen := map[string]bool{strings.ToLower(t.Term): true}
+	for _, l := range [][]string{t.Aliases, t.English, t.Pinyin} {
+		for _, n := range l {
+			n = strings.TrimSpace(n)
+			if k := strings.ToLower(n); n != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // Glossary is the content of knowledge/glossary.yaml.
@@ -34,7 +72,7 @@ type Glossary struct {
 func ParseGlossary(b []byte, where string) (Glossary, error) {
 	var g Glossary
 	if err := yaml.Unmarshal(b, &g); err != nil {
-		return g, fmt.Errorf("%s: %w (expected `terms:` with a list of {term, aliases})", where, err)
+		return g, fmt.Errorf("%s: %w (expected `terms:` with a list of {term, aliases, english, pinyin})", where, err)
 	}
 	for i, t := range g.Terms {
 		if strings.TrimSpace(t.Term) == "" {
@@ -42,6 +80,27 @@ func ParseGlossary(b []byte, where string) (Glossary, error) {
 		}
 	}
 	return g, nil
+}
+
+// Overlay returns g with over laid on it: an entry of over replaces the
+// entry of g with the same term (over wins by term), the others of over
+// follow g's in their order.
+func (g Glossary) Overlay(over Glossary) Glossary {
+	at := map[string]int{}
+	out := Glossary{Terms: append([]GlossaryTerm(nil), g.Terms...)}
+	for i, t := range out.Terms {
+		at[strings.TrimSpace(t.Term)] = i
+	}
+	for _, t := range over.Terms {
+		k := strings.TrimSpace(t.Term)
+		if i, ok := at[k]; ok {
+			out.Terms[i] = t
+			continue
+		}
+		at[k] = len(out.Terms)
+		out.Terms = append(out.Terms, t)
+	}
+	return out
 }
 
 // Weights of the two kinds of vocabulary a skill is routed by: whole terms
@@ -69,6 +128,7 @@ const (
 type vocabulary struct {
 	terms []term             // matched whole (as MatchTrigger does)
 	seen  map[string]bool    // lower-cased terms already in terms
+	gloss map[string]bool    // lower-cased names of the glossary's entries
 	feats map[string]float64 // feature -> weight
 }
 
@@ -100,7 +160,7 @@ func (t term) matches(low string, words map[string]bool) bool {
 // luck") lends its words only the weight of prose: they tell of the skill
 // when they come together, which the whole-term bonus rewards.
 func (v *vocabulary) addTerm(t string) {
-	t = strings.TrimSpace(t)
+	t = strings.TrimSpace(FoldMarks(t))
 	if t == "" {
 		return
 	}
@@ -135,7 +195,7 @@ func (v *vocabulary) addText(s string, w float64) {
 // knowledge files (rules' conditions and conclusions, pattern names and
 // signatures, the sources' heading paths), never their evidence quotes.
 func skillVocabulary(sk *Skill) (*vocabulary, error) {
-	v := &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
+	v := &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}, gloss: map[string]bool{}}
 	v.addTerm(sk.Name)
 	if sk.Theme != sk.Name {
 		v.addTerm(sk.Theme)
@@ -157,9 +217,9 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 			return nil, err
 		}
 		for _, t := range g.Terms {
-			v.addTerm(t.Term)
-			for _, a := range t.Aliases {
-				v.addTerm(a)
+			for _, n := range t.Names() {
+				v.addTerm(n)
+				v.gloss[strings.ToLower(strings.TrimSpace(FoldMarks(n)))] = true
 			}
 		}
 	}
@@ -222,7 +282,7 @@ func newRouter(m map[string]*Skill, onError func(name string, err error)) *route
 				onError(name, err)
 			}
 			// The skill still routes by its front matter.
-			v = &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}}
+			v = &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}, gloss: map[string]bool{}}
 			v.addTerm(sk.Name)
 			for _, t := range sk.Triggers {
 				v.addTerm(t)
@@ -255,9 +315,14 @@ type Candidate struct {
 	Coverage float64 `json:"coverage"`
 	// Matched lists the skill's whole terms found in the message.
 	Matched []string `json:"matched,omitempty"`
+	// Glossary lists those of Matched that are names of the skill's
+	// glossary entries (a term, a synonym, an English rendering, its
+	// pinyin): the message names a term of the skill, in some language.
+	Glossary []string `json:"glossary,omitempty"`
 }
 
 func (r *router) route(text string) []Candidate {
+	text = FoldMarks(text)
 	q := features(text)
 	if len(q) == 0 || len(r.names) == 0 {
 		return nil
@@ -294,6 +359,9 @@ func (r *router) route(text string) []Candidate {
 				continue
 			}
 			c.Matched = append(c.Matched, t.text)
+			if v.gloss[strings.ToLower(t.text)] {
+				c.Glossary = append(c.Glossary, t.text)
+			}
 			rare := 0.0
 			for _, f := range t.feats {
 				rare = math.Max(rare, r.idf(f))
@@ -345,16 +413,49 @@ func (c Candidate) Fits() bool {
 const tieMargin = 1.1
 
 // Match returns the skill the text is about (the best [Set.Route]
-// candidate when it fits and clearly leads); "" when no skill fits.
+// candidate when it fits and clearly leads, or, when none fits, the one
+// skill whose glossary names a term of the text); "" when no skill fits.
 func (s *Set) Match(text string) string {
 	cs := s.Route(text)
-	if len(cs) == 0 || !cs[0].Fits() {
+	if len(cs) == 0 {
 		return ""
+	}
+	if !cs[0].Fits() {
+		return namedOnly(cs)
 	}
 	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched) <= len(cs[1].Matched) {
 		return ""
 	}
 	return cs[0].Name
+}
+
+// namedOnly returns the one candidate the text names a glossary term of,
+// "" when none or several.
+func namedOnly(cs []Candidate) string {
+	name := ""
+	for _, c := range cs {
+		if len(c.Glossary) > 0 {
+			if name != "" {
+				return ""
+			}
+			name = c.Name
+		}
+	}
+	return name
+}
+
+// Named returns the candidates the text names a glossary term of (in any
+// language: a term, a synonym, an English rendering, its pinyin), best
+// first: a router must never tell the model that no skill fits such a
+// text.
+func Named(cs []Candidate) []Candidate {
+	var out []Candidate
+	for _, c := range cs {
+		if len(c.Glossary) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // routeStopWords are English words of questions that tell nothing of their
@@ -440,4 +541,45 @@ func features(s string) map[string]bool {
 	flushWord()
 	flushRun()
 	return out
+}
+
+// FoldMarks strips the diacritics of Latin letters (pinyin's tone marks:
+// "kuí gāng" is "kui gang"; ü is u), leaving other scripts alone. It
+// returns s itself when s holds no combining mark to remove.
+func FoldMarks(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var sb strings.Builder
+	changed := false
+	for _, r := range s {
+		if r < 0x80 || unicode.Is(unicode.Han, r) {
+			sb.WriteRune(r)
+			continue
+		}
+		d := norm.NFD.String(string(r))
+		kept := 0
+		for _, c := range d {
+			if unicode.Is(unicode.Mn, c) {
+				changed = true
+				continue
+			}
+			sb.WriteRune(c)
+			kept++
+		}
+		if kept == 0 {
+			sb.WriteRune(r)
+		}
+	}
+	if !changed {
+		return s
+	}
+	return sb.String()
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/schema"
 	"github.com/vibelife/vibe/llm"
+	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/skills"
 	"github.com/vibelife/vibe/workspace"
 )
@@ -182,7 +183,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if found {
 		eo.Previous = &prev
 	}
-	if eo.Glossary, err = glossaryTerms(ws.KnowledgeDir(opts.Theme), ws.SkillDir(opts.Theme)); err != nil {
+	if eo.Glossary, err = glossaryTerms(ws.KnowledgeDir(opts.Theme)); err != nil {
 		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix the glossary: `terms:` with a list of {term, aliases}")
 	}
 	extractor := extract.OfflineExtractor
@@ -218,6 +219,17 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if opts.DryRun {
 		if err != nil {
 			return err
+		}
+		// The build's integrate stage asks the model for the glossary
+		// too: estimated from the chunks' titles.
+		n, cached, p, c, est := integrate.GlossaryPlan(cfg.LLM.Model, opts.Theme, ws.SkillDir(opts.Theme), runtime.TextLanguage(sampleText(chunks)) == "zh",
+			glossaryInputsOf(chunks), client.CountTokens, client.Cached)
+		if n+cached > 0 {
+			note := "sent by the build's integrate stage; requests and prompt tokens exact for the knowledge extracted now; answers estimated"
+			if est {
+				note = "estimate: sent by the build's integrate stage; candidates from the chunks' titles and the knowledge's recurring phrases at their cap"
+			}
+			res.LLM.Plan = append(res.LLM.Plan, extract.PassPlan{Pass: integrate.StageGlossary, Requests: n, Cached: cached, PromptTokens: p, CompletionTokens: c, Estimated: est, Note: note})
 		}
 		return printDryRun(opts, cfg, res.LLM)
 	}
@@ -534,28 +546,26 @@ func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStat
 	return nil
 }
 
-// glossaryTerms returns the terms and aliases of the theme's glossary
-// (knowledge/<theme>/glossary.yaml, else the skill's copy), which the
-// offline extractor ranks rules by; none without one.
-func glossaryTerms(knowledgeDir, skillDir string) ([]string, error) {
-	for _, p := range []string{filepath.Join(knowledgeDir, "glossary.yaml"), filepath.Join(skillDir, filepath.FromSlash(skills.GlossaryPath))} {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		g, err := skills.ParseGlossary(b, p)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, t := range g.Terms {
-			out = append(out, t.Term)
-			out = append(out, t.Aliases...)
-		}
-		return out, nil
+// glossaryTerms returns the terms and aliases of the theme's hand-kept
+// glossary (knowledge/<theme>/glossary.yaml), which the offline extractor
+// ranks rules by; none without one. The skill's glossary is not read: it
+// is built by integrate from what extract writes, and data flows one way.
+func glossaryTerms(knowledgeDir string) ([]string, error) {
+	p := filepath.Join(knowledgeDir, "glossary.yaml")
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	return nil, nil
+	if err != nil {
+		return nil, err
+	}
+	g, err := skills.ParseGlossary(b, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range g.Terms {
+		out = append(out, t.Names()...)
+	}
+	return out, nil
 }

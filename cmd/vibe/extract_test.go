@@ -213,22 +213,33 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 		len(passes) < 3 || passes[0] != "extract.map" || passes[len(passes)-1] != "extract.sop" {
 		t.Errorf("extract_llm_usage (%d requests sent) = %+v\n%s", sent, u, data)
 	}
-	// After a build the dry run plans nothing to send.
+	// After the extraction the dry run plans nothing to send but the
+	// glossary request of the build's integrate stage, exactly (the
+	// knowledge it is built from is there).
 	code, out, _ = runVibe(t, env, "--workspace", dir, "extract", "bazi", "--dry-run", "--json")
+	type plan struct {
+		Pass     string `json:"pass"`
+		Requests int    `json:"requests"`
+		Cached   int    `json:"cached"`
+		Est      bool   `json:"estimated"`
+	}
 	var rep struct {
 		DryRun struct {
-			Total struct {
-				Requests int  `json:"requests"`
-				Cached   int  `json:"cached"`
-				Est      bool `json:"estimated"`
-			} `json:"total"`
+			Passes []plan `json:"passes"`
+			Total  plan   `json:"total"`
 		} `json:"dry_run"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("dry run --json: exit %d, %v:\n%s", code, err, out)
 	}
-	if rep.DryRun.Total.Requests != 0 || rep.DryRun.Total.Cached != sent || rep.DryRun.Total.Est {
-		t.Errorf("dry run after a build: %+v, want 0 requests and %d cached", rep.DryRun.Total, sent)
+	glossary := plan{}
+	for _, p := range rep.DryRun.Passes {
+		if p.Pass == "integrate.glossary" {
+			glossary = p
+		}
+	}
+	if glossary.Requests != 1 || glossary.Est || rep.DryRun.Total.Requests != 1 || rep.DryRun.Total.Cached != sent || rep.DryRun.Total.Est {
+		t.Errorf("dry run after the extraction: %+v (glossary %+v), want 1 request (the glossary) and %d cached", rep.DryRun.Total, glossary, sent)
 	}
 	// With a remote embedder the dry run does not call it (the fake server
 	// would answer its /embeddings with a 404): the passes needing it are

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/integrate"
-	"github.com/vibelife/vibe/skills"
 )
 
 func newIntegrateCmd(a *app) *cobra.Command {
@@ -97,6 +95,9 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
 		Limits: cfg.Check,
 	}
+	if opt.GlossaryInputs, err = a.glossaryInputs(ctx, theme); err != nil {
+		return withExit(exitError, err)
+	}
 	// The extraction's usage, for meta.json.
 	if opt.ExtractUsage, err = integrate.ReadExtractUsage(extractUsagePath(ws, theme)); err != nil {
 		return withExit(exitError, err)
@@ -112,6 +113,9 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		return withHint(err, "fix the tool declarations; `vibe schema tools` prints the schema")
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), "glossary") {
+			return withHint(err, "fix knowledge/"+theme+"/glossary.yaml: `terms:` with a list of {term, aliases, english, pinyin}")
+		}
 		return withHint(err, "run `vibe extract "+theme+"` first, or `vibe check "+theme+"` to locate the problem")
 	}
 	// -q leaves out the notes and the check line; warnings and errors print.
@@ -119,7 +123,7 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if a.quiet {
 		notes = io.Discard
 	}
-	fmt.Fprintf(notes, "integrate %s: wrote %s, %s (%d tools), %s\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON))
+	fmt.Fprintf(notes, "integrate %s: wrote %s, %s (%d tools), %s, %s (%d terms)\n", theme, ws.Rel(res.SkillMD), ws.Rel(res.ToolsYAML), res.Tools, ws.Rel(res.MetaJSON), ws.Rel(res.Glossary), res.GlossaryTerms)
 	prose := "prose from the offline template filled from the knowledge (set OPENAI_BASE_URL for model-written prose)"
 	switch {
 	case res.Prose != "template":
@@ -134,9 +138,6 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	}
 	if len(res.Kept) > 0 {
 		fmt.Fprintf(notes, "integrate %s: kept hand-edited SKILL.md regions: %s (use --regenerate to overwrite)\n", theme, strings.Join(res.Kept, ", "))
-	}
-	if err := copyGlossary(ws.KnowledgeDir(theme), ws.SkillDir(theme)); err != nil {
-		return withHint(fmt.Errorf("integrate %s: %w", theme, err), "fix the glossary: `terms:` with a list of {term, aliases}")
 	}
 	rep, err := a.check(ctx, theme, false)
 	if err != nil {
@@ -159,26 +160,50 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	return nil
 }
 
-// copyGlossary copies the theme's hand-kept term table
-// (knowledge/<theme>/glossary.yaml: the sources' terms with their synonyms
-// and English names) into the skill, where the router and get_rules read it
-// (skills.GlossaryPath). Without one the skill's own glossary, if someone
-// wrote it there, is left alone.
-func copyGlossary(knowledgeDir, skillDir string) error {
-	src := filepath.Join(knowledgeDir, "glossary.yaml")
-	dst := filepath.Join(skillDir, filepath.FromSlash(skills.GlossaryPath))
-	b, err := os.ReadFile(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+// glossaryInputs reads the heading and document titles of the theme's
+// chunks, which the built glossary is mined from; none when the store holds
+// no chunks of the theme (the skill was extracted elsewhere).
+func (a *app) glossaryInputs(ctx context.Context, theme string) (integrate.GlossaryInputs, error) {
+	store, err := a.openStore(ctx)
 	if err != nil {
-		return err
+		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: open the store: %w", theme, err)
 	}
-	if _, err := skills.ParseGlossary(b, src); err != nil {
-		return err
+	defer store.Close()
+	chunks, err := store.Chunks(ctx, theme)
+	if err != nil {
+		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: read chunks: %w", theme, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
+	return glossaryInputsOf(chunks), nil
+}
+
+// glossaryInputsOf gathers the distinct heading and document titles of
+// chunks.
+func glossaryInputsOf(chunks []chunk.Chunk) integrate.GlossaryInputs {
+	var in integrate.GlossaryInputs
+	seen := map[string]bool{}
+	for _, c := range chunks {
+		for _, h := range append([]string{c.Title}, c.HeadingPath...) {
+			if h != "" && !seen[h] {
+				seen[h] = true
+				in.Headings = append(in.Headings, h)
+			}
+		}
+		if d := strings.TrimSuffix(filepath.Base(c.Doc), filepath.Ext(c.Doc)); d != "" && !seen["\x00"+d] {
+			seen["\x00"+d] = true
+			in.Titles = append(in.Titles, d)
+		}
 	}
-	return os.WriteFile(dst, b, 0o644)
+	return in
+}
+
+// sampleText is the text of up to 50 chunks spread over chunks, to tell
+// the sources' language by.
+func sampleText(chunks []chunk.Chunk) string {
+	var sb strings.Builder
+	step := max(1, len(chunks)/50)
+	for i := 0; i < len(chunks); i += step {
+		sb.WriteString(chunks[i].Text)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
 }

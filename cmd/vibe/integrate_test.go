@@ -88,6 +88,9 @@ func TestIntegrateProseFromTheModel(t *testing.T) {
 	dir := checkWorkspace(t)
 	srv := llmtest.New(t)
 	srv.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		if r.SchemaName() == "glossary" {
+			return llmtest.JSON(map[string]any{"terms": []any{}})
+		}
 		if r.SchemaName() != "skill_prose" {
 			return llmtest.Status(400, "unexpected request")
 		}

@@ -239,7 +239,7 @@ func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runt
 	if err != nil {
 		return nil, err
 	}
-	g, err := loadGlossary(filepath.Join(ws.KnowledgeDir(theme), "glossary.yaml"), filepath.Join(ws.SkillDir(theme), filepath.FromSlash(skills.GlossaryPath)))
+	g, err := loadGlossary(filepath.Join(ws.SkillDir(theme), filepath.FromSlash(skills.GlossaryPath)), filepath.Join(ws.KnowledgeDir(theme), "glossary.yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -262,9 +262,13 @@ func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runt
 	return func(q string) runtime.Bridged { return br.Bridge(ctx, q, lang, g, theme) }, nil
 }
 
-// loadGlossary reads the first of paths that exists (the theme's
-// glossary, then the skill's copy); nil when none does.
+// loadGlossary reads the glossaries of paths that exist, each laid over
+// the ones before it (the skill's built glossary, then the theme's
+// hand-kept one, which wins by term, as `vibe integrate` lays it); nil when
+// none exists.
 func loadGlossary(paths ...string) (*runtime.Glossary, error) {
+	var g skills.Glossary
+	found := false
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -273,13 +277,16 @@ func loadGlossary(paths ...string) (*runtime.Glossary, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, err := skills.ParseGlossary(b, p)
+		over, err := skills.ParseGlossary(b, p)
 		if err != nil {
 			return nil, withHint(err, "fix the glossary, or pass --no-bridge to search the query's own words")
 		}
-		return runtime.NewGlossary(g), nil
+		g, found = g.Overlay(over), true
 	}
-	return nil, nil
+	if !found {
+		return nil, nil
+	}
+	return runtime.NewGlossary(g), nil
 }
 
 // convertedLanguage is the language of a theme's converted sources: that

@@ -1,0 +1,486 @@
+package integrate
+
+import (
+	"errors"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mozillazg/go-pinyin"
+	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/internal/atomicfile"
+	"github.com/vibelife/vibe/skills"
+)
+
+// The built glossary (docs/glossary.md). `vibe integrate` writes the skill's
+// knowledge/glossary.yaml (skills.GlossaryPath) from what flows into it:
+// the heading titles and document titles of the theme's chunks, and the
+// extracted knowledge (pattern names, red-flag signals, SOP phases, rule
+// conditions and conclusions). Offline it mines the terms and gives each
+// its pinyin (go-pinyin's dictionary: every reading of a polyphonic
+// character, since it has no phrase table: 长生 is zhang sheng and chang
+// sheng); with a model the model adds synonyms, variant spellings and the
+// English renderings (glossary_llm.go). The theme's hand-kept
+// knowledge/<theme>/glossary.yaml is laid over the result and wins by term.
+
+// Glossary sizes: at most maxMinedTerms terms mined from the knowledge's
+// wording besides the headings' and names' terms; terms of minTermRunes to
+// maxTermRunes Han characters; at most maxPinyinReadings readings of a
+// term with polyphonic characters.
+const (
+	maxMinedTerms     = 300
+	minTermRunes      = 2
+	maxTermRunes      = 6
+	maxGramRunes      = 4
+	minGramDocs       = 3
+	maxPinyinReadings = 4
+)
+
+// GlossaryInputs is what the glossary is built from, besides the extracted
+// knowledge: the theme's chunks' heading titles (each heading of each
+// path, any order, repeats allowed) and document titles.
+type GlossaryInputs struct {
+	Headings []string
+	Titles   []string
+}
+
+// candidate is a term found offline, with where it was found (the first
+// place, for the model's context) and how often.
+type candidate struct {
+	term    string
+	context string
+	docs    int
+	named   bool // a heading, title or name: a term in its own right
+}
+
+// headingNumber matches the numbering and volume markers a heading title
+// starts with: "2.3.3 ", "四十一、", "第三章 ", "卷六".
+var headingNumber = regexp.MustCompile(`^(?:[0-9０-９]+(?:[.．][0-9０-９]+)*[.．、]?\s*|[一二三四五六七八九十百零〇两]+[、.．]\s*|第[一二三四五六七八九十百零〇两0-9]+[章节回卷篇部]\s*)`)
+
+// termOfHeading returns the term a heading title names ("25 论魁罡" is
+// 魁罡, "1.12 衰旺论" is 衰旺), or "" when the title is no term (a volume,
+// a sentence, not Han).
+func termOfHeading(h string) string {
+	h = strings.TrimSpace(h)
+	for {
+		t := strings.TrimSpace(headingNumber.ReplaceAllString(h, ""))
+		if t == h {
+			break
+		}
+		h = t
+	}
+	if i := strings.IndexAny(h, "（(【["); i > 0 {
+		h = strings.TrimSpace(h[:i])
+	}
+	if strings.ContainsRune(h, '卷') {
+		return "" // a volume of a book, not a topic
+	}
+	if r := []rune(h); len(r) > minTermRunes && r[0] == '论' {
+		h = string(r[1:])
+	}
+	if r := []rune(h); len(r) > minTermRunes && r[len(r)-1] == '论' {
+		h = string(r[:len(r)-1])
+	}
+	if !isTermText(h) {
+		return ""
+	}
+	// A title that reads as a phrase of prose or a question (杂气如何取用)
+	// is no term: its words would route unrelated questions (如何).
+	for _, r := range h {
+		if gramStop[r] {
+			return ""
+		}
+	}
+	return h
+}
+
+// isTermText reports whether s can be a term: minTermRunes to maxTermRunes
+// Han characters only.
+func isTermText(s string) bool {
+	n := utf8.RuneCountInString(s)
+	if n < minTermRunes || n > maxTermRunes {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// gramStop are characters of classical and modern Chinese prose that do not
+// begin or end a term (particles, pronouns, connectives, copulas).
+var gramStop = map[rune]bool{}
+
+func init() {
+	for _, r := range "之乎者也而其以为于则乃所此彼若如即亦又且皆必是在与及或哉矣焉曰云故凡盖夫的了吗呢么是这那个就都还很最和或着过把被让既因虽但然亦仍方只已尚更再即犹将可能要当" {
+		gramStop[r] = true
+	}
+}
+
+// MineGlossary builds the glossary offline from the extracted knowledge
+// and the chunks' titles: the terms the headings and document titles name,
+// the names of patterns and SOP phases, and the Han phrases of two to four
+// characters that recur across rules, patterns and headings (at least
+// minGramDocs of them, the phrase not only ever part of a longer one); each
+// with its pinyin. It is deterministic: the same inputs give the same
+// glossary.
+func MineGlossary(ks *knowledgeSet, in GlossaryInputs) skills.Glossary {
+	_, g := mineCandidates(ks, in)
+	return g
+}
+
+// mineCandidates returns the mined terms, the named ones first then the
+// recurring phrases by frequency, and the glossary they make.
+func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Glossary) {
+	cands := map[string]*candidate{}
+	add := func(term, ctx string, named bool) {
+		if !isTermText(term) {
+			return
+		}
+		c := cands[term]
+		if c == nil {
+			c = &candidate{term: term, context: ctx}
+			cands[term] = c
+		}
+		c.named = c.named || named
+	}
+	for _, t := range in.Titles {
+		add(strings.TrimSpace(t), "title", true)
+	}
+	var docs []string
+	for _, h := range in.Headings {
+		if t := termOfHeading(h); t != "" {
+			add(t, h, true)
+		}
+		docs = append(docs, h)
+	}
+	for _, p := range ks.pats.Patterns.QuickPatterns {
+		add(strings.TrimSpace(p.Name), p.Signature, true)
+		docs = append(docs, p.Name+" "+p.Signature+" "+p.Indication)
+	}
+	for _, f := range ks.pats.Patterns.RedFlags {
+		add(strings.TrimSpace(f.Signal), f.Action, true)
+		docs = append(docs, f.Signal)
+	}
+	for _, ph := range ks.sop.SOP.Phases {
+		add(strings.TrimSpace(ph.Name), "", true)
+	}
+	for _, r := range ks.rules.Rules.All() {
+		docs = append(docs, r.Condition+" "+r.Conclusion+" "+r.Action)
+	}
+	for _, g := range recurringGrams(docs) {
+		if c := cands[g.term]; c != nil {
+			c.docs = max(c.docs, g.docs)
+			continue
+		}
+		cands[g.term] = &candidate{term: g.term, context: g.context, docs: g.docs}
+	}
+	out := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].named != out[j].named {
+			return out[i].named
+		}
+		if out[i].docs != out[j].docs {
+			return out[i].docs > out[j].docs
+		}
+		return out[i].term < out[j].term
+	})
+	var g skills.Glossary
+	var kept []candidate
+	mined := 0
+	for _, c := range out {
+		if !c.named {
+			if mined == maxMinedTerms {
+				continue
+			}
+			mined++
+		}
+		kept = append(kept, *c)
+		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: PinyinOf(c.term), From: skills.FromMined})
+	}
+	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
+	return kept, g
+}
+
+// gram is a recurring phrase of the knowledge's wording.
+type gram struct {
+	term, context string
+	docs          int
+}
+
+// recurringGrams returns the Han phrases of minTermRunes to maxGramRunes
+// characters found in at least minGramDocs of docs, neither starting nor
+// ending with a prose character (gramStop), and not only ever part of one
+// longer such phrase (a phrase found in nearly as many documents as a
+// longer one holding it is left for the longer one).
+func recurringGrams(docs []string) []gram {
+	df := map[string]int{}
+	ctx := map[string]string{}
+	for _, d := range docs {
+		seen := map[string]bool{}
+		for _, run := range hanRuns(d) {
+			for n := minTermRunes; n <= maxGramRunes; n++ {
+				for i := 0; i+n <= len(run); i++ {
+					w := run[i : i+n]
+					if gramStop[w[0]] || gramStop[w[n-1]] {
+						continue
+					}
+					s := string(w)
+					if !seen[s] {
+						seen[s] = true
+						df[s]++
+						if _, ok := ctx[s]; !ok {
+							ctx[s] = clipRunes(d, 40)
+						}
+					}
+				}
+			}
+		}
+	}
+	// super[s] is the most documents a phrase one character longer than
+	// s, holding it, is found in.
+	super := map[string]int{}
+	for w, m := range df {
+		r := []rune(w)
+		if len(r) <= minTermRunes {
+			continue
+		}
+		for _, sub := range []string{string(r[1:]), string(r[:len(r)-1])} {
+			super[sub] = max(super[sub], m)
+		}
+	}
+	var out []gram
+	for s, n := range df {
+		if n < minGramDocs || super[s]*5 >= n*4 {
+			continue
+		}
+		out = append(out, gram{term: s, context: ctx[s], docs: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].docs != out[j].docs {
+			return out[i].docs > out[j].docs
+		}
+		return out[i].term < out[j].term
+	})
+	return out
+}
+
+// hanRuns splits s into its runs of Han characters.
+func hanRuns(s string) [][]rune {
+	var out [][]rune
+	var cur []rune
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			cur = append(cur, r)
+			continue
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func clipRunes(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}
+
+// PinyinOf returns the pinyin forms of a Han term: the reading of
+// go-pinyin's dictionary with tone marks, spaced ("kuí gāng"), then each
+// reading without tones (every combination of a polyphonic character's
+// readings, the dictionary's first, at most maxPinyinReadings), spaced and
+// joined ("kui gang", "kuigang"). A single character gets none: one
+// syllable ("he", "an", "long") is too often an English word.
+func PinyinOf(term string) []string {
+	if utf8.RuneCountInString(term) < minTermRunes {
+		return nil
+	}
+	tone := pinyin.NewArgs()
+	tone.Style = pinyin.Tone
+	toned := pinyin.Pinyin(term, tone)
+	plain := pinyin.NewArgs()
+	plain.Heteronym = true
+	alts := pinyin.Pinyin(term, plain)
+	if len(alts) != utf8.RuneCountInString(term) || len(toned) != len(alts) {
+		return nil // a character the dictionary lacks
+	}
+	var first []string
+	for _, t := range toned {
+		if len(t) == 0 {
+			return nil
+		}
+		first = append(first, t[0])
+	}
+	out := []string{strings.Join(first, " ")}
+	readings := [][]string{{}}
+	for _, a := range alts {
+		var next [][]string
+		for _, r := range readings {
+			for _, syl := range a {
+				if len(next) == maxPinyinReadings {
+					break
+				}
+				next = append(next, append(append([]string(nil), r...), syl))
+			}
+		}
+		readings = next
+	}
+	for _, r := range readings {
+		out = append(out, strings.Join(r, " "), strings.Join(r, ""))
+	}
+	return dedupe(out)
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// glossaryHeader heads the built glossary.
+const glossaryHeader = "# Built by `vibe integrate` from the sources' headings and the extracted knowledge (from: mined),\n" +
+	"# with a model's synonyms and English renderings when one is configured (from: model), with the theme's\n" +
+	"# hand-kept knowledge/<theme>/glossary.yaml laid over it (from: hand, wins by term). Rewritten on every\n" +
+	"# build: change knowledge/<theme>/glossary.yaml instead (docs/glossary.md).\n"
+
+// readGlossaryFile reads a glossary file; a missing file is an empty
+// glossary.
+func readGlossaryFile(path string) (skills.Glossary, bool, error) {
+	if path == "" {
+		return skills.Glossary{}, false, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return skills.Glossary{}, false, nil
+	}
+	if err != nil {
+		return skills.Glossary{}, false, err
+	}
+	g, err := skills.ParseGlossary(b, path)
+	return g, err == nil, err
+}
+
+// markHand marks the entries of a hand-kept glossary as such.
+func markHand(g skills.Glossary) skills.Glossary {
+	out := skills.Glossary{Terms: make([]skills.GlossaryTerm, len(g.Terms))}
+	for i, t := range g.Terms {
+		t.From = skills.FromHand
+		out.Terms[i] = t
+	}
+	return out
+}
+
+// writeGlossary writes the built glossary into the skill, leaving the file
+// alone when its content is unchanged.
+func writeGlossary(path string, g skills.Glossary) error {
+	b, err := yaml.Marshal(g)
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(path); err == nil && string(old) == glossaryHeader+string(b) {
+		return nil
+	}
+	if err := os.MkdirAll(strings.TrimSuffix(path, "/glossary.yaml"), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, []byte(glossaryHeader+string(b)), 0o644)
+}
+
+// glossaryTermsOf lists the terms of g (each entry's term), for the
+// SKILL.md's triggers and the prose facts.
+func glossaryTermsOf(g skills.Glossary) []string {
+	out := make([]string, 0, len(g.Terms))
+	for _, t := range g.Terms {
+		out = append(out, strings.TrimSpace(t.Term))
+	}
+	return out
+}
+
+// englishName names a theme built from Chinese sources for users who
+// write English, offline: "In English: <theme> (<term>, <term>)." with the
+// theme's name (its pinyin, capitalised, when it is Chinese) and the first
+// English rendering, else the pinyin, of its two most used glossary terms
+// (ks.terms, by how often the knowledge uses them).
+func englishName(theme string, ks *knowledgeSet) string {
+	name := theme
+	if isHanOnly(theme) {
+		if py := PinyinOf(theme); len(py) > 1 {
+			name = titleWords(py[1])
+		}
+	}
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range ks.glossary.Terms {
+		byTerm[e.Term] = e
+	}
+	text := knowledgeText(ks)
+	counts := map[string]int{}
+	var terms []string
+	for _, t := range ks.terms {
+		if n := strings.Count(text, strings.ToLower(t)); n > 0 && utf8.RuneCountInString(t) >= minTermRunes && !strings.EqualFold(t, theme) {
+			counts[t] = n
+			terms = append(terms, t)
+		}
+	}
+	sort.SliceStable(terms, func(i, j int) bool { return counts[terms[i]] > counts[terms[j]] })
+	var shown []string
+	for _, t := range terms {
+		if len(shown) == 2 {
+			break
+		}
+		e := byTerm[t]
+		switch {
+		case len(e.English) > 0:
+			shown = append(shown, e.English[0])
+		case len(e.Pinyin) > 1:
+			shown = append(shown, titleWords(e.Pinyin[1]))
+		}
+	}
+	if len(shown) == 0 {
+		return "In English: " + name + "."
+	}
+	return "In English: " + name + " (" + strings.Join(shown, ", ") + ")."
+}
+
+// titleWords capitalises each word of s ("kui gang" is "Kui Gang").
+func titleWords(s string) string {
+	ws := strings.Fields(s)
+	for i, w := range ws {
+		r := []rune(w)
+		r[0] = unicode.ToUpper(r[0])
+		ws[i] = string(r)
+	}
+	return strings.Join(ws, " ")
+}
+
+// isHanOnly reports whether s is Han characters only.
+func isHanOnly(s string) bool {
+	for _, r := range s {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+	}
+	return s != ""
+}

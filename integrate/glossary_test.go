@@ -1,0 +1,182 @@
+package integrate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm/llmtest"
+	"github.com/vibelife/vibe/skills"
+)
+
+// go-pinyin has no phrase table: a polyphonic character gets every reading
+// (长生 is read zhang and chang sheng, 调候 diao and tiao hou), with and
+// without tones, spaced and joined; one character gets none.
+func TestPinyinOf(t *testing.T) {
+	for _, tt := range []struct {
+		term string
+		want []string
+	}{
+		{"魁罡", []string{"kuí gāng", "kui gang", "kuigang"}},
+		{"七杀", []string{"qī shā", "qi sha", "qisha"}},
+		{"长生", []string{"chang sheng", "changsheng", "zhang sheng"}},
+		{"调候", []string{"tiao hou", "diao hou"}},
+		{"重阳", []string{"chong yang", "zhong yang"}},
+		{"滴天髓", []string{"di tian sui", "ditiansui"}},
+	} {
+		got := PinyinOf(tt.term)
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("PinyinOf(%s) = %q, want %q among them", tt.term, got, w)
+			}
+		}
+		if len(got) > 1+2*maxPinyinReadings {
+			t.Errorf("PinyinOf(%s): %d forms, want at most %d", tt.term, len(got), 1+2*maxPinyinReadings)
+		}
+	}
+	if got := PinyinOf("和"); got != nil {
+		t.Errorf("one character: %q, want none", got)
+	}
+}
+
+func TestTermOfHeading(t *testing.T) {
+	for h, want := range map[string]string{
+		"25 论魁罡": "魁罡", "1.12 衰旺论": "衰旺", "四十三、论阳刃": "阳刃", "2.3.3 三秋乙木": "三秋乙木",
+		"三命通会卷之十": "", "卷九": "", "52 时上偏财（以下所忌月分）": "时上偏财", "1 六甲日甲子时断": "",
+		"论用神配气候得失之理": "", "论杂气如何取用": "", "Chapter 2": "", "第三章 论正官": "正官",
+	} {
+		if got := termOfHeading(h); got != want {
+			t.Errorf("termOfHeading(%q) = %q, want %q", h, got, want)
+		}
+	}
+}
+
+// Offline, the glossary holds the terms the headings, titles and pattern
+// names name, and phrases that recur in the rules, each with its pinyin,
+// so "Kui Gang" reaches 魁罡; the hand-kept glossary wins by term.
+func TestMineGlossary(t *testing.T) {
+	ks := &knowledgeSet{}
+	ks.pats.Patterns.QuickPatterns = []knowledge.Pattern{{Name: "官煞混杂", Signature: "四柱庚辛俱见"}}
+	for _, c := range []string{"伤官见官，为祸百端", "身弱而伤官见官", "伤官见官而无财", "七杀无制", "七杀有制则贵", "用七杀而身强"} {
+		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
+	}
+	g := MineGlossary(ks, GlossaryInputs{Headings: []string{"25 论魁罡", "四十三、论阳刃", "卷九"}, Titles: []string{"滴天髓"}})
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range g.Terms {
+		byTerm[e.Term] = e
+		if e.From != skills.FromMined {
+			t.Errorf("%s: from %q, want mined", e.Term, e.From)
+		}
+	}
+	for _, want := range []string{"魁罡", "阳刃", "滴天髓", "官煞混杂", "伤官见官", "七杀"} {
+		if _, ok := byTerm[want]; !ok {
+			t.Errorf("no %s in %v", want, g.Terms)
+		}
+	}
+	if _, ok := byTerm["伤官见"]; ok {
+		t.Errorf("伤官见, only ever part of 伤官见官, was kept: %v", g.Terms)
+	}
+	if !slices.Contains(byTerm["魁罡"].Pinyin, "kui gang") {
+		t.Errorf("魁罡: pinyin %q", byTerm["魁罡"].Pinyin)
+	}
+
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "glossary.yaml")
+	if err := os.WriteFile(hand, []byte("terms:\n  - term: 七杀\n    aliases: [七煞]\n    english: [seven killings]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, ok, err := readGlossaryFile(hand)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	merged := g.Overlay(markHand(h))
+	for _, e := range merged.Terms {
+		if e.Term == "七杀" && (e.From != skills.FromHand || !slices.Contains(e.Names(), "seven killings")) {
+			t.Errorf("the hand entry did not win: %+v", e)
+		}
+	}
+	if err := os.WriteFile(hand, []byte("terms:\n  - aliases: [x]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readGlossaryFile(hand); err == nil || !strings.Contains(err.Error(), "glossary.yaml: terms[0]: term is empty") {
+		t.Errorf("malformed glossary: %v", err)
+	}
+	// Deterministic: the same inputs give the same glossary.
+	again := MineGlossary(ks, GlossaryInputs{Headings: []string{"25 论魁罡", "四十三、论阳刃", "卷九"}, Titles: []string{"滴天髓"}})
+	if !slices.EqualFunc(g.Terms, again.Terms, func(a, b skills.GlossaryTerm) bool { return a.Term == b.Term && slices.Equal(a.Pinyin, b.Pinyin) }) {
+		t.Error("two mines of the same inputs differ")
+	}
+}
+
+// With a model, the glossary keeps the terms the model kept, with its
+// synonyms, English renderings and pinyin (the field's reading first, then
+// the forms without tones), drops the candidates it left out as no terms,
+// keeps the hand-kept entries over both, and a rebuild of the same
+// knowledge asks nothing.
+func TestModelGlossary(t *testing.T) {
+	ks := &knowledgeSet{}
+	for _, c := range []string{"七杀无制", "七杀有制则贵", "用七杀而身强", "伤官见官为祸", "伤官见官而无财", "身弱伤官见官"} {
+		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
+	}
+	in := GlossaryInputs{Headings: []string{"25 论魁罡", "二十五、长生"}, Titles: []string{"三命通会"}}
+	answer := map[string]any{"terms": []map[string]any{
+		{"term": "七杀", "synonyms": []string{"七煞", "偏官"}, "english": []string{"Seven Killings", "Seven Killing"}, "pinyin": []string{"qī shā"}},
+		{"term": "魁罡", "synonyms": []string{}, "english": []string{"Kui Gang"}, "pinyin": []string{"kuí gāng"}},
+		{"term": "长生", "synonyms": []string{}, "english": []string{"Growth", "Birth"}, "pinyin": []string{"cháng shēng"}},
+		{"term": "伤官见官", "synonyms": []string{}, "english": []string{"Hurting Officer meets Officer"}, "pinyin": []string{"shāng guān jiàn guān"}},
+		{"term": "三命通会", "synonyms": []string{}, "english": []string{"San Ming Tong Hui"}, "pinyin": []string{"sān mìng tōng huì"}},
+	}}
+	srv := llmtest.New(t)
+	srv.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		if r.SchemaName() != "glossary" {
+			return llmtest.Status(400, "unexpected "+r.SchemaName())
+		}
+		return llmtest.JSON(answer)
+	})
+	cache := t.TempDir()
+	dir := t.TempDir()
+	hand := filepath.Join(dir, "glossary.yaml")
+	if err := os.WriteFile(hand, []byte("terms:\n  - term: 魁罡\n    english: [Kui Gang days]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := IntegrateOptions{Theme: "bazi", LLM: proseClient(t, srv, cache), Model: "m", GlossaryInputs: in, Glossary: hand}
+	g, _, err := ks.buildGlossary(context.Background(), opt, labels{code: "zh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range g.Terms {
+		byTerm[e.Term] = e
+	}
+	if e := byTerm["七杀"]; e.From != skills.FromModel || !slices.Contains(e.English, "Seven Killings") || !slices.Contains(e.Aliases, "七煞") ||
+		!slices.Contains(e.Pinyin, "qī shā") || !slices.Contains(e.Pinyin, "qi sha") || !slices.Contains(e.Pinyin, "qisha") {
+		t.Errorf("七杀: %+v", e)
+	}
+	if e := byTerm["长生"]; e.Pinyin[0] != "cháng shēng" || !slices.Contains(e.Pinyin, "chang sheng") {
+		t.Errorf("长生: the field's reading should come first: %+v", e)
+	}
+	if e := byTerm["魁罡"]; e.From != skills.FromHand || !slices.Equal(e.English, []string{"Kui Gang days"}) {
+		t.Errorf("魁罡: the hand-kept entry should win: %+v", e)
+	}
+	for term := range byTerm {
+		if strings.HasPrefix(term, "伤官见") && term != "伤官见官" {
+			t.Errorf("%s, which the model left out, is still in the glossary", term)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUserMessage(), `"sources_language":"Chinese"`) || !strings.Contains(reqs[0].LastUserMessage(), `"term":"魁罡"`) {
+		t.Fatalf("%d requests; the first: %s", len(reqs), reqs[0].LastUserMessage())
+	}
+	// The same knowledge again: answered from the cache.
+	opt.LLM = proseClient(t, srv, cache)
+	if _, _, err := (&knowledgeSet{rules: ks.rules}).buildGlossary(context.Background(), opt, labels{code: "zh"}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("a rebuild of the same knowledge sent %d requests in all, want 1", srv.Count())
+	}
+}

@@ -1,0 +1,318 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// minRuleScore is the relevance a rule needs to be returned by get_rules
+// (and to be listed in the retrieval-only answer; the prompt's automatic
+// rules need minContextScore besides), together with stating a term of the
+// question (ruleIndex.relevant): the share of the question's weight it
+// holds. The rules that answer the project's bazi questions score 0.09
+// (a long question over 子平真诠's model-built rules) to 1.3.
+const minRuleScore = 0.05
+
+// minContextScore is the relevance a rule needs to be put in the prompt
+// unasked, besides get_rules' cut-off: about a third of the message's
+// weight matched in the rule (less when the message holds part of its
+// condition verbatim).
+const minContextScore = 0.3
+
+// rulesAnswer is what get_rules found for a question in the active skills.
+type rulesAnswer struct {
+	// Rules answer the question, best first.
+	Rules []skillRule
+	// Partial are rules that pass the cut-off but leave out what the
+	// question asks about (Missing): no rule states it.
+	Partial []skillRule
+	Missing []string
+	// SearchedAs and BridgedBy say how the question was carried over to
+	// the rules' language (Bridged).
+	SearchedAs, BridgedBy string
+	Unbridged             bool
+}
+
+// getRules runs get_rules: the k rules of the active skills most relevant
+// to the question, bridged to the rules' language like search_knowledge,
+// above the relevance cut-off (minRuleScore); when the question asks about
+// a term of the theme no rule states, the rules that touch the rest of it
+// are returned apart as partial; when none is left, a note says so and what
+// was searched.
+func (a *Agent) getRules(ctx context.Context, active []string, question string, k int) (json.RawMessage, error) {
+	ans, err := a.rulesAcross(ctx, active, question, k)
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]any{"skill": active[0], "question": question, "rules": nonNilRules(ans.Rules)}
+	if len(active) > 1 {
+		res["skills"] = active
+	}
+	searched := question
+	if ans.SearchedAs != "" {
+		res["searched_as"] = ans.SearchedAs
+		res["bridged_by"] = ans.BridgedBy
+		searched = question + " / " + ans.SearchedAs
+	}
+	switch {
+	case len(ans.Partial) > 0:
+		res["partial"] = ans.Partial
+		res["note"] = fmt.Sprintf("没有规则论及 %s；以下规则只涉及问题的其他部分，不能直接作答 / no rule states %s, which the question asks about; the partial rules touch only the rest of it and do not answer it: say so, and answer from search_knowledge passages if they do (searched as: %s)",
+			strings.Join(ans.Missing, "、"), strings.Join(ans.Missing, ", "), searched)
+	case len(ans.Rules) == 0:
+		res["note"] = fmt.Sprintf("没有与问题相关的规则 / no rule matched the question well enough (searched as: %s); do not cite rules for it: answer from search_knowledge passages, or say the skill's rules do not cover it", searched)
+	}
+	if ans.Unbridged {
+		res["unbridged"] = true
+		note, _ := res["note"].(string)
+		res["note"] = strings.TrimSpace(note + " The question is in another language than the rules of a skill and could not be carried over (no model to rewrite it, no glossary term it names): the rules match its own words only.")
+	}
+	return jsonOf(res)
+}
+
+func nonNilRules(rs []skillRule) []skillRule {
+	if rs == nil {
+		return []skillRule{}
+	}
+	return rs
+}
+
+// rulesAcross returns the k rules of the active skills most relevant to
+// the question (each skill's question bridged to its rules' language):
+// each skill's best rule first (so a two-skill question gets both), then
+// the rest by score.
+func (a *Agent) rulesAcross(ctx context.Context, active []string, question string, k int) (rulesAnswer, error) {
+	var ans rulesAnswer
+	var best, rest, partial []scoredSkillRule
+	for _, n := range active {
+		sk, err := a.cfg.Skills.Get(n)
+		if err != nil {
+			return ans, err
+		}
+		idx, err := a.rules.get(sk)
+		if err != nil {
+			return ans, err
+		}
+		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk), idx.glossary, sk.Name, sk.Theme)
+		if br.SearchedAs != "" && ans.SearchedAs == "" {
+			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
+		}
+		ans.Unbridged = ans.Unbridged || br.Unbridged
+		rules, missing := idx.answer(question, br, k)
+		for i, r := range rules {
+			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
+			switch {
+			case len(missing) > 0:
+				partial = append(partial, sr)
+			case i == 0 && len(active) > 1:
+				best = append(best, sr)
+			default:
+				rest = append(rest, sr)
+			}
+		}
+		ans.Missing = append(ans.Missing, missing...)
+	}
+	take := func(xs []scoredSkillRule) []skillRule {
+		sort.SliceStable(xs, func(i, j int) bool { return xs[i].score > xs[j].score })
+		var out []skillRule
+		for _, r := range xs {
+			if len(out) == k {
+				break
+			}
+			out = append(out, r.skillRule)
+		}
+		return out
+	}
+	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
+	ans.Rules = take(append(best, rest...))
+	if len(ans.Rules) == 0 {
+		ans.Partial = take(partial)
+	} else {
+		ans.Missing = nil
+	}
+	return ans, nil
+}
+
+// answer ranks the rules for a question bridged as br: the question, and
+// what it was carried over as by the model (the glossary's terms stand in
+// for an English question already, in rank), above minRuleScore. When the
+// question's subject is a term of the theme's glossary no rule states in
+// its condition, conclusion or action, missing lists that term and the
+// rules are only partial: the only term the question names (日贵 in "Which
+// four days are the Day Noble (Ri Gui) days?", whatever the score), or,
+// when the best rule matches only weakly (below strongRuleScore), a
+// compound term it names (财多身弱 in "身弱财多怎么办").
+func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, []string) {
+	parts := []weighted{{question, 1}}
+	if br.BridgedBy == "llm" {
+		parts = append(parts, weighted{br.SearchedAs, 1})
+	}
+	// A question written in two scripts is also asked in each: its part
+	// in the rules' language is what they can state.
+	if han, other := splitScripts(question); han != "" && other != "" {
+		parts = append(parts, weighted{han, 0.5}, weighted{other, 0.5})
+	}
+	rules := idx.rank(parts, k, minRuleScore)
+	if len(rules) == 0 {
+		return rules, nil
+	}
+	strong := rules[0].Score >= strongRuleScore
+	missing := idx.subjectGap(question, strong)
+	if br.BridgedBy == "llm" && len(missing) == 0 {
+		missing = idx.subjectGap(br.SearchedAs, strong)
+	}
+	return rules, missing
+}
+
+// strongRuleScore is a match trusted whatever the question names besides:
+// the rules that answer the project's bazi questions and leave a term of
+// theirs unstated score above it (春木逢火 → 为木为通明 for 木火通明, 0.58),
+// a rule sharing only part of the question's subject below (身弱无制伏 → 为七杀
+// for 身弱财多, 0.34).
+const strongRuleScore = 0.5
+
+// minGapRunes is the shortest term whose absence from the rules makes
+// weakly matching rules partial: a compound (财多身弱, 官杀混杂), not a
+// two-character term others are written around (酉月 in 甲日酉月透辛). A
+// shorter term does when it is the only one the question names and a third
+// of its content or more (魁罡 in "魁罡日生的人有什么特点", where 癸巳生人得戊寅日
+// shares 日, 生 and 人; not 酉月 in 甲日酉月透辛、时丙).
+const minGapRunes = 3
+
+// subjectGap returns the most specific terms of the glossary the text
+// names (the longest, of minGapRunes characters or more, or the only one;
+// after a strong match only the only one) when no rule
+// states any of their Han names in its condition, conclusion or action;
+// none when a rule does, when the text names no such term, or for a skill
+// without rules.
+func (idx *ruleIndex) subjectGap(text string, strong bool) []string {
+	if len(idx.rules) == 0 {
+		return nil
+	}
+	named := idx.glossary.namedEntries(text)
+	longest := 0
+	for _, e := range named {
+		longest = max(longest, utf8.RuneCountInString(e.Term))
+	}
+	only := len(named) == 1 && 3*longest >= contentRunes(text)
+	if strong && !only || longest < minGapRunes && !only {
+		return nil
+	}
+	var gap []string
+	for _, e := range named {
+		if utf8.RuneCountInString(e.Term) != longest {
+			continue
+		}
+		for _, n := range e.names {
+			if isHanOnly(n) && idx.states(n) {
+				return nil
+			}
+		}
+		gap = append(gap, e.Term)
+	}
+	return gap
+}
+
+// states reports whether a rule's condition, conclusion or action holds
+// the term (variants folded), or for a term of four Han characters its two
+// halves swapped (财多身弱 is 身弱财多).
+func (idx *ruleIndex) states(term string) bool {
+	forms := []string{plainText(term)}
+	if sw := swapHalves(forms[0]); sw != "" {
+		forms = append(forms, sw)
+	}
+	for _, t := range idx.statedText {
+		for _, f := range forms {
+			if strings.Contains(t, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitScripts returns the Han runs of s and the rest, each joined by
+// spaces.
+func splitScripts(s string) (han, other string) {
+	var h, o strings.Builder
+	for _, r := range s {
+		if isHanOnly(string(r)) {
+			h.WriteRune(r)
+			o.WriteByte(' ')
+		} else {
+			o.WriteRune(r)
+			h.WriteByte(' ')
+		}
+	}
+	han = strings.Join(strings.Fields(h.String()), " ")
+	if _, letters := scripts(o.String()); letters == 0 {
+		return han, ""
+	}
+	return han, strings.Join(strings.Fields(o.String()), " ")
+}
+
+// contentRunes counts the Han characters of text that are not of a
+// question's frame (modernFunction).
+func contentRunes(text string) int {
+	n := 0
+	for _, r := range text {
+		if isHanOnly(string(r)) && !modernFunction[r] {
+			n++
+		}
+	}
+	return n
+}
+
+// swapHalves returns a four-character Han term with its halves swapped, ""
+// for any other.
+func swapHalves(s string) string {
+	r := []rune(s)
+	if len(r) != 4 || !isHanOnly(s) {
+		return ""
+	}
+	return string(r[2:]) + string(r[:2])
+}
+
+// Named returns the terms of the glossary's entries the text names, in
+// any of their names (a term, a synonym, an English rendering, pinyin):
+// a Han name as a substring of the text, or for four characters with its
+// halves swapped ("身弱财多" names 财多身弱); another name as a phrase of
+// its words. Each term once, in the glossary's order.
+func (g *Glossary) Named(text string) []string {
+	var out []string
+	for _, e := range g.namedEntries(text) {
+		out = append(out, e.Term)
+	}
+	return out
+}
+
+func (g *Glossary) namedEntries(text string) []glossEntry {
+	if g.Len() == 0 {
+		return nil
+	}
+	plain := plainText(text)
+	tokens := phraseTokens(text)
+	var out []glossEntry
+	for _, e := range g.entries {
+		hit := false
+		for _, n := range e.names {
+			if isHanOnly(n) {
+				p := plainText(n)
+				hit = utf8.RuneCountInString(p) >= 2 && (strings.Contains(plain, p) || swapHalves(p) != "" && strings.Contains(plain, swapHalves(p)))
+			} else if pt := nameTokens(n); len(pt) > 0 {
+				hit = containsPhrase(tokens, pt)
+			}
+			if hit {
+				break
+			}
+		}
+		if hit {
+			out = append(out, e)
+		}
+	}
+	return out
+}
