@@ -82,6 +82,7 @@ func Account(data []byte, chunks []Chunk) (Accounting, error) {
 	mark := make([]uint8, len(runes))
 	asideOf := make([]int, len(runes)) // index+1 into the asides, for navigation
 	var asides []convert.Aside
+	prevNav := ""
 	for _, c := range chunks {
 		if c.Start < 0 || c.End > len(runes) || c.Start > c.End {
 			return Accounting{}, fmt.Errorf("chunk %s: span %d-%d outside the file's %d characters", c.ID, c.Start, c.End, len(runes))
@@ -90,12 +91,19 @@ func Account(data []byte, chunks []Chunk) (Accounting, error) {
 			for i := c.Start; i < c.End; i++ {
 				mark[i] = kept
 			}
+			prevNav = ""
 			continue
 		}
-		part := "contents list"
-		if label := navLabel(c); label != "" {
-			part = fmt.Sprintf("contents list (%s)", label)
+		// A long list is cut into several chunks: they are one part,
+		// named by the first.
+		part := prevNav
+		if part == "" {
+			part = "contents list"
+			if label := navLabel(c); label != "" {
+				part = fmt.Sprintf("contents list (%s)", label)
+			}
 		}
+		prevNav = part
 		k := -1
 		for j := range asides {
 			if asides[j].Part == part {

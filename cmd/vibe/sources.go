@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/curate"
+	"github.com/vibelife/vibe/knowledge"
 )
 
 func newSourcesCmd(a *app) *cobra.Command {
@@ -33,6 +34,9 @@ type sourceListing struct {
 	Kept    []string `json:"kept"`
 	Dropped int      `json:"dropped"`
 	Failed  int      `json:"failed"`
+	// Characters is the accounting of the documents kept (source ->
+	// converted -> chunked -> cited), once they are ingested.
+	Characters *sourceFigures `json:"characters,omitempty"`
 }
 
 func newSourcesListCmd(a *app) *cobra.Command {
@@ -61,6 +65,13 @@ func newSourcesListCmd(a *app) *cobra.Command {
 				return err
 			}
 			list := listSources(ws.Root, f.Sources, lock)
+			ledger, err := knowledge.ReadLedger(ledgerPath(ws, theme))
+			if err != nil {
+				return err
+			}
+			for i := range list {
+				list[i].Characters = figuresOf(ledger, ws, theme, list[i].Kept)
+			}
 			if asJSON {
 				return printJSON(a.io.Out, list)
 			}
@@ -78,6 +89,23 @@ func newSourcesListCmd(a *app) *cobra.Command {
 					fmt.Fprintf(w, ": %s", nameList(s.Kept, 5))
 				}
 				fmt.Fprintln(w)
+				if c := s.Characters; c != nil {
+					src := "?"
+					if c.Source > 0 {
+						src = fmt.Sprint(c.Source)
+					}
+					fmt.Fprintf(w, "    characters: source %s -> converted %d -> chunked %d (%s) -> cited %d\n", src, c.Converted, c.Chunked, share(c.Chunked, c.Converted), c.Cited)
+					if len(c.SetAside) > 0 {
+						fmt.Fprintf(w, "    set aside: %s\n", strings.Join(c.SetAside, ", "))
+					}
+					for _, d := range c.Documents {
+						if d.Status != knowledge.AccountOK {
+							fmt.Fprintf(w, "    %s %s: %s\n", d.Status, filepath.Base(d.Doc), d.Note)
+						}
+					}
+				} else if len(s.Kept) > 0 {
+					fmt.Fprintf(w, "    characters: not ingested yet (run `vibe build %s`)\n", theme)
+				}
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(a.io.ErrOut, "%s lists no sources; add one with `vibe curate %s --from PATH`\n", ws.Rel(ws.CurateFile(theme)), theme)
