@@ -250,9 +250,10 @@ func stripPageFurniture(text string) (string, []Aside) {
 		}
 	}
 	// A head that comes back often is a running head wherever it stands
-	// alone, with its page number on the same line or not.
+	// alone with its page number on the same line ("20 SYPHILITIC
+	// DISEASES."); alone, it may be the chapter's own title.
 	for i := range lines {
-		if t := trim(i); t != "" && !drop[i] && alone(i) && count[headKey(t)] >= minRunningHeadAnywhere {
+		if t := trim(i); t != "" && !drop[i] && alone(i) && reRunningEdge.MatchString(t) && count[headKey(t)] >= minRunningHeadAnywhere {
 			heads.WriteString(t)
 			drop[i] = true
 		}

@@ -101,14 +101,14 @@ func analyseLayout(lines []string) textLayout {
 		}
 	}
 	var lay textLayout
-	if nonBlank < 20 || long < 10 || blank*blankShare >= nonBlank {
+	if nonBlank < 5 || long < 3 || blank*blankShare >= nonBlank {
 		return lay
 	}
 	if float64(ends) >= paraShare*float64(long) {
 		lay.lineParas = true
 		return lay
 	}
-	if blank*10 < nonBlank {
+	if blank*10 < nonBlank && long >= 8 {
 		sort.Ints(widths)
 		lay.shortEnds = true
 		lay.width = widths[len(widths)/2]
@@ -360,9 +360,15 @@ func contentsList(lines []string, label int, firstText, title string) (contentsB
 		if n == normEntry(firstText) || title != "" && (n == normEntry(title) || len(n) >= 8 && strings.HasPrefix(normEntry(title), n)) {
 			return true
 		}
+		// A volume line of the text names its volume after the title and
+		// maybe with 之: 星图要诀卷之一 comes round for the entry 卷一.
 		vol := classifyHeading(t) == kindVolume
+		if vol && len(normEntry(firstText)) >= 2 && strings.HasPrefix(n, normEntry(firstText)) {
+			// The book's title line and a volume: 星图要诀卷之一.
+			return true
+		}
 		for _, e := range first {
-			if n == e || vol && strings.HasSuffix(n, e) {
+			if n == e || vol && strings.HasSuffix(strings.ReplaceAll(n, "之", ""), strings.ReplaceAll(e, "之", "")) {
 				return true
 			}
 		}
@@ -659,6 +665,13 @@ func markLatinText(lines []string, hints []lineHint) {
 		if i > 0 && strings.TrimSpace(lines[i-1]) != "" && classifyHeading(t) != kindNone {
 			hints[i].text = true
 		}
+		if (i == 0 || strings.TrimSpace(lines[i-1]) == "") && strings.HasSuffix(t, ".") && !strings.HasSuffix(t, "..") &&
+			classifyHeading(t) == kindNone && isAllCapsTitle(strings.TrimRight(t, ".")) {
+			// "OF THE WOUND.": a title in capitals may end with a full
+			// stop in plain text.
+			hints[i] = lineHint{heading: kindChapter}
+			continue
+		}
 		m := reNoteNumber.FindStringSubmatch(t)
 		if m == nil || !standsAlone(lines, i) {
 			prevNum = -1
@@ -701,6 +714,9 @@ const (
 	// book a heading for every patternSection characters or fewer, title
 	// lines are not inferred (the book has its headings).
 	patternSection = 6000
+	// chapterSection: the same for chapter headings (a novel's 回 run to
+	// about 7000 characters each).
+	chapterSection = 20000
 )
 
 var (
@@ -730,7 +746,7 @@ func titleCandidate(t string) bool {
 // leave the book without a usable tree. Lines already hinted are left
 // alone.
 func inferTitles(lines []string, hints []lineHint, lay textLayout) {
-	chars, patterns := 0, 0
+	chars, patterns, chapters := 0, 0, 0
 	count := map[string]int{}
 	var cands []int
 	for i, l := range lines {
@@ -741,6 +757,9 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 		}
 		if k := classifyHeading(t); k != kindNone && k != kindFront {
 			patterns++
+			if k >= kindChapter {
+				chapters++
+			}
 			continue
 		}
 		if !standsAlone(lines, i) {
@@ -751,7 +770,9 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 			count[strings.Join(strings.Fields(t), "")]++
 		}
 	}
-	if len(cands) == 0 || patterns > 0 && chars/patterns <= patternSection {
+	// A book whose chapters (回, 章, CHAPTER, numbered sections) the
+	// patterns find has its tree; volumes alone (卷之一) leave it coarse.
+	if len(cands) == 0 || chapters >= 3 && chars/chapters <= chapterSection || patterns > 0 && chars/patterns <= patternSection {
 		return
 	}
 	// Runs of candidates with no paragraph between them.
