@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -255,7 +256,7 @@ func ratio(a, b int) float64 {
 
 func pct(x float64) string {
 	switch {
-	case x >= 0.9995 || x == 0:
+	case x >= 0.9995 || x == 0 || math.Abs(100*x-math.Round(100*x)) < 1e-9:
 		return fmt.Sprintf("%.0f%%", 100*x)
 	case x >= 0.1:
 		return fmt.Sprintf("%.1f%%", 100*x)
