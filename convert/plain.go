@@ -801,24 +801,37 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 			run++
 		}
 		t := strings.TrimSpace(strings.Trim(lines[i], "\u3000"))
-		if run > maxTitleRun || count[strings.Join(strings.Fields(t), "")] > maxTitleRepeats || !followedByText(lines, hints, i) {
+		if run > maxTitleRun || count[strings.Join(strings.Fields(t), "")] > maxTitleRepeats || !headsText(lines, hints, isCand, i) {
 			continue
 		}
 		hints[i] = lineHint{heading: kindTitle, rank: indentOf(lines[i]) / 2}
 	}
 }
 
-// followedByText reports whether a paragraph (not a heading or the end of
-// the document) follows lines[i]: a title introduces text.
-func followedByText(lines []string, hints []lineHint, i int) bool {
-	for k := i + 1; k < len(lines); k++ {
-		t := strings.TrimSpace(strings.Trim(lines[k], "\u3000"))
-		if t == "" {
-			continue
-		}
+// headsText reports whether lines[i] heads some text. A volume label (卷)
+// followed by a heading at its own level or above, with no text of its
+// own, closes a volume (周易卷第一 before 周易上经泰传第二) rather than
+// opening one; other titles may head the titles after them (十二宫诸星得地合格诀
+// over 子安命, 丑安命).
+func headsText(lines []string, hints []lineHint, isCand map[int]bool, i int) bool {
+	k := nextNonBlank(lines, i+1)
+	if k >= len(lines) {
+		return false
+	}
+	if !strings.Contains(lines[i], "卷") {
 		return true
 	}
-	return false
+	t := strings.TrimSpace(strings.Trim(lines[k], "\u3000"))
+	if isCand[k] {
+		return indentOf(lines[k]) > indentOf(lines[i])
+	}
+	if hints[k].heading != kindNone {
+		return false
+	}
+	if c := classifyHeading(t); c != kindNone && c != kindFront && !hints[k].text {
+		return false
+	}
+	return true
 }
 
 // IsContentsLabel reports whether a line of text labels a contents list:
