@@ -42,6 +42,7 @@ func structurePlain(text, title string) string {
 	}
 	lay := analyseLayout(lines)
 	lines, cont := applyLayout(lines, lay)
+	lines, cont = splitRunOnVolumes(lines, cont)
 	lines, hints := setContentsApart(lines, cont, title)
 	markLatinText(lines, hints)
 	inferTitles(lines, hints, lay)
@@ -164,6 +165,37 @@ func applyLayout(lines []string, lay textLayout) (out []string, cont []bool) {
 		}
 	}
 	return out, cont
+}
+
+// reRunOnVolume matches a paragraph that opens with a volume label run into
+// its text (梦林玄解卷之二梦占天象部二风云…, the line break lost): the
+// title, 卷之 and the numeral, then more text.
+var reRunOnVolume = regexp.MustCompile(`^(\p{Han}{2,16}?卷之?[一二三四五六七八九十百]+)(\p{Han})`)
+
+// splitRunOnVolumes gives a volume label run into its paragraph a line of
+// its own, when the book names at least three volumes so with the same
+// title: a volume heading the text keeps.
+func splitRunOnVolumes(lines []string, cont []bool) ([]string, []bool) {
+	prefixes := map[string]int{}
+	for _, l := range lines {
+		if m := reRunOnVolume.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			prefixes[m[1][:strings.Index(m[1], "卷")]]++
+		}
+	}
+	var out []string
+	var outCont []bool
+	for i, l := range lines {
+		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
+		m := reRunOnVolume.FindStringSubmatch(t)
+		if m == nil || utf8.RuneCountInString(t) <= 40 || prefixes[m[1][:strings.Index(m[1], "卷")]] < 3 || !standsAlone(lines, i) {
+			out = append(out, l)
+			outCont = append(outCont, cont[i])
+			continue
+		}
+		out = append(out, m[1], "", strings.TrimPrefix(t, m[1]))
+		outCont = append(outCont, false, false, false)
+	}
+	return out, outCont
 }
 
 // endsParagraph says whether a line ends with the punctuation that ends a

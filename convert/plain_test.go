@@ -461,3 +461,19 @@ func TestPlainMarkdownKeepsItsHeadings(t *testing.T) {
 	b := buildFixture(t, "book.md", []byte(src))
 	wantHeadings(t, b, "# 书名", "## 第一篇", "## 第二篇")
 }
+
+// A volume label run into its paragraph (the line break lost, as in a
+// plain-Markdown collection's 梦林玄解: "梦林玄解卷之二梦占天象部二风云…")
+// gets a line of its own when the book names three volumes so.
+func TestPlainRunOnVolumes(t *testing.T) {
+	var lines []string
+	for i, n := range []string{"一", "二", "三"} {
+		lines = append(lines, "梦书卷之"+n+"天部"+n+"风云雷雨。"+para(fmt.Sprintf("梦见第%d种景象者，主吉，宜出行，不宜争讼。", i+1), 80))
+		lines = append(lines, para("又一段解说，言其吉凶之理。", 60))
+	}
+	b := buildFixture(t, "梦书.md", []byte(strings.Join(lines, "\n")+"\n"))
+	wantHeadings(t, b, "# 梦书卷之一", "# 梦书卷之二", "# 梦书卷之三")
+	if !strings.Contains(b.md, "\n\n天部一风云雷雨。") {
+		t.Errorf("the text after the label is not its own paragraph:\n%s", b.md)
+	}
+}

@@ -78,8 +78,8 @@ type bookCase struct {
 var bookCases = []bookCase{
 	{file: "ziwei-doushu-quanshu.md", minHeadings: 300, maxHeadings: 600,
 		headings: []string{"新锓希夷陈先生紫微斗数全书卷之一", "太微赋", "形性赋", "诸星问答论", "定富局", "子安命", "七迁移"}, aside: []string{"contents list (目录)"}},
-	{file: "menglin-xuanjie.md", minHeadings: 10, maxHeadings: 200,
-		headings: []string{"梦林玄解卷之一", "梦林玄解卷之二十八"}, aside: []string{"contents list"}},
+	{file: "menglin-xuanjie.md", minHeadings: 30, maxHeadings: 200,
+		headings: []string{"梦林玄解卷之一", "梦林玄解卷之二", "梦林玄解卷之二十八", "梦林玄解卷之三十四"}, aside: []string{"contents list", "repeated paragraphs"}},
 	{file: "nongsang-jiyao.kanripo.txt", minHeadings: 150, maxHeadings: 260,
 		headings: []string{"農桑輯要卷一", "典訓", "農功起本", "耕墾", "農桑輯要卷七"}, aside: []string{"org-mode file headers", "page-break markers", "line-end marks", "contents list"},
 		noOfflineRules: "the 四库全书 text is unpunctuated: the offline extractor reads rules from clauses between punctuation (a model reads it)"},
