@@ -190,7 +190,7 @@ func judge(d *DocAccount, rule CoverageRule) {
 	switch {
 	case share+1e-9 < rule.Min:
 		d.Status = AccountRefused
-		d.Note = fmt.Sprintf("below the %s of %s", pct(rule.Min), rule.Where)
+		d.Note = fmt.Sprintf("below the %s it must keep (%s)", pct(rule.Min), rule.Where)
 	case share+1e-9 < DefaultMinCoverage && rule.Allowed:
 		d.Status = AccountAllowed
 		d.Note = fmt.Sprintf("allowed down to %s by %s", pct(rule.Min), rule.Where)
