@@ -261,8 +261,10 @@ func (a *app) reportAccounting(theme string, stages []buildStage) {
 	for _, s := range stages {
 		ingested = ingested || s.name == "ingest" || s.name == "extract"
 	}
-	ws, err := a.workspace()
-	if !ingested || err != nil {
+	// Only the workspace the stages used: looking one up here would
+	// find one where the build had none.
+	ws := a.ws
+	if !ingested || ws == nil {
 		return
 	}
 	l, err := knowledge.ReadLedger(ledgerPath(ws, theme))
