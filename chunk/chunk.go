@@ -5,8 +5,10 @@ import "strings"
 // Version identifies how files are cut into chunks; ingest mixes it into a
 // document's content hash so a change re-indexes every store (version 2: a
 // table of contents ends with its list and is marked Navigation; 3: also
-// the list under a "目录：" line that is not a heading).
-const Version = 3
+// the list under a "目录：" line that is not a heading; 4: also the labels
+// convert.IsContentsLabel knows: a title before 目录 / 目録, a category
+// after it, "Contents." with a full stop).
+const Version = 4
 
 // Chunk is a span of a converted document, the unit of retrieval and citation.
 type Chunk struct {

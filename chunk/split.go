@@ -246,7 +246,10 @@ func sections(runes []rune, from int, title string) []section {
 				// after it belongs to the heading above 目录, not to 目录.
 				if isTOCEntry(trimmed) {
 					tocEntries++
-				} else if tocEntries > 0 || cur.label {
+				} else {
+					// Text before any entry: the heading names no list
+					// (or one run into a paragraph), and the text after
+					// it is not a table of contents that never ends.
 					cur.end = i
 					out = append(out, cur)
 					if !cur.label {
@@ -277,7 +280,7 @@ func isTOCHeading(h string) bool {
 	case "目录", "目錄", "目 录", "目 錄", "总目", "總目", "contents", "table of contents":
 		return true
 	}
-	return false
+	return convert.IsContentsLabel(h)
 }
 
 // isTOCLabel reports whether a line of text (not a heading) announces a
@@ -285,7 +288,7 @@ func isTOCHeading(h string) bool {
 func isTOCLabel(line string) bool {
 	t := strings.TrimRight(strings.TrimSpace(line), ":：")
 	t = strings.Trim(t, "*_ ")
-	return t != "" && isTOCHeading(t)
+	return t != "" && (isTOCHeading(t) || convert.IsContentsLabel(t))
 }
 
 // isTOCEntry reports whether a line reads as an entry of a table of

@@ -96,6 +96,8 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 		return doc, err
 	}
 	if md, n := DropRepeatedPassages(doc.Markdown); n > 0 {
+		doc.Quality.SetAside = append(doc.Quality.SetAside, Aside{Part: fmt.Sprintf("%d repeated paragraphs, headings or tables", n),
+			Chars: CountChars(doc.Markdown) - CountChars(md), Why: "they repeat an earlier passage of the document word for word"})
 		doc.Markdown = md
 		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf(
 			"repeated text: %d paragraphs, headings or tables that repeat an earlier passage word for word were left out (the document holds the same text more than once)", n))
@@ -122,6 +124,9 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	q.NeedsOCR = doc.Quality.NeedsOCR
 	q.Partial = doc.Quality.Partial
 	q.Warnings = doc.Quality.Warnings
+	q.SourceChars = doc.Quality.SourceChars
+	q.SetAside = doc.Quality.SetAside
+	q.TextChars = CountChars(doc.Markdown)
 	if q.Garbled {
 		q.Warnings = append(q.Warnings, fmt.Sprintf("garbled text: %.0f%% of the characters look like mojibake, %.0f%% are replacement characters; the text layer or encoding is broken", q.GarbledRatio*100, q.ReplacementRatio*100))
 	}
@@ -211,17 +216,43 @@ func convertText(data []byte, format string) (Document, error) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	if format == FormatMD {
-		clean := cleanControl(text)
-		if hasMarkdownHeadings(clean) {
-			doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(clean, "\n\n")) + "\n"
-			return doc, nil
-		}
-		doc.Markdown = structureText([]string{numberTOCSections(separateTitleAndAuthor(clean))})
+	doc.Quality.SourceChars = CountChars(text)
+	clean := cleanControl(text)
+	// A .txt file written in Markdown (a collection that keeps "## 原道第一"
+	// headings in text files) is Markdown.
+	md := format == FormatMD || markdownHeadingCount(clean) >= 3
+	body, asides, title := stripFurniture(clean, md)
+	if !md {
+		var pageAsides []Aside
+		body, pageAsides = stripPageFurniture(body)
+		asides = append(asides, pageAsides...)
+	}
+	doc.Quality.SetAside = asides
+	doc.Title = shortTitle(title)
+	if md && hasMarkdownHeadings(body) {
+		doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(body, "\n\n")) + "\n"
 		return doc, nil
 	}
-	doc.Markdown = structureText([]string{numberTOCSections(separateTitleAndAuthor(unprefixChapterLines(text)))})
+	if format == FormatMD {
+		doc.Markdown = structurePlain(numberTOCSections(separateTitleAndAuthor(body)), doc.Title)
+		return doc, nil
+	}
+	doc.Markdown = structurePlain(numberTOCSections(separateTitleAndAuthor(unprefixChapterLines(body))), doc.Title)
 	return doc, nil
+}
+
+// markdownHeadingCount counts the lines of s that are Markdown headings
+// ("## 原道第一") after a blank line or at the start.
+func markdownHeadingCount(s string) int {
+	n := 0
+	prevBlank := true
+	for _, l := range strings.Split(s, "\n") {
+		if prevBlank && isMarkdownHeading(l) {
+			n++
+		}
+		prevBlank = strings.TrimSpace(l) == ""
+	}
+	return n
 }
 
 // Past these, decoded text is mojibake and its conversion fails: the share

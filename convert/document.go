@@ -13,7 +13,7 @@ import (
 
 // Version identifies the converter's output. Bump it when a change to any
 // converter alters its Markdown, so that unchanged sources are converted again.
-const Version = "vibe-convert/14"
+const Version = "vibe-convert/15"
 
 // Document is one source converted to Markdown.
 type Document struct {
@@ -63,6 +63,17 @@ type Quality struct {
 	Partial bool `yaml:"partial,omitempty"`
 	// Warnings are human-readable notes about the conversion.
 	Warnings []string `yaml:"warnings,omitempty"`
+	// SourceChars counts the characters ([CountChars]) of the source's text
+	// as read, before conversion (text formats; 0 where the format's text
+	// is only known after conversion). Chars, by contrast, counts the
+	// runes of the converted body, white space included.
+	SourceChars int `yaml:"source_chars,omitempty"`
+	// TextChars counts the characters ([CountChars]) of the converted body:
+	// the figure the chunks of the document are measured against.
+	TextChars int `yaml:"text_chars,omitempty"`
+	// SetAside lists what the conversion left out of the text on purpose,
+	// with its size: SourceChars is about TextChars plus these.
+	SetAside []Aside `yaml:"set_aside,omitempty"`
 }
 
 // Render returns the converted file: front matter, a blank line, the body.

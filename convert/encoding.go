@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/simplifiedchinese"
 	"golang.org/x/text/encoding/traditionalchinese"
 	"golang.org/x/text/encoding/unicode"
@@ -59,12 +60,36 @@ func decodeText(data []byte) decoded {
 	if d, ok := repairUTF8(body, offset, name); ok {
 		return d
 	}
+	if singleByteWestern(data) {
+		return decodeLegacy(charmap.Windows1252, data, "windows-1252")
+	}
 	gb := decodeLegacy(simplifiedchinese.GB18030, data, "gb18030")
 	b5 := decodeLegacy(traditionalchinese.Big5, data, "big5")
 	if plausibility(b5.text) > plausibility(gb.text) {
 		return b5
 	}
 	return gb
+}
+
+// singleByteWestern reports bytes that read as a Western single-byte
+// encoding (ISO-8859-1 or Windows-1252, as older Project Gutenberg files
+// are): mostly ASCII, with the other bytes standing alone between ASCII
+// ("caf\xe9 au lait"). GB18030 and Big5 text is mostly two-byte characters
+// whose bytes are all high; read as GB18030, a Latin-1 letter before an
+// ASCII letter would silently become one ideograph ("\xe9s" -> one CJK
+// character), eating the letter.
+func singleByteWestern(data []byte) bool {
+	high, alone := 0, 0
+	for i, b := range data {
+		if b < 0x80 {
+			continue
+		}
+		high++
+		if (i == 0 || data[i-1] < 0x80) && (i+1 == len(data) || data[i+1] < 0x80) {
+			alone++
+		}
+	}
+	return high > 0 && high*20 < len(data) && alone*2 >= high
 }
 
 // repairUTF8 decodes body as UTF-8 when its invalid bytes are only at the

@@ -127,3 +127,23 @@ func hasWarning(doc Document, s string) bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestDecodeLatin1 reads a Latin-1 English text (a Project Gutenberg
+// "-8.txt" file) as Windows-1252, not as GB18030, which turned "à propos"
+// into a replacement character and "és" into one ideograph.
+func TestDecodeLatin1(t *testing.T) {
+	src := []byte("sonnets \xe0 propos of the bi-centenary; Quibbling over the minuti\xe6 of form; caf\xe9s and na\xefve readers.\n")
+	d := decodeText(src)
+	if d.encoding != "windows-1252" {
+		t.Fatalf("encoding = %q, want windows-1252", d.encoding)
+	}
+	want := "sonnets à propos of the bi-centenary; Quibbling over the minutiæ of form; cafés and naïve readers.\n"
+	if d.text != want {
+		t.Errorf("text = %q, want %q", d.text, want)
+	}
+	// GBK Chinese stays GB18030: its bytes come in high pairs.
+	gbk := []byte("\xb5\xda\xd2\xbb\xbb\xd8 \xcd\xf5\xbd\xcc\xcd\xb7\n") // 第一回 王教头
+	if d := decodeText(gbk); d.encoding != "gb18030" || d.text != "第一回 王教头\n" {
+		t.Errorf("GBK: %q %q", d.encoding, d.text)
+	}
+}

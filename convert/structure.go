@@ -17,25 +17,46 @@ import (
 type headingKind int
 
 const (
-	kindNone    headingKind = iota
-	kindVolume              // 卷二, 第一部, 上篇, Part I, Book 2
-	kindChapter             // 第一章, 第三回, Chapter 4
-	kindSection             // 第一节, 1.1
-	kindSub                 // 1.1.1, (一)
-	kindSubSub              // 1.1.1.1
-	kindFront               // 序, 目录, 附录: at the level of the outermost kind used
+	kindNone      headingKind = iota
+	kindVolume                // 卷二, 第一部, 上篇, 第一编, Part I, Book 2
+	kindSubVolume             // 第一分编
+	kindChapter               // 第一章, 第三回, Chapter 4
+	kindTitle                 // a title line of plain text (太微赋), ranked by its indentation
+	kindSection               // 第一节, 1.1
+	kindSub                   // 1.1.1, (一)
+	kindSubSub                // 1.1.1.1
+	kindFront                 // 序, 目录, 附录: at the level of the outermost kind used
 )
+
+// lineHint is what the plain-text analysis (plain.go) knows of a line before
+// the heading patterns are tried: that it is a heading of a kind, ranked
+// among the headings of that kind, or that it is text.
+type lineHint struct {
+	heading headingKind
+	rank    int  // among headings of the same kind: deeper indentation ranks higher
+	text    bool // never a heading, whatever the patterns say
+	cont    bool // an indented line that continues the paragraph before it
+}
 
 var (
 	cjkNum   = `[一二三四五六七八九十百千零〇两\d]+`
-	reVolume = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)` +
-		// A volume line that repeats the book's title: 三命通会卷之一.
-		`|^\p{Han}{1,8}卷之?` + cjkNum + `[上下]?$`)
-	reChapter  = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter)\s+[\dIVXLC]+\b)`)
-	reSection  = regexp.MustCompile(`^第` + cjkNum + `[节條条]`)
-	reCNList   = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
-	reCNParen  = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
-	reNumbered = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
+	reVolume = regexp.MustCompile(`^(第` + cjkNum + `[卷部篇集编編]|卷` + cjkNum + `|卷之` + cjkNum + `|[上中下]篇|(?i:part|book|volume)\s+[\dIVXLC]+\b)` +
+		// A volume line that repeats the book's title: 三命通会卷之一,
+		// 新锓希夷陈先生紫微斗数全书 卷之三.
+		`|^\p{Han}{1,16}[ \x{3000}]?卷之?` + cjkNum + `[上下]?$` +
+		// The First Book (Meditations).
+		`|^(?i:the\s+(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\s+book)\.?$`)
+	reSubVolume = regexp.MustCompile(`^第` + cjkNum + `分[编編]`)
+	reChapter   = regexp.MustCompile(`^(第` + cjkNum + `[章回]|(?i:chapter|chap\.)\s*[\dIVXLC]+\b)` +
+		// A Roman-numbered title in capitals: "I.  LAYING PLANS".
+		`|^[IVXLC]{1,6}\.\s+[^a-z]*[A-Z]{2}[^a-z]*$`)
+	// reLatinDivision matches the division lines that may end with a full
+	// stop: "CHAPTER I.", "PART I.--DRILL.", "CHAP. II.".
+	reLatinDivision = regexp.MustCompile(`(?i)^(?:part|book|volume|chapter|chap\.)\s*[\dIVXLC]+\b|^the\s+\w+\s+book\.$`)
+	reSection       = regexp.MustCompile(`^第` + cjkNum + `[节條条]`)
+	reCNList        = regexp.MustCompile(`^[一二三四五六七八九十百]+[、．.]\s*\S`)
+	reCNParen       = regexp.MustCompile(`^[（(][一二三四五六七八九十]+[)）]`)
+	reNumbered      = regexp.MustCompile(`^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+\S`)
 	// Front and back matter named by a line of its own: 目录, 附录; a
 	// paper's Abstract, Acknowledgments and References.
 	reFrontPart = regexp.MustCompile(`^(序|自序|序言|前言|引言|目录|目錄|跋|后记|後記|凡例|附录|附錄|` +
@@ -58,10 +79,16 @@ func classifyHeading(line string) headingKind {
 		return kindNone
 	}
 	last, _ := utf8.DecodeLastRuneInString(line)
-	if strings.ContainsRune("。！？；，,;:：", last) || last == '.' && !reNumbered.MatchString(line) {
+	if strings.ContainsRune("。！？；，,;:：", last) || last == '.' && !reNumbered.MatchString(line) && !reLatinDivision.MatchString(line) {
+		return kindNone
+	}
+	if m := reLatinDivision.FindString(line); m != "" && sentenceLike(strings.TrimLeft(line[len(m):], ". ")) {
+		// "Chapter V. ss. 19, note." is a note pointing at a chapter.
 		return kindNone
 	}
 	switch {
+	case reSubVolume.MatchString(line):
+		return kindSubVolume
 	case reVolume.MatchString(line):
 		return kindVolume
 	case reChapter.MatchString(line):
@@ -80,7 +107,7 @@ func classifyHeading(line string) headingKind {
 		rest = strings.TrimPrefix(rest, ".")
 		rest = strings.TrimSpace(rest)
 		r, _ := utf8.DecodeRuneInString(rest)
-		if unicode.IsUpper(r) || textmetric.IsCJK(r) {
+		if (unicode.IsUpper(r) || textmetric.IsCJK(r)) && !sentenceLike(rest) {
 			switch strings.Count(m[1], ".") {
 			case 0:
 				return kindChapter
@@ -99,7 +126,33 @@ func classifyHeading(line string) headingKind {
 	return kindNone
 }
 
+// sentenceLike says whether the text after a number reads as the start of a
+// numbered paragraph or a note rather than a title: it holds a semicolon or
+// two full stops ("To the rear: 1. _About_, 2. _FACE_.", "See chap. XI."),
+// many words in lower case, or ends with a full stop after a comma or
+// lower-case words ("SHI CHI, ch. 65.").
+func sentenceLike(rest string) bool {
+	if strings.ContainsRune(rest, ';') || strings.Count(rest, ".") >= 2 {
+		// "See chap. XI.", "About 480 B.C.", "R. Pulv. catechu."
+		return true
+	}
+	lower := 0
+	for _, w := range strings.Fields(rest) {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, "_*\"'(")); unicode.IsLower(r) {
+			lower++
+		}
+	}
+	if lower >= 5 {
+		return true
+	}
+	return strings.HasSuffix(rest, ".") && (strings.Contains(rest, ", ") || lower >= 2)
+}
+
 func isAllCapsTitle(line string) bool {
+	if strings.ContainsRune(line, '|') || strings.HasSuffix(line, "]") || strings.HasPrefix(line, "[") {
+		// A table row, the end or start of a bracketed note.
+		return false
+	}
 	letters, nonSpace := 0, 0
 	for _, r := range line {
 		if !unicode.IsSpace(r) {
@@ -128,6 +181,12 @@ func structureText(pages []string) string { return structureTextWith(pages, nil)
 // structureTextWith is structureText with known headings (normalised text ->
 // level, e.g. from a PDF outline) that take precedence over the patterns.
 func structureTextWith(pages []string, known map[string]int) string {
+	return structureTextHinted(pages, known, nil)
+}
+
+// structureTextHinted is structureTextWith with hints for the lines of a
+// single page (see lineHint); nil for none.
+func structureTextHinted(pages []string, known map[string]int, hints []lineHint) string {
 	for i := range pages {
 		pages[i] = cleanControl(pages[i])
 	}
@@ -139,18 +198,19 @@ func structureTextWith(pages []string, known map[string]int) string {
 		lines = append(lines, strings.Split(p, "\n")...)
 		lines = append(lines, "")
 	}
-	return linesToMarkdownWith(lines, known)
+	return linesToMarkdownWith(lines, known, hints)
 }
 
 // linesToMarkdown is the core of structureText over already-cleaned lines.
-func linesToMarkdown(lines []string) string { return linesToMarkdownWith(lines, nil) }
+func linesToMarkdown(lines []string) string { return linesToMarkdownWith(lines, nil, nil) }
 
 // linesToMarkdownWith is linesToMarkdown with known headings (normalised
 // text -> level, e.g. from a PDF outline) that take precedence over the
 // heading patterns.
-func linesToMarkdownWith(lines []string, known map[string]int) string {
+func linesToMarkdownWith(lines []string, known map[string]int, hints []lineHint) string {
 	type block struct {
 		kind  headingKind
+		rank  int
 		level int
 		text  string
 		item  bool // a list item: no blank line before the next item
@@ -205,14 +265,26 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 			blocks = append(blocks, block{kind: kindNone, level: lv, text: strings.Join(strings.Fields(line), " ")})
 			continue
 		}
+		var hint lineHint
+		if i < len(hints) {
+			hint = hints[i]
+		}
+		if hint.heading != kindNone {
+			flush()
+			if hint.heading == kindVolume {
+				openVolume = line
+			}
+			blocks = append(blocks, block{kind: hint.heading, rank: hint.rank, text: strings.Join(strings.Fields(line), " ")})
+			continue
+		}
 		if items[i] {
 			flush()
 			inItem = true
 			para = append(para, line)
 			continue
 		}
-		if len(known) == 0 {
-			if k := classifyHeading(line); k != kindNone && !(k == kindVolume && line == openVolume) {
+		if len(known) == 0 && !hint.text {
+			if k := classifyHeading(line); k != kindNone && !(k == kindVolume && line == openVolume) && !continuedBy(lines, i) {
 				if k == kindVolume {
 					openVolume = line
 				}
@@ -221,31 +293,32 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 				continue
 			}
 		}
-		if indented {
+		if indented && !hint.cont {
 			flush()
 		}
 		para = append(para, line)
 	}
 	flush()
 
-	used := map[headingKind]bool{}
+	// A heading's level is the rank of its kind (and, within a kind, of its
+	// rank) among those the document uses.
+	key := func(b block) int { return int(b.kind)*64 + min(b.rank, 63) }
+	used := map[int]bool{}
 	for _, b := range blocks {
-		if b.kind != kindNone {
-			used[b.kind] = true
+		if b.kind != kindNone && b.kind != kindFront {
+			used[key(b)] = true
 		}
 	}
 	var kinds []int
 	for k := range used {
-		if k != kindFront {
-			kinds = append(kinds, int(k))
-		}
+		kinds = append(kinds, k)
 	}
 	sort.Ints(kinds)
-	level := map[headingKind]int{}
+	level := map[int]int{}
 	for i, k := range kinds {
-		level[headingKind(k)] = min(i+1, 6)
+		level[k] = min(i+1, 6)
 	}
-	level[kindFront] = 1
+	level[key(block{kind: kindFront})] = 1
 	var sb strings.Builder
 	for i, b := range blocks {
 		if i > 0 {
@@ -259,11 +332,25 @@ func linesToMarkdownWith(lines []string, known map[string]int) string {
 		case b.level > 0:
 			sb.WriteString(strings.Repeat("#", min(b.level, 6)) + " ")
 		case b.kind != kindNone:
-			sb.WriteString(strings.Repeat("#", level[b.kind]) + " ")
+			sb.WriteString(strings.Repeat("#", level[key(b)]) + " ")
 		}
 		sb.WriteString(b.text)
 	}
 	return strings.TrimRight(sb.String(), "\n") + "\n"
+}
+
+// continuedBy reports whether the line after lines[i] continues it: it is
+// not blank and starts with a lower-case letter. A line so continued is the
+// first line of a hard-wrapped paragraph ("3. Simple movements and elastic
+// formations are essential to correct" / "training for battle."), not a
+// heading.
+func continuedBy(lines []string, i int) bool {
+	if i+1 >= len(lines) {
+		return false
+	}
+	next := strings.TrimSpace(lines[i+1])
+	r, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLower(r)
 }
 
 // endsSentence says whether a line ends a sentence or introduces what follows.

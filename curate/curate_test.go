@@ -773,3 +773,35 @@ func TestRemoveSourceKeepsTheRest(t *testing.T) {
 		t.Errorf("unlisted source: %v", err)
 	}
 }
+
+// TestLoadFileCoverage reads the coverage: section and names the field of a
+// bad value.
+func TestLoadFileCoverage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "curate.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f, err := LoadFile(write("sources: [a.txt]\ncoverage:\n  min: 0.95\n  allow:\n    - source: scans/*.pdf\n      min: 0.5\n      reason: tables\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Coverage.Min == nil || *f.Coverage.Min != 0.95 || len(f.Coverage.Allow) != 1 || *f.Coverage.Allow[0].Min != 0.5 || f.Coverage.Allow[0].Reason != "tables" {
+		t.Errorf("coverage = %+v", f.Coverage)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"coverage:\n  min: 90\n", "coverage.min is 90: use a share between 0 and 1"},
+		{"coverage:\n  allow:\n    - min: 0.5\n", "coverage.allow[0] has no source"},
+		{"coverage:\n  allow:\n    - source: a.pdf\n", "coverage.allow[0] (a.pdf) has no min"},
+		{"coverage:\n  allow:\n    - source: a.pdf\n      min: -1\n", "coverage.allow[0].min is -1"},
+		{"coverage:\n  minimum: 0.5\n", "field minimum not found"},
+	} {
+		_, err := LoadFile(write(tt.body))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "curate.yaml") {
+			t.Errorf("%q: err = %v, want it to name curate.yaml and say %q", tt.body, err, tt.want)
+		}
+	}
+}

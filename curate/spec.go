@@ -23,6 +23,9 @@ type File struct {
 	Quality Thresholds `yaml:"quality,omitempty"`
 	// Credibility sets how sources are graded and which are kept out.
 	Credibility CredibilityConfig `yaml:"credibility,omitempty"`
+	// Coverage says how much of each document's text its chunks must hold
+	// for the build to go on (see Coverage).
+	Coverage Coverage `yaml:"coverage,omitempty"`
 }
 
 // CredibilityConfig is the credibility: section of curate.yaml.
@@ -30,6 +33,36 @@ type CredibilityConfig struct {
 	// Floor is the lowest grade kept (A, B, C or D); sources graded below
 	// it are dropped with their grade and reasons. Empty keeps every grade.
 	Floor string `yaml:"floor,omitempty"`
+}
+
+// Coverage is the coverage: section of curate.yaml. Ingest refuses a
+// document whose chunks hold less than Min of its converted characters
+// (0.9 unless set), naming it and what was dropped; Allow lowers the share
+// for named sources, whose shortfall is then a warning.
+//
+//	coverage:
+//	  min: 0.9                 # every document (default 0.9)
+//	  allow:
+//	    - source: scans/old-register.pdf   # as listed under sources:, a
+//	      min: 0.5                         # file name in source/, or a glob
+//	      reason: half the pages are tables vibe cannot read
+type Coverage struct {
+	// Min is the least share (0..1) of a document's characters its chunks
+	// must hold; nil means the default (0.9).
+	Min *float64 `yaml:"min,omitempty"`
+	// Allow lowers Min for the documents of named sources.
+	Allow []CoverageAllow `yaml:"allow,omitempty"`
+}
+
+// CoverageAllow is one coverage.allow entry.
+type CoverageAllow struct {
+	// Source names the documents: a source as listed under sources:, the
+	// name of a file in source/, or a glob of such names ("*.pdf").
+	Source string `yaml:"source"`
+	// Min is the share the chunks of those documents must hold instead.
+	Min *float64 `yaml:"min"`
+	// Reason says why, for the build report.
+	Reason string `yaml:"reason,omitempty"`
 }
 
 // Thresholds are the optional per-theme quality thresholds. Zero means "use
@@ -119,6 +152,9 @@ func LoadFile(path string) (File, error) {
 	}
 	if fl := f.Credibility.Floor; fl != "" && gradeRank(fl) < 0 {
 		return f, fmt.Errorf("%s: credibility.floor is %q: use A, B, C or D (sources graded below it are kept out)", path, fl)
+	}
+	if err := f.Coverage.validate(path); err != nil {
+		return f, err
 	}
 	if lang := strings.ToLower(f.Language); lang != "" && !knownLanguage(lang) {
 		return f, fmt.Errorf("%s: language %q: use zh, ja, ko, ru, or a Latin-script language such as en, fr, de", path, f.Language)
@@ -259,4 +295,30 @@ func RemoveSource(path, src string) error {
 		have = append(have, s.Source)
 	}
 	return fmt.Errorf("%w: %s lists %s, not %q", ErrSourceNotListed, path, strings.Join(have, ", "), src)
+}
+
+// validate checks the coverage: section, naming the field and what to write.
+func (c Coverage) validate(path string) error {
+	share := func(field string, v *float64) error {
+		if v != nil && (*v < 0 || *v > 1) {
+			return fmt.Errorf("%s: %s is %g: use a share between 0 and 1 of a document's characters its chunks must hold, e.g. 0.9 (90%%)", path, field, *v)
+		}
+		return nil
+	}
+	if err := share("coverage.min", c.Min); err != nil {
+		return err
+	}
+	for i, a := range c.Allow {
+		field := fmt.Sprintf("coverage.allow[%d]", i)
+		if strings.TrimSpace(a.Source) == "" {
+			return fmt.Errorf("%s: %s has no source: name the document as listed under sources:, by its file name in source/, or by a glob (source: old-scan.pdf)", path, field)
+		}
+		if a.Min == nil {
+			return fmt.Errorf("%s: %s (%s) has no min: give the share of its characters its chunks must still hold, e.g. min: 0.5", path, field, a.Source)
+		}
+		if err := share(field+".min", a.Min); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -60,6 +60,13 @@ type IngestOptions struct {
 	Rebuild bool
 	// Progress, when set, is called after each document.
 	Progress func(done, total int, doc string)
+	// Coverage returns what the chunks of the document converted from
+	// source (its front matter's source) must hold; nil means
+	// DefaultMinCoverage for every document.
+	Coverage func(source string) CoverageRule
+	// Ledger is the path of the theme's accounting ledger
+	// (knowledge/<theme>/accounting.json); empty keeps none.
+	Ledger string
 	// Now stamps documents (default time.Now).
 	Now func() time.Time
 }
@@ -77,6 +84,9 @@ type IngestReport struct {
 	EmbedCalls    int
 	EmbeddedTexts int
 	Embedding     EmbeddingInfo
+	// Accounts is the character accounting of every document of the
+	// theme after the run (refused ones included), sorted by document.
+	Accounts []DocAccount `json:"accounts,omitempty"`
 }
 
 // Skipped is a document left out on purpose.
@@ -164,6 +174,28 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 		rep.Failed = append(rep.Failed, Failed{Doc: id, Err: err})
 		errs = append(errs, fmt.Errorf("ingest %s: %w", id, err))
 	}
+	ledger, err := ReadLedger(opts.Ledger)
+	if err != nil && opts.Ledger != "" {
+		return rep, fmt.Errorf("ingest %s: %w", opts.Theme, err)
+	}
+	if opts.Ledger == "" {
+		ledger = Ledger{}
+	}
+	accounts := map[string]DocAccount{}
+	defer func() {
+		rep.Accounts = rep.Accounts[:0]
+		for _, id := range sortedKeys(accounts) {
+			if present[id] {
+				rep.Accounts = append(rep.Accounts, accounts[id])
+			}
+		}
+		if opts.Ledger != "" && ctx.Err() == nil {
+			ledger.Theme, ledger.UpdatedAt, ledger.Documents = opts.Theme, opts.Now().UTC(), rep.Accounts
+			if werr := ledger.Write(opts.Ledger); werr != nil {
+				err = errors.Join(err, fmt.Errorf("ingest %s: write the accounting: %w", opts.Theme, werr))
+			}
+		}
+	}()
 	done := 0
 	progress := func(id string) {
 		done++
@@ -187,6 +219,29 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 			continue
 		}
 		if old, had := known[id]; had && old.ContentHash == contentHash(data) {
+			// Unchanged: its accounting is judged again (curate.yaml's
+			// allowances may have changed), from the ledger or, when the
+			// ledger does not have it, from its chunks.
+			acct, ok := ledger.Find(id)
+			if !ok || acct.ContentHash != old.ContentHash {
+				if acct, err = accountOnly(ctx, opts, data, id, old.ContentHash); err != nil {
+					fail(id, err)
+					progress(id)
+					continue
+				}
+			}
+			rule := opts.rule(acct.Source)
+			judge(&acct, rule)
+			accounts[id] = acct
+			if acct.Status == AccountRefused {
+				if derr := store.DeleteDocument(ctx, opts.Theme, id); derr != nil {
+					fail(id, fmt.Errorf("%w: %w", ErrStoreWrite, derr))
+				} else {
+					fail(id, acct.Refusal(rule))
+				}
+				progress(id)
+				continue
+			}
 			rep.Unchanged++
 			progress(id)
 			continue
@@ -209,7 +264,10 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("ingest %s: %w", p.id, err)
 		}
-		err := ingestOne(ctx, store, opts, p.path, p.id, known, &rep)
+		acct, err := ingestOne(ctx, store, opts, p.path, p.id, known, &rep)
+		if acct.Doc != "" {
+			accounts[p.id] = acct
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return rep, fmt.Errorf("ingest %s: %w", p.id, err)
@@ -257,36 +315,54 @@ func contentHash(data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id string, known map[string]Document, rep *IngestReport) error {
+func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id string, known map[string]Document, rep *IngestReport) (DocAccount, error) {
+	var acct DocAccount
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return acct, err
 	}
 	hash := contentHash(data)
 	old, had := known[id]
 	if had && old.ContentHash == hash {
 		rep.Unchanged++
-		return nil
+		return acct, nil
 	}
 	if err := CheckText(string(data)); err != nil {
-		return fmt.Errorf("%w (fix the file, or re-run vibe convert %s on its source)", err, opts.Theme)
+		return acct, fmt.Errorf("%w (fix the file, or re-run vibe convert %s on its source)", err, opts.Theme)
 	}
 	meta, _, err := convert.Parse(data)
 	if err != nil {
-		return fmt.Errorf("%w (re-run vibe convert %s)", err, opts.Theme)
+		return acct, fmt.Errorf("%w (re-run vibe convert %s)", err, opts.Theme)
 	}
 	if meta.Quality.Garbled && !opts.IncludeGarbled {
-		rep.Skipped = append(rep.Skipped, Skipped{Doc: id, Reason: fmt.Sprintf("garbled text (garbled_ratio %.2f); fix the source or pass --include-garbled", meta.Quality.GarbledRatio)})
+		reason := fmt.Sprintf("garbled text (garbled_ratio %.2f); fix the source or pass --include-garbled", meta.Quality.GarbledRatio)
+		rep.Skipped = append(rep.Skipped, Skipped{Doc: id, Reason: reason})
+		acct = DocAccount{Doc: id, Source: meta.Source, Title: meta.Title, ContentHash: hash, SourceChars: meta.Quality.SourceChars,
+			ConvertAside: meta.Quality.SetAside, Chunking: chunk.Accounting{Converted: meta.Quality.TextChars}, Status: AccountSkipped, Note: reason}
 		if had {
 			if err := store.DeleteDocument(ctx, opts.Theme, id); err != nil {
-				return fmt.Errorf("%w: %w", ErrStoreWrite, err)
+				return acct, fmt.Errorf("%w: %w", ErrStoreWrite, err)
 			}
 		}
-		return nil
+		return acct, nil
 	}
 	chunks, err := opts.Splitter.SplitFile(ctx, id, data)
 	if err != nil {
-		return err
+		return acct, err
+	}
+	rule := opts.rule(meta.Source)
+	if acct, err = accountFor(id, hash, meta, data, chunks, rule); err != nil {
+		return acct, err
+	}
+	if acct.Status == AccountRefused {
+		// Nothing of it is stored: a document that lost its text must not
+		// pass for built.
+		if had {
+			if err := store.DeleteDocument(ctx, opts.Theme, id); err != nil {
+				return acct, fmt.Errorf("%w: %w", ErrStoreWrite, err)
+			}
+		}
+		return acct, acct.Refusal(rule)
 	}
 	chunks = dropNavigation(chunks)
 	info := InfoOf(opts.Embedder)
@@ -300,10 +376,10 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 		vs, err := opts.Embedder.Embed(ctx, texts)
 		rep.EmbedCalls++
 		if err != nil {
-			return fmt.Errorf("embed: %w", err)
+			return acct, fmt.Errorf("embed: %w", err)
 		}
 		if len(vs) != len(texts) {
-			return fmt.Errorf("embed: %d vectors for %d texts", len(vs), len(texts))
+			return acct, fmt.Errorf("embed: %d vectors for %d texts", len(vs), len(texts))
 		}
 		rep.EmbeddedTexts += len(texts)
 		vectors = append(vectors, vs...)
@@ -315,7 +391,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	}
 	doc := Document{ID: id, Theme: opts.Theme, Source: source, Title: title, ContentHash: hash, Chunks: len(chunks), UpdatedAt: opts.Now().UTC()}
 	if err := store.ReplaceDocument(ctx, doc, chunks, vectors, info); err != nil {
-		return fmt.Errorf("%w: %w", ErrStoreWrite, err)
+		return acct, fmt.Errorf("%w: %w", ErrStoreWrite, err)
 	}
 	rep.Chunks += len(chunks)
 	if had {
@@ -323,7 +399,38 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	} else {
 		rep.Added++
 	}
-	return nil
+	return acct, nil
+}
+
+// rule returns the coverage rule of the document converted from source.
+func (o IngestOptions) rule(source string) CoverageRule {
+	if o.Coverage != nil {
+		return o.Coverage(source)
+	}
+	return CoverageRule{Min: DefaultMinCoverage, Where: "the default"}
+}
+
+// accountOnly accounts for an unchanged document the ledger does not know:
+// it is cut into chunks again, nothing is embedded or written.
+func accountOnly(ctx context.Context, opts IngestOptions, data []byte, id, hash string) (DocAccount, error) {
+	meta, _, err := convert.Parse(data)
+	if err != nil {
+		return DocAccount{}, fmt.Errorf("%w (re-run vibe convert %s)", err, opts.Theme)
+	}
+	chunks, err := opts.Splitter.SplitFile(ctx, id, data)
+	if err != nil {
+		return DocAccount{}, err
+	}
+	return accountFor(id, hash, meta, data, chunks, opts.rule(meta.Source))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func docID(root, path string) string {

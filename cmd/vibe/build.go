@@ -248,6 +248,7 @@ func (a *app) runBuild(ctx context.Context, theme string, stages []buildStage) (
 		a.log.Debug("stage finished", "stage", s.name, "took", run.took.Round(time.Millisecond))
 	}
 	took := a.now().Sub(start).Round(time.Millisecond)
+	a.reportAccounting(theme, stages)
 	if partial {
 		return withExit(exitFailure, fmt.Errorf("build %s finished in %s, but some items failed (see above)", theme, took))
 	}

@@ -124,6 +124,9 @@ type extractReport struct {
 	// Credibility says how many rules moved to a better source and how
 	// many rest only on sources graded C or D (source_grade in rules.yaml).
 	Credibility extract.Weighed `json:"credibility"`
+	// Read says what the extraction read: the chunks, their characters,
+	// and the theme's character accounting.
+	Read *readFigures `json:"read,omitempty"`
 }
 
 // dryRunReport is the plan `vibe extract --dry-run` prints.
@@ -212,6 +215,10 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		eo.Embedder, eo.SimilarityThreshold, eo.CountTokens = emb, cfg.Extract.Similarity, client.CountTokens
 		extractor = "llm:" + cfg.LLM.Model
 	}
+	read, err := readingFigures(ws, opts.Theme, chunks)
+	if err != nil {
+		return withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err))
+	}
 	res, err := extract.Run(ctx, eo)
 	if client != nil && !opts.DryRun {
 		defer printUsage(opts, client)
@@ -231,7 +238,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			}
 			res.LLM.Plan = append(res.LLM.Plan, extract.PassPlan{Pass: integrate.StageGlossary, Requests: n, Cached: cached, PromptTokens: p, CompletionTokens: c, Estimated: est, Note: note})
 		}
-		return printDryRun(opts, cfg, res.LLM)
+		return printDryRun(opts, cfg, res.LLM, read)
 	}
 	if err != nil {
 		if errors.Is(err, extract.ErrNoChunks) {
@@ -250,6 +257,9 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	if err != nil {
 		return withExit(exitError, err)
 	}
+	if err := updateCited(ws, opts.Theme, res.Files, chunks); err != nil {
+		return fmt.Errorf("extract %s: record the characters cited: %w", opts.Theme, err)
+	}
 	var usage map[string]llm.StageUsage
 	if client != nil {
 		usage = client.Usage()
@@ -262,7 +272,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
 		}
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -278,6 +288,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	}
 	c := res.Counts
 	fmt.Fprintf(opts.IO.Out, "extract %s (%s, %d chunks)\n", opts.Theme, rep.Extractor, len(chunks))
+	read.print(opts.IO.Out)
 	fmt.Fprintf(opts.IO.Out, "  sop:      %d phases, %d steps\n", c.Phases, c.Steps)
 	fmt.Fprintf(opts.IO.Out, "  patterns: %d quick patterns, %d red flags\n", c.Patterns, c.RedFlags)
 	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
@@ -495,7 +506,7 @@ func truncate(s string, n int) string {
 // printDryRun prints what a build would send, pass by pass, with its cost
 // from llm.prices; passes that depend on answers not received are marked
 // as estimates.
-func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStats) error {
+func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStats, read *readFigures) error {
 	model := cfg.LLM.Model
 	p, priced := cfg.LLM.Prices[model]
 	rep := dryRunReport{Model: model, Encoding: llm.EncodingFor(model), Total: dryRunPass{PassPlan: extract.PassPlan{Pass: "total"}}}
@@ -511,10 +522,11 @@ func printDryRun(opts *extractOptions, cfg *workspace.Config, st extract.LLMStat
 		t.Cost += d.Cost
 	}
 	if opts.JSON {
-		return printJSON(opts.IO.Out, extractReport{Theme: opts.Theme, Extractor: "llm:" + model, Written: []string{}, LLM: &st, DryRun: &rep})
+		return printJSON(opts.IO.Out, extractReport{Theme: opts.Theme, Extractor: "llm:" + model, Written: []string{}, LLM: &st, DryRun: &rep, Read: read})
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "dry run: extract %s with %s (%d source tokens, counted with tiktoken %s); nothing was sent\n", opts.Theme, model, st.SourceTokens, rep.Encoding)
+	read.print(w)
 	fmt.Fprintf(w, "  %-16s %9s %7s %12s %12s %10s\n", "pass", "requests", "cached", "prompt tok", "answer tok", "cost")
 	row := func(d dryRunPass) {
 		mark := " "

@@ -143,7 +143,8 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	if code != 0 || srv.Count() != 0 {
 		t.Fatalf("dry run exit %d, %d requests sent:\n%s%s", code, srv.Count(), out, errOut)
 	}
-	for _, want := range []string{"nothing was sent", "tiktoken o200k_base", "extract.map", "extract.reduce", "extract.gap", "extract.sop", "total", "~", "depends on the map answers"} {
+	for _, want := range []string{"nothing was sent", "tiktoken o200k_base", "extract.map", "extract.reduce", "extract.gap", "extract.sop", "total", "~", "depends on the map answers",
+		"reads ", " chunks of ", "-> converted "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}

@@ -120,11 +120,16 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 		return fmt.Errorf("ingest %s: open the store: %w", opts.Theme, err)
 	}
 	defer store.Close()
+	coverage, unusedAllowances, err := coverageRules(ws, opts.Theme)
+	if err != nil {
+		return withExit(exitError, fmt.Errorf("ingest %s: %w", opts.Theme, err))
+	}
 	var prog *iostreams.Progress
 	rep, err := knowledge.Ingest(ctx, store, knowledge.IngestOptions{
 		Theme: opts.Theme, Root: ws.Root, ConvertedDir: ws.ConvertedDir(opts.Theme),
 		Splitter: sp, Embedder: emb, BatchSize: cfg.Embedding.BatchSize,
 		IncludeGarbled: opts.IncludeGarbled, Rebuild: opts.Rebuild, Now: a.now,
+		Coverage: coverage, Ledger: ledgerPath(ws, opts.Theme),
 		Progress: func(done, total int, doc string) {
 			if prog == nil {
 				prog = opts.IO.NewProgress("ingest", total, a.quiet || opts.JSON)
@@ -159,6 +164,17 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 			opts.Theme, rep.Added, rep.Updated, rep.Unchanged, rep.Removed, rep.Chunks, rep.EmbeddedTexts, rep.EmbedCalls, rep.Embedding.Model, rep.Embedding.Dimensions)
 		for _, s := range rep.Skipped {
 			fmt.Fprintf(opts.IO.ErrOut, "skipped %s: %s\n", s.Doc, s.Reason)
+		}
+		printAccounting(opts.IO.Out, ws, rep.Accounts)
+	}
+	if !opts.JSON {
+		for _, d := range rep.Accounts {
+			if d.Status == knowledge.AccountAllowed {
+				fmt.Fprintf(opts.IO.ErrOut, "warning: %s: its chunks hold %s of its text, %s\n", d.Doc, share(d.Chunked(), d.Converted()), d.Note)
+			}
+		}
+		for _, u := range unusedAllowances() {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", u)
 		}
 	}
 	if err != nil {

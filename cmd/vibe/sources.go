@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/curate"
+	"github.com/vibelife/vibe/knowledge"
 )
 
 func newSourcesCmd(a *app) *cobra.Command {
@@ -39,6 +40,9 @@ type sourceListing struct {
 	Files []sourceFile `json:"files"`
 	// Git is the commit a git source was gathered from.
 	Git *curate.GitSource `json:"git,omitempty"`
+	// Characters is the accounting of the documents kept (source ->
+	// converted -> chunked -> cited), once they are ingested.
+	Characters *sourceFigures `json:"characters,omitempty"`
 }
 
 // sourceFile is a kept file of a listed source.
@@ -75,6 +79,13 @@ func newSourcesListCmd(a *app) *cobra.Command {
 				return lerr
 			}
 			list := listSources(ws.Root, ws.Rel(ws.SourceDir(theme))+"/", f.Sources, lock)
+			ledger, err := knowledge.ReadLedger(ledgerPath(ws, theme))
+			if err != nil {
+				return err
+			}
+			for i := range list {
+				list[i].Characters = figuresOf(ledger, ws, theme, list[i].Kept)
+			}
 			if asJSON {
 				return printJSON(a.io.Out, list)
 			}
@@ -96,6 +107,23 @@ func newSourcesListCmd(a *app) *cobra.Command {
 					fmt.Fprintf(w, ": %s", nameList(s.Kept, 5))
 				}
 				fmt.Fprintln(w)
+				if c := s.Characters; c != nil {
+					src := "?"
+					if c.Source > 0 {
+						src = fmt.Sprint(c.Source)
+					}
+					fmt.Fprintf(w, "    characters: source %s -> converted %d -> chunked %d (%s) -> cited %d\n", src, c.Converted, c.Chunked, share(c.Chunked, c.Converted), c.Cited)
+					if len(c.SetAside) > 0 {
+						fmt.Fprintf(w, "    set aside: %s\n", strings.Join(c.SetAside, ", "))
+					}
+					for _, d := range c.Documents {
+						if d.Status != knowledge.AccountOK {
+							fmt.Fprintf(w, "    %s %s: %s\n", d.Status, filepath.Base(d.Doc), d.Note)
+						}
+					}
+				} else if len(s.Kept) > 0 {
+					fmt.Fprintf(w, "    characters: not ingested yet (run `vibe build %s`)\n", theme)
+				}
 				for _, f := range s.Files {
 					c := f.Credibility
 					if c == nil {
