@@ -51,6 +51,10 @@ const (
 	EventForm       = "form"
 	EventDone       = "done"
 	EventError      = "error"
+	// EventCorrection replaces the answer streamed so far (Content: the
+	// whole corrected answer) when the judge found claims its sources do
+	// not support or verdicts that must not be stated as certain.
+	EventCorrection = "correction"
 )
 
 // Event is one streamed event of a turn.
@@ -909,6 +913,11 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 	t.calls += len(calls)
 	t.mu.Unlock()
 	var wg sync.WaitGroup
+	// The calls are announced in the order the model made them, before any
+	// runs (they run in parallel, and their results arrive as they finish).
+	for _, c := range calls {
+		_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
+	}
 	// use_skill changes the state the other calls see: run it first.
 	order := func(first bool) {
 		for i, c := range calls {
@@ -918,7 +927,6 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 			wg.Add(1)
 			go func(i int, c llm.ToolCall) {
 				defer wg.Done()
-				_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
 				res, err := a.runTool(withCallSeq(ctx, base+i), t, c.Name, json.RawMessage(c.Arguments))
 				var out json.RawMessage
 				isErr := err != nil

@@ -33,6 +33,27 @@ type Config struct {
 	Check     CheckConfig     `yaml:"check"`
 	Serve     ServeConfig     `yaml:"serve"`
 	Eval      EvalConfig      `yaml:"eval"`
+	Search    SearchConfig    `yaml:"search"`
+}
+
+// SearchConfig selects the web search curate researches with
+// (`vibe curate --suggest` finds copies of accepted works with it,
+// `vibe curate --research` gathers what it finds).
+type SearchConfig struct {
+	// Provider is "searxng" (a SearXNG instance's JSON API, URL) or
+	// "brave" (the Brave Search API, a key); empty means none.
+	Provider string `yaml:"provider"`
+	// URL is the SearXNG instance, or another endpoint for Brave.
+	URL string `yaml:"url"`
+	// APIKey is best left to BRAVE_API_KEY (or VIBE_SEARCH_API_KEY)
+	// rather than written in vibe.yaml.
+	APIKey string `yaml:"api_key"`
+	// Results is how many results of a search are gathered (default 5).
+	Results int `yaml:"results"`
+	// Recent keeps --research to pages of the last day, week, month or
+	// year (default year); "any" lifts it.
+	Recent  string        `yaml:"recent"`
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // StoreConfig selects the knowledge store.
@@ -237,6 +258,7 @@ func DefaultConfig() Config {
 			MaxRepoFiles:     2000,
 			GitTimeout:       5 * time.Minute,
 		},
+		Search:  SearchConfig{Results: 5, Recent: "year", Timeout: 30 * time.Second},
 		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
 		Extract: ExtractConfig{Extractor: "auto", Similarity: 0.75},
@@ -369,6 +391,8 @@ var allowedValues = []struct {
 	{"chunk.encoding", func(c *Config) string { return c.Chunk.Encoding }, []string{"cl100k_base", "o200k_base"}},
 	{"extract.extractor", func(c *Config) string { return c.Extract.Extractor }, []string{"auto", "llm", "offline"}},
 	{"serve.log_format", func(c *Config) string { return c.Serve.LogFormat }, []string{"text", "json"}},
+	{"search.provider", func(c *Config) string { return c.Search.Provider }, []string{"", "searxng", "brave"}},
+	{"search.recent", func(c *Config) string { return c.Search.Recent }, []string{"day", "week", "month", "year", "any"}},
 }
 
 // Validate checks the values that must be one of a fixed set. The error names
@@ -401,6 +425,9 @@ func (c *Config) Validate(src Sources) error {
 	}
 	if n := c.Serve.PluginOutputBytes; n < 0 {
 		errs = append(errs, fmt.Errorf("%s: serve.plugin_output_bytes %d is negative; give a size in bytes such as 4194304", src.Of("serve.plugin_output_bytes"), n))
+	}
+	if n := c.Search.Results; n < 1 || n > 20 {
+		errs = append(errs, fmt.Errorf("%s: search.results %d: give how many results of a search to gather, 1 to 20", src.Of("search.results"), n))
 	}
 	if n := c.Serve.TokensPerDay; n < 0 {
 		errs = append(errs, fmt.Errorf("%s: serve.tokens_per_day %d is negative; give the tokens a user may spend a UTC day, or 0 for no limit", src.Of("serve.tokens_per_day"), n))
@@ -444,6 +471,10 @@ func applyEnv(cfg *Config, getenv func(string) string, src Sources) error {
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
 		cfg.LLM.BaseURL = v
 		src["llm.base_url"] = "env OPENAI_BASE_URL"
+	}
+	if v := getenv("BRAVE_API_KEY"); v != "" {
+		cfg.Search.APIKey = v
+		src["search.api_key"] = "env BRAVE_API_KEY"
 	}
 	if v := getenv("DATABASE_URL"); v != "" {
 		cfg.Store.DatabaseURL = v

@@ -159,3 +159,37 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 		t.Errorf("VIBE_SERVE_TOKENS_PER_DAY=-1: got %v", err)
 	}
 }
+
+func TestSearchConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "vibe.yaml")
+	if err := os.WriteFile(p, []byte("search:\n  provider: brave\n  results: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, src, err := LoadConfigSources(p, env(map[string]string{"BRAVE_API_KEY": "tok"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Search.Provider != "brave" || cfg.Search.APIKey != "tok" || cfg.Search.Results != 3 || cfg.Search.Recent != "year" || cfg.Search.Timeout != 30*time.Second {
+		t.Errorf("search = %+v, want brave, the key from BRAVE_API_KEY, 3 results, recent year, 30s", cfg.Search)
+	}
+	if got := src.Of("search.api_key"); got != "env BRAVE_API_KEY" {
+		t.Errorf("search.api_key from %q", got)
+	}
+	cfg, err = LoadConfig(p, env(map[string]string{"BRAVE_API_KEY": "tok", "VIBE_SEARCH_API_KEY": "over"}))
+	if err != nil || cfg.Search.APIKey != "over" {
+		t.Errorf("VIBE_SEARCH_API_KEY should override BRAVE_API_KEY: %q, %v", cfg.Search.APIKey, err)
+	}
+	for _, bad := range []struct{ file, want string }{
+		{"search:\n  provider: google\n", "search.provider \"google\" is not allowed"},
+		{"search:\n  results: 0\n", "search.results 0"},
+		{"search:\n  recent: decade\n", "search.recent"},
+	} {
+		if err := os.WriteFile(p, []byte(bad.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadConfig(p, env(nil)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: want an error containing %q, got %v", bad.file, bad.want, err)
+		}
+	}
+}
