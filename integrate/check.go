@@ -132,6 +132,9 @@ type checker struct {
 	out    []Finding
 	rel    func(string) string
 	pass   map[string]bool
+	// names are the theme's names holding a negation character (its
+	// glossary's, and 未 as a branch): not negations (nameVocab).
+	names *nameVocab
 }
 
 func (c *checker) add(sev Severity, id, check, item, file string, p pos, format string, args ...any) {
@@ -226,6 +229,19 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 		return p
 	}
 	kdir := filepath.Join(opt.SkillDir, "knowledge")
+	// The built glossary (skills/<theme>/knowledge/glossary.yaml) names
+	// the theme's terms; one that cannot be read leaves the branches only.
+	var names []string
+	if g, ok, _ := readGlossaryFile(filepath.Join(kdir, "glossary.yaml")); ok {
+		for _, t := range g.Terms {
+			if t.From != skills.FromMined {
+				names = append(names, t.Term)
+				names = append(names, t.Aliases...)
+				names = append(names, t.English...)
+			}
+		}
+	}
+	c.names = newNameVocab(names)
 	var sopF knowledge.SOPFile
 	var patF knowledge.PatternsFile
 	var ruleF knowledge.RulesFile
@@ -348,7 +364,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 				}
 				continue
 			}
-			if why := reversal(claim, support.String()); why != "" {
+			if why := reversal(c.names.mask(claim), c.names.mask(support.String())); why != "" {
 				c.add(SevError, "VIBE011", "grounding.reversed", it.id, it.file, it.ix.field(it.id, f), "%s %s %q turns round its cited chunk: %s; say what the source says%s", it.id, f, short(claim), why, c.dropHint(it.ev))
 				continue
 			}
@@ -594,7 +610,8 @@ func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge
 			}
 			if dice(a.Condition, b.Condition) >= th {
 				ca, cb := nonEmpty(a.Conclusion, a.Action), nonEmpty(b.Conclusion, b.Action)
-				if negated(ca) != negated(cb) && dice(stripNegation(ca), stripNegation(cb)) >= 0.5 {
+				ma, mb := c.names.mask(ca), c.names.mask(cb)
+				if negated(ma) != negated(mb) && dice(stripNegation(ma), stripNegation(mb)) >= 0.5 {
 					c.add(SevError, "VIBE031", "contradiction.rule", b.ID, rl.path, rl.ix.field(b.ID, conclField(b.Rule)), "rule %s contradicts %s: same condition, opposite conclusions (%q vs %q); if the sources do say both, tell them apart in the conditions; if vibe misread one of them%s", b.ID, a.ID, short(cb), short(ca), c.dropHint(b.Evidence))
 				}
 			}
