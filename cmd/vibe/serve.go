@@ -118,8 +118,11 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now, ToolCacheSize: cfg.Serve.ToolCache,
-		TracerProvider: opt.tracerProvider,
-		SkillTokens:    cfg.Check.MaxSkillTokens,
+		TracerProvider:    opt.tracerProvider,
+		SkillTokens:       cfg.Check.MaxSkillTokens,
+		PluginOutputBytes: cfg.Serve.PluginOutputBytes, Getenv: a.getenv, Logger: a.log,
+		// serve.command_plugins: [] (or null) refuses every command plugin.
+		CommandPluginSkills: append([]string{}, cfg.Serve.CommandPlugins...),
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
