@@ -122,10 +122,20 @@ func (w Work) Spec() Spec {
 	return Spec{Source: w.Source, Notes: notes, Title: w.Title, Author: w.Author, Edition: w.Edition, Published: pub, Query: w.Query, Retrieved: w.Found}
 }
 
-// SearchQuery is what a web search for a copy of the work asks.
+// SearchQuery is what a web search for a copy of the work asks: the
+// title and the first name of the author, without bracketed notes or a
+// role ("余春台 编（原名《栏江网》）" gives 余春台).
 func (w Work) SearchQuery() string {
-	q := w.Title
-	if a := strings.TrimSpace(w.Author); a != "" && !strings.EqualFold(a, "anonymous") && !strings.EqualFold(a, "unknown") {
+	q := strings.TrimSpace(bracketed.ReplaceAllString(w.Title, ""))
+	a := bracketed.ReplaceAllString(w.Author, "")
+	if i := strings.IndexAny(a, ",，;；、/"); i >= 0 {
+		a = a[:i]
+	}
+	a = strings.TrimSpace(a)
+	for _, role := range []string{" 编", " 著", " 注", " 撰", " 辑", " ed.", " (ed.)"} {
+		a = strings.TrimSpace(strings.TrimSuffix(a, role))
+	}
+	if a != "" && !strings.EqualFold(a, "anonymous") && !strings.EqualFold(a, "unknown") && a != "佚名" {
 		q += " " + a
 	}
 	return q

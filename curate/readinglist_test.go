@@ -156,3 +156,17 @@ func TestRunRecordsTheQueryThatFoundASource(t *testing.T) {
 		t.Errorf("credibility reasons do not name the search: %+v", e.Credibility)
 	}
 }
+
+func TestWorkSearchQuery(t *testing.T) {
+	for _, tc := range []struct{ title, author, want string }{
+		{"穷通宝鉴", "余春台 编（原名《栏江网》）", "穷通宝鉴 余春台"},
+		{"子平真诠评注", "沈孝瞻 著，commentary: 徐乐吾", "子平真诠评注 沈孝瞻"},
+		{"The Classic of Tea (茶经)", "Lu Yu", "The Classic of Tea Lu Yu"},
+		{"渊海子平", "unknown", "渊海子平"},
+		{"李虚中命书", "", "李虚中命书"},
+	} {
+		if got := (Work{Title: tc.title, Author: tc.author}).SearchQuery(); got != tc.want {
+			t.Errorf("%s / %s: %q, want %q", tc.title, tc.author, got, tc.want)
+		}
+	}
+}

@@ -130,12 +130,25 @@ credibility: {floor: C} in curate.yaml keeps out the sources graded below C.
   credibility:
     floor: C
 
+Research (docs/curate.md): --suggest has the model propose a reading list,
+knowledge/<theme>/reading-list.yaml (classics, commentaries, modern works,
+practice cases, with author, period, edition, why and where a copy is); it
+needs a model (exit 2 offline). Accept works with 'vibe sources accept
+<theme> R1 R3'; curate then gathers each accepted work from its source:, or
+from a copy the web search of vibe.yaml (search: searxng or brave) finds.
+--research "question" searches the web and gathers the results the theme
+does not hold yet, recording each one's URL, date and the query in
+sources.lock.json and curate.yaml. A research result or found copy that is
+dropped (dead link, duplicate, too short) does not fail the run.
+
 Exit status 1 when some source could not be read or downloaded.`,
 		Example: `  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
   vibe curate bazi                       # gather what curate.yaml lists again
   vibe curate tea --from github:owner/tea-notes@main:docs
   vibe curate tea --from git+file:///srv/git/tea.git
-  vibe curate tea --from 'notes/**/*.md' --json`,
+  vibe curate tea --from 'notes/**/*.md' --json
+  vibe curate bazi --suggest --about "八字命理, the 子平 school"   # then: vibe sources accept bazi R3 R5
+  vibe curate tea --research "green tea brewing temperature studies" --recent year`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, theme, err := a.theme(args)

@@ -236,7 +236,8 @@ func TestSuggestAcceptGatherResearch(t *testing.T) {
 	}
 	// sources list shows where the article came from and the search.
 	code, out, _ = runVibe(t, nil, "-w", ws, "sources", "list", "bazi")
-	if code != 0 || !strings.Contains(out, "found by the web search «"+q+"» on "+today) {
+	if code != 0 || !strings.Contains(out, "found by the web search «"+q+"» on "+today) || !strings.Contains(out, "reading list (knowledge/bazi/reading-list.yaml): 15 works, 2 accepted") ||
+		!strings.Contains(out, yuan.ID+" 渊海子平: "+site.URL+"/books/渊海子平.md (found by the search «"+yuan.SearchQuery()+"» on "+today+")") {
 		t.Errorf("sources list: exit %d\n%s", code, out)
 	}
 }

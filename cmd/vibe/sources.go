@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,9 @@ func newSourcesListCmd(a *app) *cobra.Command {
 			}
 			if unjudged != "" {
 				fmt.Fprintf(w, "(%s)\n", unjudged)
+			}
+			if err := printReadingList(w, ws.Rel, filepath.Join(ws.KnowledgeDir(theme), curate.ReadingListName)); err != nil {
+				return err
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(a.io.ErrOut, "%s lists no sources; add one with `vibe curate %s --from PATH`\n", ws.Rel(ws.CurateFile(theme)), theme)
@@ -319,4 +323,39 @@ accepted are never gathered. The file keeps your comments and edits.`,
 	}
 	cmd.Flags().BoolVar(&undo, "undo", false, "withdraw the acceptance instead")
 	return cmd
+}
+
+// printReadingList sums up the theme's reading list, if it has one: the
+// accepted works and where each is gathered from.
+func printReadingList(w io.Writer, rel func(string) string, path string) error {
+	l, err := curate.LoadReadingList(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	accepted := 0
+	for _, wk := range l.Works {
+		if wk.Accepted {
+			accepted++
+		}
+	}
+	fmt.Fprintf(w, "reading list (%s): %d works, %d accepted\n", rel(path), len(l.Works), accepted)
+	for _, wk := range l.Works {
+		if !wk.Accepted {
+			continue
+		}
+		from := "no copy yet (name one with source:, or configure search: in vibe.yaml)"
+		switch {
+		case wk.Source != "" && wk.Query != "":
+			from = fmt.Sprintf("%s (found by the search «%s» on %s)", wk.Source, wk.Query, wk.Found)
+		case wk.Source != "":
+			from = wk.Source
+		case wk.Held != "":
+			from = "held as " + wk.Held
+		}
+		fmt.Fprintf(w, "    %s %s: %s\n", wk.ID, wk.Title, from)
+	}
+	return nil
 }
