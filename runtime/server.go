@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -31,8 +32,13 @@ type ServerOptions struct {
 	TokensPerDay int64
 	// FailedAuthPerMin is how many requests with a missing or wrong key a
 	// client address may send a minute before it gets 429 (default 20;
-	// negative: no limit).
+	// negative: no limit). A valid key is never refused by it.
 	FailedAuthPerMin int
+	// TrustedProxies are the load balancers in front of the server
+	// (serve.trusted_proxies): for a connection from one of them, the
+	// client's address is the last address of X-Forwarded-For that is not
+	// a trusted proxy. From any other peer X-Forwarded-For is ignored.
+	TrustedProxies []netip.Prefix
 	// CORSOrigins are the exact origins allowed to call the API from a
 	// browser page served elsewhere; empty (the default) sends no CORS
 	// header, so browsers refuse cross-origin calls.
@@ -222,24 +228,25 @@ func userOf(r *http.Request) string { u, _ := r.Context().Value(userKey{}).(stri
 
 // auth resolves the bearer key to a user id, applies the rate limit (per
 // user, whatever the spelling of the header) and the body size limit. Failed
-// logins are limited per client address: one that used up its allowance
-// gets 429 until it refills, whatever key it sends.
+// logins are limited per client address (clientAddr): one that used up its
+// allowance gets 429 for a missing or wrong key until it refills. A valid
+// key is looked up first and never refused by it, so wrong keys sent from
+// an address others share (a proxy, a NAT) lock nobody out.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		user := "dev"
 		if !s.opts.Insecure {
-			client := clientAddr(r)
-			if !s.fails.take(client, false) {
-				w.Header().Set("Retry-After", "60")
-				writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("too many requests with a wrong API key from this address (more than %d a minute); wait a minute", s.opts.FailedAuthPerMin))
-				return
-			}
 			u, found := "", false
 			if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
 				u, found = s.opts.Keys.Lookup(tok)
 			}
 			if !found {
-				s.fails.allow(client)
+				client := s.clientAddr(r)
+				if !s.fails.allow(client) {
+					w.Header().Set("Retry-After", "60")
+					writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("too many requests with a wrong API key from this address (more than %d a minute); wait a minute", s.opts.FailedAuthPerMin))
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="vibe"`)
 				writeErr(w, http.StatusUnauthorized, "invalid_api_key", "a valid API key is required: send Authorization: Bearer <key>")
 				return
@@ -255,13 +262,48 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// clientAddr is the host of the request's remote address (the port changes
-// with every connection).
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// clientAddr is the address of the request's client: the host of the
+// connection's remote address (the port changes with every connection),
+// or, when that is a trusted proxy, the last address of X-Forwarded-For
+// that is not one (the one the nearest untrusted hop reached the proxies
+// from; a client can put anything on the left of the list, never on the
+// right).
+func (s *Server) clientAddr(r *http.Request) string {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
 		return host
 	}
-	return r.RemoteAddr
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // not an address: keep the last one the proxies vouch for
+		}
+		client = a.Unmap()
+		if !s.trusted(client) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// trusted reports whether a is one of serve.trusted_proxies.
+func (s *Server) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range s.opts.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
