@@ -122,7 +122,23 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
 	s.observe(w, r, http.HandlerFunc(s.route))
+}
+
+// apiCSP is the Content-Security-Policy of every response but the chat
+// page's (pageCSP): a JSON body, an error or a redirect loads nothing and
+// is framed by nobody.
+const apiCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries, whatever
+// answers it (a handler, the mux's 404, 405 and redirects, the limiters'
+// 429): no framing, no content sniffing, no referrer, and a CSP.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", apiCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // Metrics returns the metrics of the server and its agent; serve them on a
