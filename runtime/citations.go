@@ -36,6 +36,9 @@ type Citation struct {
 	End   int `json:"end,omitempty"`
 	// Quote is the rule's evidence quote, or the start of the passage.
 	Quote string `json:"quote"`
+	// Text is a rule's statement (condition and what follows from it, a
+	// grave verdict with its caveat).
+	Text string `json:"text,omitempty"`
 	// Cited is true when the answer names the rule or the chunk.
 	Cited bool `json:"cited,omitempty"`
 }
@@ -63,7 +66,7 @@ func quoteOf(text string) string {
 func (a *Agent) ruleCitations(ctx context.Context, skill string, rules []knowledge.TieredRule) []Citation {
 	var out []Citation
 	for _, r := range rules {
-		c := Citation{Kind: "rule", Skill: skill, RuleID: r.ID, HeadingPath: splitSource(r.Source)}
+		c := Citation{Kind: "rule", Skill: skill, RuleID: r.ID, HeadingPath: splitSource(r.Source), Text: ruleText(r)}
 		if len(r.Evidence) == 0 {
 			c.Quote = r.Condition
 			out = append(out, c)

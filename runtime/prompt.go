@@ -186,6 +186,16 @@ func ruleThen(r knowledge.Rule) string {
 	return upperFirst(r.Conclusion) + "; action: " + r.Action
 }
 
+// ruleText is a rule's statement without its id, tier and source: "如果…，
+// 则…" or "Condition → conclusion".
+func ruleText(r knowledge.TieredRule) string {
+	then := ruleThen(r.Rule)
+	if hasHan(r.Condition + then) {
+		return fmt.Sprintf("如果%s，则%s", r.Condition, then)
+	}
+	return fmt.Sprintf("%s → %s", upperFirst(r.Condition), upperFirst(then))
+}
+
 func ruleLine(r knowledge.TieredRule) string {
 	then := ruleThen(r.Rule)
 	cite := ""

@@ -333,7 +333,7 @@ cases:
 
 // The bazi eval (examples/bazi/eval.yaml: 40 cases written from the five
 // classics, Chinese and English, off-topic ones and three dialogues) runs on
-// the theme built offline and meets the thresholds it records; the README
+// the theme built offline and meets the thresholds it records; docs/ci.md
 // gives its figures.
 func TestEvalBazi(t *testing.T) {
 	ws := baziWorkspace(t)
