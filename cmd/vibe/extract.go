@@ -499,6 +499,24 @@ func printLLMStats(w io.Writer, st extract.LLMStats) {
 	}
 	fmt.Fprintf(w, "  gap:      %d heading groups re-read in %d requests, %d new candidates\n", st.GapSections, st.GapRequests, st.GapCandidates)
 	fmt.Fprintf(w, "  tiers:    %d reviewed items, %d left out of the design's targets\n", st.Reviewed, st.NotSelected)
+	gave := map[string][2]int{}
+	var order []string
+	for _, g := range st.GaveWay {
+		if _, ok := gave[g.Tier]; !ok {
+			order = append(order, g.Tier)
+		}
+		n := gave[g.Tier]
+		if g.To != "" {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		gave[g.Tier] = n
+	}
+	for _, t := range order {
+		n := gave[t]
+		fmt.Fprintf(w, "            %s full: its %d least important rules gave way (%d kept in the room of tier2_core, %d left out; gave_way in the report lists them)\n", t, n[0]+n[1], n[0], n[1])
+	}
 	if st.StepsDropped > 0 {
 		fmt.Fprintf(w, "  sop:      %d steps with neither a supporting source nor a tool left out\n", st.StepsDropped)
 	}
