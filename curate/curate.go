@@ -925,7 +925,8 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		data, err := download(ctx, opts, src)
 		name := urlBaseName(src)
 		if err == nil {
-			name += sniff(data, name)
+			// The URL's own extension tells Markdown from plain text.
+			name += sniff(data, urlPathBase(src))
 		} else {
 			rep.Err = err
 		}

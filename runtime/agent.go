@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -116,8 +118,23 @@ type Config struct {
 	History     int
 	ToolTimeout time.Duration
 	// PluginDir is the directory relative plugin commands are resolved
-	// against and run in (the workspace root); "" keeps the process's.
+	// against (the workspace root; "" keeps the process's). A command
+	// plugin runs in its skill's directory (PluginDir for a skill without
+	// one).
 	PluginDir string
+	// PluginOutputBytes bounds what a plugin may write on stdout and on
+	// stderr, each, and an HTTP plugin's body (0: DefaultPluginOutputBytes).
+	PluginOutputBytes int64
+	// CommandPluginSkills, when not nil, names the skills whose command
+	// plugins run ("*": every skill); a command plugin of another skill is
+	// refused (HTTP plugins are not affected). nil runs them all.
+	CommandPluginSkills []string
+	// Getenv reads the server's environment for the variables a command
+	// plugin declares in plugin.env (nil: os.Getenv).
+	Getenv func(string) string
+	// Logger receives what the caller is not shown: a plugin's stderr,
+	// error bodies and unusable output (nil: slog.Default()).
+	Logger *slog.Logger
 	// ModelEndpoint names the model's base URL in /readyz (informational).
 	ModelEndpoint string
 	HTTPClient    *http.Client
@@ -192,6 +209,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PluginOutputBytes <= 0 {
+		cfg.PluginOutputBytes = DefaultPluginOutputBytes
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
 	if cfg.SkillTokens <= 0 {
 		cfg.SkillTokens = DefaultSkillTokens
 	}
@@ -214,6 +237,14 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName}
 	return a, nil
+}
+
+// logger is where detail the caller is not shown goes.
+func (a *Agent) logger() *slog.Logger {
+	if a.cfg.Logger != nil {
+		return a.cfg.Logger
+	}
+	return slog.Default()
 }
 
 // Metrics returns the agent's metrics.

@@ -140,6 +140,9 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 		{"chunk:\n  encoding: p50k\n", `chunk.encoding "p50k"`},
 		{"extract:\n  extractor: gpt\n", `extract.extractor "gpt"`},
 		{"serve:\n  tokens_per_day: -5\n", p + `:2: serve.tokens_per_day -5 is negative`},
+		{"serve:\n  command_plugins: [bazi, Evil/One]\n", p + `:2: serve.command_plugins "Evil/One" is not a skill name`},
+		{"serve:\n  trusted_proxies: [10.0.0.0/8, lb.example]\n", p + `:2: serve.trusted_proxies "lb.example": not an IP address or CIDR`},
+		{"serve:\n  plugin_output_bytes: -1\n", `serve.plugin_output_bytes -1 is negative`},
 	} {
 		if err := os.WriteFile(p, []byte(bad.file), 0o644); err != nil {
 			t.Fatal(err)
@@ -153,6 +156,15 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 	}
 	if cfg, err := LoadConfig(p, env(nil)); err != nil || cfg.Serve.TokensPerDay != 100 {
 		t.Errorf("serve.tokens_per_day: 100 loaded as %d, %v", cfg.Serve.TokensPerDay, err)
+	}
+	if cfg, err := LoadConfig(p, env(nil)); err != nil || strings.Join(cfg.Serve.CommandPlugins, ",") != "*" || cfg.Serve.PluginOutputBytes != 4<<20 {
+		t.Errorf("defaults: command_plugins %v, plugin_output_bytes %d, %v", cfg.Serve.CommandPlugins, cfg.Serve.PluginOutputBytes, err)
+	}
+	if err := os.WriteFile(p, []byte("serve:\n  command_plugins: []\n  trusted_proxies: [10.0.0.0/8, 192.168.1.7]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := LoadConfig(p, env(nil)); err != nil || cfg.Serve.CommandPlugins == nil || len(cfg.Serve.CommandPlugins) != 0 || len(cfg.Serve.TrustedProxies) != 2 {
+		t.Errorf("command_plugins: [] loaded as %#v, trusted_proxies %v, %v", cfg.Serve.CommandPlugins, cfg.Serve.TrustedProxies, err)
 	}
 	if cfg, err := LoadConfig(p, env(map[string]string{"VIBE_SERVE_TOKENS_PER_DAY": "250000"})); err != nil || cfg.Serve.TokensPerDay != 250000 {
 		t.Errorf("VIBE_SERVE_TOKENS_PER_DAY=250000 loaded as %d, %v", cfg.Serve.TokensPerDay, err)

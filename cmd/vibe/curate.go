@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/curate"
 	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/websearch"
 	"github.com/vibelife/vibe/workspace"
 )
 
@@ -36,6 +38,19 @@ type curateOptions struct {
 	From  []string
 	JSON  bool
 	Quiet bool
+
+	// Suggest asks the model for a reading list (About describes the
+	// theme to it); Offline is --llm offline of `vibe build`.
+	Suggest bool
+	About   string
+	Offline bool
+	// Research is a question to search the web for; Recent and Results
+	// override search.recent and search.results.
+	Research string
+	Recent   string
+	Results  int
+	// Now gives the dates of searches; nil means time.Now.
+	Now func() time.Time
 }
 
 func newCurateCmd(a *app) *cobra.Command {
@@ -116,12 +131,25 @@ credibility: {floor: C} in curate.yaml keeps out the sources graded below C.
   credibility:
     floor: C
 
+Research (docs/curate.md): --suggest has the model propose a reading list,
+knowledge/<theme>/reading-list.yaml (classics, commentaries, modern works,
+practice cases, with author, period, edition, why and where a copy is); it
+needs a model (exit 2 offline). Accept works with 'vibe sources accept
+<theme> R1 R3'; curate then gathers each accepted work from its source:, or
+from a copy the web search of vibe.yaml (search: searxng or brave) finds.
+--research "question" searches the web and gathers the results the theme
+does not hold yet, recording each one's URL, date and the query in
+sources.lock.json and curate.yaml. A research result or found copy that is
+dropped (dead link, duplicate, too short) does not fail the run.
+
 Exit status 1 when some source could not be read or downloaded.`,
 		Example: `  vibe curate bazi --from ~/books/bazi/ --from 'https://example.org/ziping.html'
   vibe curate bazi                       # gather what curate.yaml lists again
   vibe curate tea --from github:owner/tea-notes@main:docs
   vibe curate tea --from git+file:///srv/git/tea.git
-  vibe curate tea --from 'notes/**/*.md' --json`,
+  vibe curate tea --from 'notes/**/*.md' --json
+  vibe curate bazi --suggest --about "八字命理, the 子平 school"   # then: vibe sources accept bazi R3 R5
+  vibe curate tea --research "green tea brewing temperature studies" --recent year`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.newTheme = true // curate starts themes: bazzi beside bazi is a new one
@@ -131,6 +159,19 @@ Exit status 1 when some source could not be read or downloaded.`,
 			}
 			opts.Theme = theme
 			opts.Quiet = a.quiet
+			opts.Offline = a.buildLLM == "offline"
+			if opts.Suggest && (opts.Research != "" || len(opts.From) > 0 || opts.JSON) {
+				return withExit(exitError, errors.New("--suggest only proposes a reading list: run it alone, then `vibe sources accept` and `vibe curate` (with --from or --research if you like)"))
+			}
+			if opts.About != "" && !opts.Suggest {
+				return withExit(exitError, errors.New("--about describes the theme to the model of --suggest: give --suggest too"))
+			}
+			if cmd.Flags().Changed("research") && strings.TrimSpace(opts.Research) == "" {
+				return withExit(exitError, errors.New("--research needs a question, e.g. --research \"recent studies of green tea brewing temperature\""))
+			}
+			if opts.Results < 0 || opts.Results > 20 {
+				return withExit(exitError, fmt.Errorf("--results %d: gather 1 to 20 results of the search", opts.Results))
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -144,6 +185,11 @@ Exit status 1 when some source could not be read or downloaded.`,
 	}
 	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob, URL or git repository) to curate.yaml and gather it; repeatable")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock (every source, kept or dropped and why) as JSON")
+	cmd.Flags().BoolVar(&opts.Suggest, "suggest", false, "have the model propose a reading list (knowledge/<theme>/reading-list.yaml) to accept works from; needs a model")
+	cmd.Flags().StringVar(&opts.About, "about", "", "with --suggest: what the theme is about, in a sentence, for the model")
+	cmd.Flags().StringVar(&opts.Research, "research", "", "search the web (vibe.yaml search:) for this question and gather the results the theme does not hold")
+	cmd.Flags().StringVar(&opts.Recent, "recent", "", "with --research: only pages of the last day, week, month or year, or any (default search.recent, year)")
+	cmd.Flags().IntVar(&opts.Results, "results", 0, "with --research: how many results to gather (default search.results, 5)")
 	return cmd
 }
 
@@ -193,6 +239,25 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	if err != nil && !errors.Is(err, curate.ErrNoCurateFile) {
 		return err
 	}
+	if opts.Suggest {
+		return suggestRun(ctx, opts, ws, cfg, f)
+	}
+	// The copies of the reading list's accepted works and what --research
+	// finds are gathered on trial: into curate.yaml only when kept.
+	tents, err := acceptedSources(ctx, opts, ws, cfg, f)
+	if err != nil {
+		return err
+	}
+	if opts.Research != "" {
+		if opts.Recent != "" && opts.Recent != "any" && !slices.Contains(websearch.Recency, opts.Recent) {
+			return withExit(exitError, fmt.Errorf("--recent %q: use day, week, month, year or any", opts.Recent))
+		}
+		rt, err := researchSources(ctx, opts, ws, cfg, f)
+		if err != nil {
+			return err
+		}
+		tents = append(tents, rt...)
+	}
 	// --from sources are gathered with the listed ones and added to
 	// curate.yaml afterwards, only those that gave something: a failed URL
 	// or an empty directory must not make every later build fail.
@@ -215,6 +280,14 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		}
 		newFrom[src] = true
 		sources = append(sources, curate.Spec{Source: src})
+	}
+	trial := map[string]bool{}
+	for _, t := range tents {
+		if listed[t.spec.Source] || newFrom[t.spec.Source] || trial[t.spec.Source] {
+			continue
+		}
+		trial[t.spec.Source] = true
+		sources = append(sources, t.spec)
 	}
 	q := f.Quality
 	ro := curate.Options{
@@ -253,6 +326,9 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	}
 	res, err := curate.Run(ctx, ro)
 	progress.Done()
+	if errors.Is(err, curate.ErrNothingToGather) && opts.Research != "" {
+		return withExit(exitFailure, fmt.Errorf("curate %s --research: the search found nothing the theme does not hold already", opts.Theme))
+	}
 	if errors.Is(err, curate.ErrNothingToGather) {
 		return withExit(exitError, withHint(fmt.Errorf("curate %s: no sources: %s lists none and %s is empty", opts.Theme, ws.Rel(curateFile), ws.Rel(ws.SourceDir(opts.Theme))),
 			fmt.Sprintf("vibe curate %s --from PATH|DIR|'GLOB'|URL (repeatable), or list sources: in %s", opts.Theme, ws.Rel(curateFile))))
@@ -280,6 +356,18 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		}
 		if changed && !opts.Quiet && !opts.JSON {
 			fmt.Fprintf(opts.IO.ErrOut, "added to %s: %s\n", ws.Rel(curateFile), strings.Join(add, ", "))
+		}
+	}
+	if err := settleTentative(opts.IO.ErrOut, opts, ws, tents, res); err != nil {
+		return err
+	}
+	// A research result or a searched copy that gave nothing is reported
+	// above, not a failure of the run.
+	res.Sources = slices.DeleteFunc(res.Sources, func(s curate.SourceReport) bool { return trial[s.Source] && s.Err != nil })
+	failed := 0
+	for _, e := range res.Lock.Sources {
+		if e.Failed && !trial[e.Origin] {
+			failed++
 		}
 	}
 	// A --from that gathered nothing is reported once, by the error below:
@@ -339,7 +427,7 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	if len(notAdded) > 0 {
 		return notAddedError(ws, opts.Theme, curateFile, notAdded, res)
 	}
-	if n := res.Failed(); n > 0 {
+	if n := failed; n > 0 {
 		return withExit(exitFailure, fmt.Errorf("curate %s: %d source(s) could not be read or downloaded (see above)", opts.Theme, n))
 	}
 	return nil
