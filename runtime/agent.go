@@ -508,6 +508,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	}
 	text := req.Message
 	if req.Form != nil {
+		// Only for a form the conversation showed: checked before the
+		// form's fields reach the profile.
+		if err := a.checkFormShown(ctx, req.UserID, req.ConversationID); err != nil {
+			return "", err
+		}
 		var err error
 		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
 			return "", err

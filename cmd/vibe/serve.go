@@ -47,7 +47,8 @@ func newServeCmd(a *app) *cobra.Command {
 
   POST /api/chat               Server-Sent Events: content, tool_call, tool_result, card, form, done, error
   POST /v1/chat/completions    OpenAI-compatible; model "vibe" or "vibe/<skill>"
-  GET  /v1/models, /api/skills, /healthz, /readyz
+  GET  /v1/models, /api/skills, /healthz, /readyz (ready or not only)
+  GET  /api/status             readiness with its detail (key needed)
   POST /api/tools/execute      run one tool: {"skill":..., "tool":..., "args":{...}}
 
 Every request needs "Authorization: Bearer <key>". Keys map to user ids:

@@ -146,6 +146,17 @@ func post(t *testing.T, url, key, body string) *http.Response {
 	return resp
 }
 
+func get(t *testing.T, url, key string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func sseEvents(t *testing.T, r io.Reader) []runtime.Event {
 	t.Helper()
 	var out []runtime.Event
@@ -434,11 +445,9 @@ func TestServeDemoEndToEnd(t *testing.T) {
 		t.Fatalf("stream (%d chunks) = %q", chunks, s)
 	}
 
-	// /readyz over the demo workspace: the store holds the theme's documents.
-	r, err := http.Get(ts.URL + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// /api/status (the detail of /readyz) over the demo workspace: the
+	// store holds the theme's documents.
+	r := get(t, ts.URL+"/api/status", "ka")
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"documents":{"demo":5}`) || !strings.Contains(string(b), `"mode":"model"`) {
@@ -485,10 +494,7 @@ func TestServeDemoOffline(t *testing.T) {
 	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
 		t.Fatalf("offline completion:\n%s", c)
 	}
-	r, err := http.Get(ts.URL + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := get(t, ts.URL+"/api/status", "ka")
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"mode":"retrieval-only"`) {
