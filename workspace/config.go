@@ -169,6 +169,10 @@ type CheckConfig struct {
 
 // ServeConfig configures vibe serve.
 type ServeConfig struct {
+	// WebSearch offers the agent a web_search tool (the search: section's
+	// provider) for questions the skill's knowledge has nothing on; its
+	// results are marked outside the skill. Off by default.
+	WebSearch      bool   `yaml:"web_search"`
 	Addr           string `yaml:"addr"`
 	MaxSteps       int    `yaml:"max_steps"`
 	MaxInputChars  int    `yaml:"max_input_chars"`

@@ -294,6 +294,8 @@ func convertHint(err error) string {
 		return "re-save the file as UTF-8, or replace it with an undamaged copy"
 	case errors.Is(err, convert.ErrWouldOverwrite):
 		return "pass --force to overwrite it, or choose another output directory"
+	case errors.Is(err, convert.ErrTooDeep):
+		return "the page nests its elements deeper than any real page does (generated or hostile HTML); if its text matters, save it from a browser as plain text and convert that"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}

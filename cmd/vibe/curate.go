@@ -299,6 +299,7 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		MaxGarbledRatio:  firstNonZeroF(q.MaxGarbledRatio, cfg.Curate.MaxGarbledRatio),
 		NearDuplicate:    q.NearDuplicate,
 		MaxDownloadBytes: cfg.Curate.MaxDownloadBytes,
+		MaxFileBytes:     cfg.Convert.MaxFileBytes,
 		DownloadTimeout:  cfg.Curate.DownloadTimeout,
 		MaxRedirects:     cfg.Curate.MaxRedirects,
 		MaxRepoBytes:     cfg.Curate.MaxRepoBytes,
