@@ -346,7 +346,13 @@ func LoadConfigSources(path string, getenv func(string) string) (Config, Sources
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, src, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+			var doc yaml.Node
+			if yaml.Unmarshal(data, &doc) == nil {
+				if e := explainConfig(path, &doc); e != nil {
+					return cfg, src, e
+				}
+			}
+			return cfg, src, fmt.Errorf("%s: %s (`vibe config --keys` lists every key)", path, cleanYAMLError(err))
 		}
 		var doc yaml.Node
 		if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {
