@@ -24,6 +24,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/websearch"
 )
 
 // Model is the chat model the runtime needs (llm.Client satisfies it).
@@ -155,6 +156,11 @@ type Config struct {
 	// HistoryKeep bounds the user history kept per user (default
 	// DefaultHistoryKeep).
 	HistoryKeep int
+	// WebSearch, when set, offers the web_search tool (serve.web_search):
+	// the agent may search the web when the skill's knowledge has nothing;
+	// the results are marked outside the skill in the answer and its
+	// citations. nil (the default) offers no such tool.
+	WebSearch websearch.Provider
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -503,6 +509,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	}
 	text := req.Message
 	if req.Form != nil {
+		// Only for a form the conversation showed: checked before the
+		// form's fields reach the profile.
+		if err := a.checkFormShown(ctx, req.UserID, req.ConversationID); err != nil {
+			return "", err
+		}
 		var err error
 		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
 			return "", err
@@ -833,6 +844,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		d = "\n" + d
 		answer.WriteString(d)
 		_ = t.send(Event{Type: EventContent, Content: d})
+	}
+	if note := webNote(t.answerCitations(answer.String())); note != "" {
+		// Web results are outside the skill: the answer says so.
+		answer.WriteString(note)
+		_ = t.send(Event{Type: EventContent, Content: note})
 	}
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})

@@ -563,6 +563,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusBadRequest, "invalid_request_error", "form_response needs the conversation_id of the conversation that showed the form")
 			return
 		}
+		if err := CheckConversationID(req.ConversationID); err != nil {
+			writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		// Before the conversation is opened (which would create it).
+		if err := s.agent.checkFormShown(r.Context(), userOf(r), req.ConversationID); err != nil {
+			switch {
+			case errors.Is(err, ErrConversationNotFound):
+				writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("conversation %q not found: a form_response answers a form a conversation of yours showed", req.ConversationID))
+			case errors.Is(err, ErrNoFormShown):
+				writeErr(w, http.StatusConflict, "invalid_request_error", err.Error())
+			default:
+				writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+			}
+			return
+		}
 	} else if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
 		s.agent.metrics.guard(guardInputRejected)
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())

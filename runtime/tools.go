@@ -62,6 +62,9 @@ var coreTools = []llm.Tool{
 // first's).
 func (a *Agent) toolsFor(active string) []llm.Tool {
 	out := append([]llm.Tool(nil), coreTools...)
+	if a.cfg.WebSearch != nil {
+		out = append(out, webSearchTool)
+	}
 	seen := map[string]bool{}
 	for _, n := range splitSkills(active) {
 		sk, err := a.cfg.Skills.Get(n)
@@ -272,6 +275,8 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		return a.userSummaryToolRun(ctx, t.userID)
 	case "search_knowledge":
 		return a.searchTool(ctx, activeSet, str(args, "skill"), str(args, "query"), intArg(args, "k", 5))
+	case "web_search":
+		return a.webSearchRun(ctx, args)
 	case "get_rules":
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")

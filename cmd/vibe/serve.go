@@ -127,6 +127,13 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		// serve.command_plugins: [] (or null) refuses every command plugin.
 		CommandPluginSkills: append([]string{}, cfg.Serve.CommandPlugins...),
 	}
+	if cfg.Serve.WebSearch {
+		p, err := searchProvider(cfg)
+		if err != nil {
+			return nil, nil, withExit(exitError, withHint(fmt.Errorf("serve.web_search is on but the web search cannot be used: %w", err), searchHint))
+		}
+		rc.WebSearch = p
+	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
 		return nil, nil, storeOpenError(cfg, err)
