@@ -845,7 +845,7 @@ func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (re
 	if idx, err := a.rules.get(sk); err == nil {
 		g = idx.glossary
 	}
-	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk), g, sk.Name, sk.Theme)
+	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk, query), g, sk.Name, sk.Theme)
 	res.SearchedAs, res.BridgedBy, res.Unbridged = br.SearchedAs, br.BridgedBy, br.Unbridged
 	res.QueryLang, res.SourceLang = br.QueryLang, br.SourceLang
 	if br.Unbridged {
