@@ -204,6 +204,7 @@ func TestSuggestAcceptGatherResearch(t *testing.T) {
 		{URL: site.URL + "/article", Title: "近年子平法研究综述", PublishedDate: "2026-05-04T00:00:00"},
 		{URL: site.URL + "/books/渊海子平.md", Title: "渊海子平"},
 		{URL: site.URL + "/gone", Title: "a dead link"},
+		{URL: site.URL + "/books/子平真诠.md", Title: "子平真诠 另一处"},
 	})
 	code, out, errOut = runVibe(t, senv, "-w", ws, "curate", "bazi", "--research", q, "--json")
 	if code != 0 {
@@ -223,10 +224,15 @@ func TestSuggestAcceptGatherResearch(t *testing.T) {
 	if g := got[site.URL+"/gone"]; g.Status != curate.StatusDropped || !g.Failed {
 		t.Errorf("dead result: %+v", g)
 	}
+	// The same text as a held book under another address: deduplicated
+	// against what the theme holds.
+	if d := got[site.URL+"/books/子平真诠.md"]; d.Status != curate.StatusDropped || !strings.Contains(d.Reason, "duplicate of") || !strings.Contains(d.Reason, "子平真诠.md") {
+		t.Errorf("a copy of a held book: %+v", d)
+	}
 	if asked := search.Asked(); len(asked) != 3 || asked[2].Query != q || asked[2].TimeRange != "year" {
 		t.Errorf("searches %+v: want the question asked once more, for the last year", asked)
 	}
-	if !strings.Contains(errOut, "3 result(s), 1 already held") {
+	if !strings.Contains(errOut, "4 result(s), 1 already held") {
 		t.Errorf("--research report:\n%s", errOut)
 	}
 	f, _ = curate.LoadFile(filepath.Join(ws, "knowledge", "bazi", "curate.yaml"))
