@@ -381,6 +381,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 
 	body := map[string]any{"status": "ready", "mode": mode, "checks": checks}
+	if s.opts.Insecure {
+		// The page tells whoever opens it that any key signs in.
+		body["auth"] = "insecure-dev"
+	}
 	if len(warnings) > 0 {
 		body["warnings"] = warnings
 	}
@@ -392,9 +396,21 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, body)
 }
 
+// SkillInfo is one entry of GET /api/skills: the skill's front matter and
+// the language it is written in ("zh" or "en"), which the chat page shows
+// its labels in.
+type SkillInfo struct {
+	skills.Header
+	Language string `json:"language,omitempty"`
+}
+
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
 	_ = s.agent.Skills().Refresh()
-	writeJSON(w, 200, map[string]any{"skills": s.agent.Skills().Headers()})
+	out := []SkillInfo{}
+	for _, h := range s.agent.Skills().Headers() {
+		out = append(out, SkillInfo{Header: h, Language: s.agent.skillLanguage(h.Name)})
+	}
+	writeJSON(w, 200, map[string]any{"skills": out})
 }
 
 // ChatRequest is the body of POST /api/chat.
@@ -408,6 +424,9 @@ type ChatRequest struct {
 	// Seed replays the random draws of a recorded turn (the done event's
 	// seed).
 	Seed *int64 `json:"seed,omitempty"`
+	// ReplaceLast asks message in place of the conversation's last
+	// question and its answer (the page's regenerate and edit).
+	ReplaceLast bool `json:"replace_last,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -476,6 +495,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if req.ReplaceLast && req.ConversationID == "" {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "replace_last needs the conversation_id of the conversation whose last question it replaces")
+		return
+	}
 	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {
 		return
 	}
@@ -487,7 +510,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
+	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed, ReplaceLast: req.ReplaceLast}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})
