@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/websearch"
 )
 
 // Model is the chat model the runtime needs (llm.Client satisfies it).
@@ -49,6 +52,10 @@ const (
 	EventForm       = "form"
 	EventDone       = "done"
 	EventError      = "error"
+	// EventCorrection replaces the answer streamed so far (Content: the
+	// whole corrected answer) when the judge found claims its sources do
+	// not support or verdicts that must not be stated as certain.
+	EventCorrection = "correction"
 )
 
 // Event is one streamed event of a turn.
@@ -118,8 +125,23 @@ type Config struct {
 	History     int
 	ToolTimeout time.Duration
 	// PluginDir is the directory relative plugin commands are resolved
-	// against and run in (the workspace root); "" keeps the process's.
+	// against (the workspace root; "" keeps the process's). A command
+	// plugin runs in its skill's directory (PluginDir for a skill without
+	// one).
 	PluginDir string
+	// PluginOutputBytes bounds what a plugin may write on stdout and on
+	// stderr, each, and an HTTP plugin's body (0: DefaultPluginOutputBytes).
+	PluginOutputBytes int64
+	// CommandPluginSkills, when not nil, names the skills whose command
+	// plugins run ("*": every skill); a command plugin of another skill is
+	// refused (HTTP plugins are not affected). nil runs them all.
+	CommandPluginSkills []string
+	// Getenv reads the server's environment for the variables a command
+	// plugin declares in plugin.env (nil: os.Getenv).
+	Getenv func(string) string
+	// Logger receives what the caller is not shown: a plugin's stderr,
+	// error bodies and unusable output (nil: slog.Default()).
+	Logger *slog.Logger
 	// ModelEndpoint names the model's base URL in /readyz (informational).
 	ModelEndpoint string
 	HTTPClient    *http.Client
@@ -139,6 +161,11 @@ type Config struct {
 	// HistoryKeep bounds the user history kept per user (default
 	// DefaultHistoryKeep).
 	HistoryKeep int
+	// WebSearch, when set, offers the web_search tool (serve.web_search):
+	// the agent may search the web when the skill's knowledge has nothing;
+	// the results are marked outside the skill in the answer and its
+	// citations. nil (the default) offers no such tool.
+	WebSearch websearch.Provider
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -194,6 +221,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PluginOutputBytes <= 0 {
+		cfg.PluginOutputBytes = DefaultPluginOutputBytes
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
 	if cfg.SkillTokens <= 0 {
 		cfg.SkillTokens = DefaultSkillTokens
 	}
@@ -216,6 +249,14 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName}
 	return a, nil
+}
+
+// logger is where detail the caller is not shown goes.
+func (a *Agent) logger() *slog.Logger {
+	if a.cfg.Logger != nil {
+		return a.cfg.Logger
+	}
+	return slog.Default()
 }
 
 // Metrics returns the agent's metrics.
@@ -484,6 +525,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	}
 	text := req.Message
 	if req.Form != nil {
+		// Only for a form the conversation showed: checked before the
+		// form's fields reach the profile.
+		if err := a.checkFormShown(ctx, req.UserID, req.ConversationID); err != nil {
+			return "", err
+		}
 		var err error
 		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
 			return "", err
@@ -832,6 +878,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		answer.WriteString(d)
 		_ = t.send(Event{Type: EventContent, Content: d})
 	}
+	if note := webNote(t.answerCitations(answer.String())); note != "" {
+		// Web results are outside the skill: the answer says so.
+		answer.WriteString(note)
+		_ = t.send(Event{Type: EventContent, Content: note})
+	}
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})
 	}
@@ -912,6 +963,11 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 	t.calls += len(calls)
 	t.mu.Unlock()
 	var wg sync.WaitGroup
+	// The calls are announced in the order the model made them, before any
+	// runs (they run in parallel, and their results arrive as they finish).
+	for _, c := range calls {
+		_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
+	}
 	// use_skill changes the state the other calls see: run it first.
 	order := func(first bool) {
 		for i, c := range calls {
@@ -921,7 +977,6 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 			wg.Add(1)
 			go func(i int, c llm.ToolCall) {
 				defer wg.Done()
-				_ = t.send(Event{Type: EventToolCall, Tool: c.Name, CallID: c.ID, Args: rawOrNull(c.Arguments)})
 				res, err := a.runTool(withCallSeq(ctx, base+i), t, c.Name, json.RawMessage(c.Arguments))
 				var out json.RawMessage
 				isErr := err != nil

@@ -16,8 +16,12 @@ const EventCitations = "citations"
 // Citation is one source an answer rests on: a rule (with the passage of
 // its evidence) or a retrieved passage.
 type Citation struct {
-	// Kind is "rule" or "passage".
+	// Kind is "rule", "passage" or "web" (a web_search result).
 	Kind string `json:"kind"`
+	// OutsideSkill marks a source that is not the skill's knowledge (a
+	// web_search result); URL is its address.
+	OutsideSkill bool   `json:"outside_skill,omitempty"`
+	URL          string `json:"url,omitempty"`
 	// Skill is the skill the source belongs to, when several are active.
 	Skill string `json:"skill,omitempty"`
 	// RuleID names the rule of a rule citation (R024).
@@ -36,6 +40,9 @@ type Citation struct {
 	End   int `json:"end,omitempty"`
 	// Quote is the rule's evidence quote, or the start of the passage.
 	Quote string `json:"quote"`
+	// Text is a rule's statement (condition and what follows from it, a
+	// grave verdict with its caveat).
+	Text string `json:"text,omitempty"`
 	// Cited is true when the answer names the rule or the chunk.
 	Cited bool `json:"cited,omitempty"`
 }
@@ -63,7 +70,7 @@ func quoteOf(text string) string {
 func (a *Agent) ruleCitations(ctx context.Context, skill string, rules []knowledge.TieredRule) []Citation {
 	var out []Citation
 	for _, r := range rules {
-		c := Citation{Kind: "rule", Skill: skill, RuleID: r.ID, HeadingPath: splitSource(r.Source)}
+		c := Citation{Kind: "rule", Skill: skill, RuleID: r.ID, HeadingPath: splitSource(r.Source), Text: ruleText(r)}
 		if len(r.Evidence) == 0 {
 			c.Quote = r.Condition
 			out = append(out, c)
@@ -127,6 +134,8 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 			}
 			return cs
 		}
+	case "web_search":
+		return webCitations(res)
 	default:
 		// search_knowledge and the skills' retrieve tools answer passages.
 		return passageCitations(passagesOf(res))
@@ -161,7 +170,8 @@ func (t *turn) answerCitations(answer string) []Citation {
 	}
 	for i := range cs {
 		cs[i].Cited = (cs[i].RuleID != "" && strings.Contains(answer, cs[i].RuleID)) ||
-			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID))
+			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID)) ||
+			(cs[i].URL != "" && strings.Contains(answer, cs[i].URL))
 	}
 	return cs
 }

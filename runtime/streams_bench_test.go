@@ -20,7 +20,7 @@ import (
 // BenchmarkConcurrentStreams keeps 200 streaming conversations going at once
 // over HTTP (/api/chat), with the memory in the embedded store and a model
 // that calls get_rules then answers; one op is one turn, each of the 200
-// clients continuing its own conversation. The README's figure comes from
+// clients continuing its own conversation. The figure in docs/serving.md comes from
 //
 //	go test -run '^$' -bench ConcurrentStreams -benchtime 30s ./runtime
 //

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +33,27 @@ type Config struct {
 	Check     CheckConfig     `yaml:"check"`
 	Serve     ServeConfig     `yaml:"serve"`
 	Eval      EvalConfig      `yaml:"eval"`
+	Search    SearchConfig    `yaml:"search"`
+}
+
+// SearchConfig selects the web search curate researches with
+// (`vibe curate --suggest` finds copies of accepted works with it,
+// `vibe curate --research` gathers what it finds).
+type SearchConfig struct {
+	// Provider is "searxng" (a SearXNG instance's JSON API, URL) or
+	// "brave" (the Brave Search API, a key); empty means none.
+	Provider string `yaml:"provider"`
+	// URL is the SearXNG instance, or another endpoint for Brave.
+	URL string `yaml:"url"`
+	// APIKey is best left to BRAVE_API_KEY (or VIBE_SEARCH_API_KEY)
+	// rather than written in vibe.yaml.
+	APIKey string `yaml:"api_key"`
+	// Results is how many results of a search are gathered (default 5).
+	Results int `yaml:"results"`
+	// Recent keeps --research to pages of the last day, week, month or
+	// year (default year); "any" lifts it.
+	Recent  string        `yaml:"recent"`
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // StoreConfig selects the knowledge store.
@@ -146,6 +169,10 @@ type CheckConfig struct {
 
 // ServeConfig configures vibe serve.
 type ServeConfig struct {
+	// WebSearch offers the agent a web_search tool (the search: section's
+	// provider) for questions the skill's knowledge has nothing on; its
+	// results are marked outside the skill. Off by default.
+	WebSearch      bool   `yaml:"web_search"`
 	Addr           string `yaml:"addr"`
 	MaxSteps       int    `yaml:"max_steps"`
 	MaxInputChars  int    `yaml:"max_input_chars"`
@@ -175,6 +202,21 @@ type ServeConfig struct {
 	// (http://collector:4318); "" leaves tracing off unless
 	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// PluginOutputBytes bounds what a compute tool's plugin may write on
+	// stdout and on stderr, each, and an HTTP plugin's response (default
+	// 4 MiB); more is cut, and the call fails saying so.
+	PluginOutputBytes int64 `yaml:"plugin_output_bytes"`
+	// CommandPlugins names the skills whose command plugins (programs run
+	// on this machine) may run: "*" (the default) is every installed
+	// skill; list your own skills to refuse the command plugins of skills
+	// from elsewhere; [] refuses them all. HTTP plugins are not affected.
+	// docs/tools.md, "Plugins and trust".
+	CommandPlugins []string `yaml:"command_plugins"`
+	// TrustedProxies are the addresses (CIDRs such as 10.0.0.0/8, or
+	// single IPs) of the load balancers in front of the server: only from
+	// them is X-Forwarded-For believed for the client's address (the
+	// failed-login limit keys on it).
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // EvalConfig configures vibe eval: the k of rule hit@k and passage
@@ -220,6 +262,7 @@ func DefaultConfig() Config {
 			MaxRepoFiles:     2000,
 			GitTimeout:       5 * time.Minute,
 		},
+		Search:  SearchConfig{Results: 5, Recent: "year", Timeout: 30 * time.Second},
 		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
 		Extract: ExtractConfig{Extractor: "auto", Similarity: 0.75},
@@ -232,16 +275,18 @@ func DefaultConfig() Config {
 			MinSectionCoverage:  20,
 		},
 		Serve: ServeConfig{
-			Addr:            "127.0.0.1:8080",
-			LogFormat:       "text",
-			MaxSteps:        8,
-			MaxInputChars:   8000,
-			MaxBodyBytes:    1 << 20,
-			RequestsPerMin:  60,
-			TurnTimeout:     120 * time.Second,
-			SummaryEvery:    10,
-			ToolTimeout:     20 * time.Second,
-			HistoryMessages: 10,
+			Addr:              "127.0.0.1:8080",
+			LogFormat:         "text",
+			MaxSteps:          8,
+			MaxInputChars:     8000,
+			MaxBodyBytes:      1 << 20,
+			RequestsPerMin:    60,
+			TurnTimeout:       120 * time.Second,
+			SummaryEvery:      10,
+			ToolTimeout:       20 * time.Second,
+			HistoryMessages:   10,
+			PluginOutputBytes: 4 << 20,
+			CommandPlugins:    []string{"*"},
 		},
 		// Deterministic measures gate at 100% (any failed case fails the
 		// run); judged ones leave room for judgement.
@@ -301,7 +346,13 @@ func LoadConfigSources(path string, getenv func(string) string) (Config, Sources
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, src, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+			var doc yaml.Node
+			if yaml.Unmarshal(data, &doc) == nil {
+				if e := explainConfig(path, &doc); e != nil {
+					return cfg, src, e
+				}
+			}
+			return cfg, src, fmt.Errorf("%s: %s (`vibe config --keys` lists every key)", path, cleanYAMLError(err))
 		}
 		var doc yaml.Node
 		if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {
@@ -350,6 +401,8 @@ var allowedValues = []struct {
 	{"chunk.encoding", func(c *Config) string { return c.Chunk.Encoding }, []string{"cl100k_base", "o200k_base"}},
 	{"extract.extractor", func(c *Config) string { return c.Extract.Extractor }, []string{"auto", "llm", "offline"}},
 	{"serve.log_format", func(c *Config) string { return c.Serve.LogFormat }, []string{"text", "json"}},
+	{"search.provider", func(c *Config) string { return c.Search.Provider }, []string{"", "searxng", "brave"}},
+	{"search.recent", func(c *Config) string { return c.Search.Recent }, []string{"day", "week", "month", "year", "any"}},
 }
 
 // Validate checks the values that must be one of a fixed set. The error names
@@ -370,10 +423,47 @@ func (c *Config) Validate(src Sources) error {
 		}
 		errs = append(errs, fmt.Errorf("%s: %s %q is not allowed; use one of %s", src.Of(a.key), a.key, v, strings.Join(shown, ", ")))
 	}
+	for _, n := range c.Serve.CommandPlugins {
+		if n != "*" && !skillNameRe.MatchString(n) {
+			errs = append(errs, fmt.Errorf("%s: serve.command_plugins %q is not a skill name; list skill names, or \"*\" for every skill", src.Of("serve.command_plugins"), n))
+		}
+	}
+	for _, p := range c.Serve.TrustedProxies {
+		if _, err := ParseCIDROrIP(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: serve.trusted_proxies %q: %v; give CIDRs such as 10.0.0.0/8 or single addresses", src.Of("serve.trusted_proxies"), p, err))
+		}
+	}
+	if n := c.Serve.PluginOutputBytes; n < 0 {
+		errs = append(errs, fmt.Errorf("%s: serve.plugin_output_bytes %d is negative; give a size in bytes such as 4194304", src.Of("serve.plugin_output_bytes"), n))
+	}
+	if n := c.Search.Results; n < 1 || n > 20 {
+		errs = append(errs, fmt.Errorf("%s: search.results %d: give how many results of a search to gather, 1 to 20", src.Of("search.results"), n))
+	}
 	if n := c.Serve.TokensPerDay; n < 0 {
 		errs = append(errs, fmt.Errorf("%s: serve.tokens_per_day %d is negative; give the tokens a user may spend a UTC day, or 0 for no limit", src.Of("serve.tokens_per_day"), n))
 	}
 	return errors.Join(errs...)
+}
+
+var skillNameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ParseCIDROrIP parses a CIDR (10.0.0.0/8) or a single address (a /32 or
+// /128).
+func ParseCIDROrIP(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, errors.New("not a CIDR")
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, errors.New("not an IP address or CIDR")
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // EnvName returns the environment variable that overrides the config key at
@@ -391,6 +481,10 @@ func applyEnv(cfg *Config, getenv func(string) string, src Sources) error {
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
 		cfg.LLM.BaseURL = v
 		src["llm.base_url"] = "env OPENAI_BASE_URL"
+	}
+	if v := getenv("BRAVE_API_KEY"); v != "" {
+		cfg.Search.APIKey = v
+		src["search.api_key"] = "env BRAVE_API_KEY"
 	}
 	if v := getenv("DATABASE_URL"); v != "" {
 		cfg.Store.DatabaseURL = v

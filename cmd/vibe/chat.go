@@ -87,8 +87,9 @@ func (a *app) runChat(ctx context.Context, opts *ChatOptions) error {
 		}
 		turn = func(msg string) error {
 			failed := ""
+			p := &chatPrinter{w: out}
 			_, err := ag.Turn(ctx, runtime.TurnRequest{UserID: opts.User, ConversationID: conv, Message: msg, Skill: opts.Skill}, func(ev runtime.Event) error {
-				printEvent(out, ev)
+				p.print(ev)
 				if ev.Type == runtime.EventError {
 					failed = ev.Error
 				}
@@ -283,13 +284,14 @@ func (c *chatClient) turn(ctx context.Context, out io.Writer, cr runtime.ChatReq
 	}
 	defer resp.Body.Close()
 	failed := ""
+	p := &chatPrinter{w: out}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 			var ev runtime.Event
 			if json.Unmarshal([]byte(d), &ev) == nil {
-				printEvent(out, ev)
+				p.print(ev)
 				if ev.Type == runtime.EventError {
 					failed = ev.Error
 				}
@@ -305,9 +307,25 @@ func (c *chatClient) turn(ctx context.Context, out io.Writer, cr runtime.ChatReq
 	return nil
 }
 
-func printEvent(w io.Writer, ev runtime.Event) {
+// chatPrinter prints a turn's events in the terminal: the answer as it
+// streams, tool calls, cards and forms, and after the answer its sources
+// (the citations event) as the web page lists them.
+type chatPrinter struct {
+	w io.Writer
+	// offline is set once the answer is a retrieval-only one, which lists
+	// its rules and passages itself.
+	offline bool
+	started bool
+}
+
+func (p *chatPrinter) print(ev runtime.Event) {
+	w := p.w
 	switch ev.Type {
 	case runtime.EventContent:
+		if !p.started && strings.HasPrefix(ev.Content, runtime.OfflineLabel) {
+			p.offline = true
+		}
+		p.started = true
 		fmt.Fprint(w, ev.Content)
 	case runtime.EventToolCall:
 		fmt.Fprintf(w, "\n  [tool %s %s]\n", ev.Tool, ev.Args)
@@ -315,9 +333,84 @@ func printEvent(w io.Writer, ev runtime.Event) {
 		fmt.Fprintf(w, "\n  [card %s] %s\n", ev.CardType, ev.Props)
 	case runtime.EventForm:
 		fmt.Fprintf(w, "\n  [form] %s\n", ev.Form)
+	case runtime.EventCitations:
+		if !p.offline {
+			fmt.Fprint(w, sourcesText(ev.Citations))
+		}
+	case runtime.EventCorrection:
+		fmt.Fprintf(w, "\n  [corrected] %s\n", ev.Content)
 	case runtime.EventError:
 		fmt.Fprintf(w, "\n  [error] %s\n", ev.Error)
 	case runtime.EventDone:
 		fmt.Fprintln(w)
+		p.offline, p.started = false, false
 	}
+}
+
+// maxSources bounds the sources listed after an answer.
+const maxSources = 12
+
+// sourcesText lists an answer's sources: the ones the answer cites, else
+// (an answer naming none) the ones it consulted; a rule with its id and
+// text and where it comes from, a passage with its chunk id, book ›
+// heading and the start of its text. "" when there are none.
+func sourcesText(cs []runtime.Citation) string {
+	var cited []runtime.Citation
+	for _, c := range cs {
+		if c.Cited {
+			cited = append(cited, c)
+		}
+	}
+	head := "Sources / 出处:"
+	if len(cited) == 0 {
+		cited, head = cs, "Sources consulted / 参考的出处:"
+	}
+	seen := map[string]bool{}
+	var lines []string
+	for _, c := range cited {
+		key := c.Kind + "|" + c.Skill + "|" + c.RuleID
+		if c.Kind != "rule" {
+			key += "|" + c.ChunkID
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		where := strings.Join(c.HeadingPath, " › ")
+		if where == "" {
+			where = c.Source
+		}
+		skill := ""
+		if c.Skill != "" {
+			skill = "[" + c.Skill + "] "
+		}
+		switch c.Kind {
+		case "rule":
+			text := c.Text
+			if text == "" {
+				text = c.Quote
+			}
+			lines = append(lines, fmt.Sprintf("  %s%s  %s (%s)", skill, c.RuleID, clipRunes(text, 160), where))
+		default:
+			lines = append(lines, fmt.Sprintf("  %s%s  %s: %s", skill, c.ChunkID, where, clipRunes(c.Quote, 100)))
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	more := ""
+	if len(lines) > maxSources {
+		more = fmt.Sprintf("  (%d more)\n", len(lines)-maxSources)
+		lines = lines[:maxSources]
+	}
+	return "\n\n" + head + "\n" + strings.Join(lines, "\n") + "\n" + more
+}
+
+// clipRunes shortens s to n runes, on one line.
+func clipRunes(s string, n int) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
 }

@@ -47,6 +47,9 @@ selects the PostgreSQL store unless VIBE_STORE_DRIVER says otherwise.`,
 			if c.LLM.APIKey != "" {
 				c.LLM.APIKey = "<redacted>"
 			}
+			if c.Search.APIKey != "" {
+				c.Search.APIKey = "<redacted>"
+			}
 			if c.Store.DatabaseURL != "" {
 				c.Store.DatabaseURL = redactURL(c.Store.DatabaseURL)
 			}

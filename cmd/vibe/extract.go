@@ -127,6 +127,8 @@ type extractReport struct {
 	// Read says what the extraction read: the chunks, their characters,
 	// and the theme's character accounting.
 	Read *readFigures `json:"read,omitempty"`
+	// LeftOut are the items knowledge/<theme>/drop.yaml removed.
+	LeftOut []extract.Dropped `json:"left_out,omitempty"`
 }
 
 // dryRunReport is the plan `vibe extract --dry-run` prints.
@@ -188,6 +190,10 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	}
 	if eo.Glossary, err = glossaryTerms(ws.KnowledgeDir(opts.Theme)); err != nil {
 		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix the glossary: `terms:` with a list of {term, aliases}")
+	}
+	dropPath := filepath.Join(ws.KnowledgeDir(opts.Theme), extract.DropFileName)
+	if eo.Drops, err = extract.LoadDrops(dropPath); err != nil {
+		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix "+ws.Rel(dropPath)+" or remove it")
 	}
 	extractor := extract.OfflineExtractor
 	var client *llm.Client
@@ -272,7 +278,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
 		}
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read, LeftOut: res.Dropped}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -294,6 +300,12 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
 	if c.Dropped > 0 {
 		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
+	}
+	for _, d := range res.Dropped {
+		fmt.Fprintf(opts.IO.Out, "  left out: %s %q (%s entry %d)\n", d.Kind, d.Text, ws.Rel(dropPath), d.Entry)
+	}
+	for _, n := range res.UnusedDrops {
+		fmt.Fprintf(opts.IO.Out, "  note: %s entry %d matches no extracted item (remove it if the item is gone)\n", ws.Rel(dropPath), n)
 	}
 	if weighed.Moved > 0 {
 		fmt.Fprintf(opts.IO.Out, "  weighed:  %d rules quoted from a source graded C or D now quote the same words in a better one\n", weighed.Moved)
@@ -487,6 +499,24 @@ func printLLMStats(w io.Writer, st extract.LLMStats) {
 	}
 	fmt.Fprintf(w, "  gap:      %d heading groups re-read in %d requests, %d new candidates\n", st.GapSections, st.GapRequests, st.GapCandidates)
 	fmt.Fprintf(w, "  tiers:    %d reviewed items, %d left out of the design's targets\n", st.Reviewed, st.NotSelected)
+	gave := map[string][2]int{}
+	var order []string
+	for _, g := range st.GaveWay {
+		if _, ok := gave[g.Tier]; !ok {
+			order = append(order, g.Tier)
+		}
+		n := gave[g.Tier]
+		if g.To != "" {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		gave[g.Tier] = n
+	}
+	for _, t := range order {
+		n := gave[t]
+		fmt.Fprintf(w, "            %s full: its %d least important rules gave way (%d kept in the room of tier2_core, %d left out; gave_way in the report lists them)\n", t, n[0]+n[1], n[0], n[1])
+	}
 	if st.StepsDropped > 0 {
 		fmt.Fprintf(w, "  sop:      %d steps with neither a supporting source nor a tool left out\n", st.StepsDropped)
 	}

@@ -163,7 +163,7 @@ var routingQuestions = map[string][]string{
 
 // The done-when for routing: with three skills installed, at least
 // 90% of realistic questions go to the right skill and off-topic ones to
-// none. The figures are in the README (Skill routing).
+// none. The figures are in docs/serving.md (Skill routing).
 func TestRouteThreeSkills(t *testing.T) {
 	dir := buildThreeSkills(t)
 	set, err := skills.Open(filepath.Join(dir, "skills"), skills.Options{})
