@@ -392,7 +392,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if code != http.StatusOK {
 		status = "not_ready"
 	}
-	writeJSON(w, code, map[string]string{"status": status})
+	body := map[string]string{"status": status}
+	if s.opts.Insecure {
+		// The sign-in page says that any key works: it does for anyone
+		// who can reach the API, so this tells nobody anything more.
+		body["auth"] = "insecure-dev"
+	}
+	writeJSON(w, code, body)
 }
 
 // status is GET /api/status: readyz with every check and what to do about
@@ -487,10 +493,6 @@ func (s *Server) readiness(ctx context.Context) (int, map[string]any, []string) 
 	}
 
 	body := map[string]any{"status": "ready", "mode": mode, "checks": checks}
-	if s.opts.Insecure {
-		// The page tells whoever opens it that any key signs in.
-		body["auth"] = "insecure-dev"
-	}
 	if len(warnings) > 0 {
 		body["warnings"] = warnings
 	}

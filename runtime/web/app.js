@@ -801,11 +801,14 @@
   }
 
   // ---------- Sign in / out ----------
+  // readiness shows, before sign-in, whether any key works (/readyz says
+  // so under --insecure-dev) and, once signed in, whether the server
+  // answers in retrieval-only mode (GET /api/status).
   async function readiness() {
     try {
       const ready = await fetch("/readyz").then((r) => r.json());
-      state.offline = ready.mode === "retrieval-only";
       $("signin-hint").hidden = ready.auth !== "insecure-dev";
+      if (state.key) state.offline = (await api("GET", "/api/status")).mode === "retrieval-only";
     } catch (e) { /* the notes are optional */ }
     applyLabels();
   }
