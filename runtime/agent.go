@@ -93,8 +93,9 @@ type Event struct {
 	Turn int `json:"turn,omitempty"`
 }
 
-// Usage counts the tokens of a turn's model calls, as the endpoint reported
-// them.
+// Usage counts the tokens of a turn's model calls: per call the larger of
+// the endpoint's usage and vibe's count with the model's tokenizer (see
+// llm.Usage).
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`

@@ -53,7 +53,7 @@ func TestFirstContactMistakes(t *testing.T) {
 			"vibe: curate bazi: --from " + short + " gathered nothing, so it was not added to knowledge/bazi/curate.yaml: " + short + ": too little text (",
 			[]string{"give a PDF", "warning:"}},
 		{"an unknown config key", cfg("serve:\n  turn_timout: 2m\n"), []string{"-w", ws, "config"}, 2,
-			"vibe: " + filepath.Join(ws, "vibe.yaml") + ":2: unknown key serve.turn_timout (did you mean serve.turn_timeout?); the keys of serve are addr,",
+			"vibe: " + filepath.Join(ws, "vibe.yaml") + ":2: unknown key serve.turn_timout (did you mean serve.turn_timeout?); the keys of serve are ",
 			[]string{"workspace.", "Config"}},
 		{"a word for a number", cfg("serve:\n  max_steps: five\n"), []string{"-w", ws, "config"}, 2,
 			"vibe: " + filepath.Join(ws, "vibe.yaml") + `:2: serve.max_steps: "five" is not a whole number; for example ` + "`max_steps: 8`",
