@@ -454,7 +454,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		if ct == "" {
 			ct = tool.Name
 		}
-		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
+		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props, Template: tool.Card}); err != nil {
 			return nil, err
 		}
 		return jsonOf(map[string]any{"shown": ct})
