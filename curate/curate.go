@@ -114,6 +114,15 @@ type Options struct {
 	// ExtractVersion names the extractor's version (e.g. the converter
 	// version); cached measurements made by another version are not used.
 	ExtractVersion string
+	// Lasting reports whether an extraction error would come back for the
+	// same bytes (the conversion took too long or needed too much memory).
+	// With CacheDir set, such a failure is remembered by the file's sha256
+	// (and ExtractVersion): later runs drop the file with the same reason
+	// without extracting it again, until its bytes change or RetryFailed.
+	Lasting func(error) bool
+	// RetryFailed extracts the files whose failure is remembered again
+	// (vibe build / vibe curate --retry-failed).
+	RetryFailed bool
 	// Progress, when set, is called after each candidate is judged.
 	Progress func(done, total int, e Entry)
 	// OnError, when set, is called for each source that could not be read or

@@ -40,6 +40,9 @@ type app struct {
 	// extract stage.
 	buildLLM    string
 	buildBudget float64
+	// buildRetryFailed is `vibe build --retry-failed`: the curate stage
+	// converts again the files whose conversion it remembers failing.
+	buildRetryFailed bool
 	// buildMetricsFile is `vibe build --metrics-file`; llmClients are the
 	// LLM clients the build's stages made, whose usage it reports.
 	buildMetricsFile string

@@ -38,6 +38,9 @@ type curateOptions struct {
 	From  []string
 	JSON  bool
 	Quiet bool
+	// RetryFailed converts again the files whose conversion failed for
+	// good on an earlier run (too long, too much memory).
+	RetryFailed bool
 
 	// Suggest asks the model for a reading list (About describes the
 	// theme to it); Offline is --llm offline of `vibe build`.
@@ -185,6 +188,7 @@ Exit status 1 when some source could not be read or downloaded.`,
 	}
 	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob, URL or git repository) to curate.yaml and gather it; repeatable")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock (every source, kept or dropped and why) as JSON")
+	cmd.Flags().BoolVar(&opts.RetryFailed, "retry-failed", false, "convert again the files whose conversion took too long or needed too much memory on an earlier run (remembered by their bytes, skipped otherwise)")
 	cmd.Flags().BoolVar(&opts.Suggest, "suggest", false, "have the model propose a reading list (knowledge/<theme>/reading-list.yaml) to accept works from; needs a model")
 	cmd.Flags().StringVar(&opts.About, "about", "", "with --suggest: what the theme is about, in a sentence, for the model")
 	cmd.Flags().StringVar(&opts.Research, "research", "", "search the web (vibe.yaml search:) for this question and gather the results the theme does not hold")
@@ -195,7 +199,14 @@ Exit status 1 when some source could not be read or downloaded.`,
 
 // stageCurate is the curate stage of `vibe build`.
 func (a *app) stageCurate(ctx context.Context, theme string) error {
-	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet})
+	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet, RetryFailed: a.buildRetryFailed})
+}
+
+// lastingConvertError reports whether a conversion error would come back
+// for the same bytes: curate remembers such a failure and skips the file on
+// later runs (--retry-failed tries again).
+func lastingConvertError(err error) bool {
+	return errors.Is(err, convert.ErrTimeout) || errors.Is(err, convert.ErrTooMuchMemory)
 }
 
 // curateJudge is the credibility judge of `vibe curate` and the build's
@@ -310,6 +321,8 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		ExtractDoc:       opts.ExtractDoc,
 		CacheDir:         ws.CacheDir("curate"),
 		ExtractVersion:   convert.Version,
+		Lasting:          lastingConvertError,
+		RetryFailed:      opts.RetryFailed,
 		CredibilityFloor: f.Credibility.Floor,
 		JudgeNote:        "offline: no model configured, so the grade rests on the measured findings alone",
 	}
