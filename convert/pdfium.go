@@ -17,7 +17,6 @@ import (
 	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
 	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
-	"github.com/klippa-app/go-pdfium/responses"
 	"github.com/klippa-app/go-pdfium/webassembly"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -257,9 +256,7 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		doc.Title = strings.TrimSpace(meta.Value)
 	}
 	outline := map[string]int{}
-	if bm, err := inst.GetBookmarks(&requests.GetBookmarks{Document: ref}); err == nil {
-		collectBookmarks(bm.Bookmarks, 1, outline)
-	}
+	pdfiumOutline(ctx, inst, ref, outline)
 
 	var pages []string
 	var failed []int
@@ -438,14 +435,63 @@ func isCJKText(r rune) bool {
 	return textmetric.IsCJK(r) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF) || r == '…'
 }
 
-// collectBookmarks records each outline title with its depth (1 = top).
-func collectBookmarks(bms []responses.GetBookmarksBookmark, depth int, out map[string]int) {
-	for _, b := range bms {
-		if k := normHeading(b.Title); k != "" {
-			if _, ok := out[k]; !ok {
-				out[k] = depth
-			}
-		}
-		collectBookmarks(b.Children, depth+1, out)
+// pdfiumOutline records each outline title with its depth (1 = top), as
+// pdfOutline does for the other engine. It walks the outline itself, not
+// with go-pdfium's GetBookmarks, which follows /Next and /First without
+// end when they loop (a 989-byte file held pdfium 2 minutes and 1 GB).
+// pdfium hands out a new reference for every visit, so a bookmark is known
+// again by its title and destination page: the walk of a sibling chain
+// stops at the first bookmark already seen (a loop, or a duplicate whose
+// title is recorded already), and it never goes past maxOutlineDepth
+// levels or maxOutlineItems bookmarks.
+func pdfiumOutline(ctx context.Context, inst pdfium.Pdfium, ref references.FPDF_DOCUMENT, out map[string]int) {
+	type seenKey struct {
+		title string
+		page  int
 	}
+	seen := map[seenKey]bool{}
+	items := 0
+	var walk func(parent *references.FPDF_BOOKMARK, depth int)
+	walk = func(parent *references.FPDF_BOOKMARK, depth int) {
+		if depth > maxOutlineDepth {
+			return
+		}
+		first, err := inst.FPDFBookmark_GetFirstChild(&requests.FPDFBookmark_GetFirstChild{Document: ref, Bookmark: parent})
+		if err != nil {
+			return
+		}
+		for bm := first.Bookmark; bm != nil; {
+			if ctx.Err() != nil || items >= maxOutlineItems {
+				return
+			}
+			items++
+			title := ""
+			if t, err := inst.FPDFBookmark_GetTitle(&requests.FPDFBookmark_GetTitle{Bookmark: *bm}); err == nil {
+				title = t.Title
+			}
+			page := -1
+			if d, err := inst.FPDFBookmark_GetDest(&requests.FPDFBookmark_GetDest{Document: ref, Bookmark: *bm}); err == nil && d.Dest != nil {
+				if pi, err := inst.FPDFDest_GetDestPageIndex(&requests.FPDFDest_GetDestPageIndex{Document: ref, Dest: *d.Dest}); err == nil {
+					page = pi.Index
+				}
+			}
+			k := seenKey{title, page}
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+			if h := normHeading(title); h != "" {
+				if _, ok := out[h]; !ok {
+					out[h] = depth
+				}
+			}
+			walk(bm, depth+1)
+			next, err := inst.FPDFBookmark_GetNextSibling(&requests.FPDFBookmark_GetNextSibling{Document: ref, Bookmark: *bm})
+			if err != nil {
+				return
+			}
+			bm = next.Bookmark
+		}
+	}
+	walk(nil, 1)
 }
