@@ -99,6 +99,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.Counts.Dropped = Verify(&files, opt.Chunks)
 	res.Counts.Kept = StableIDs(&files, opt.Previous)
 	LinkRedFlags(&files)
+	knowledge.MarkGrave(&files)
 	res.Files = files
 	res.Counts.count(files)
 	return res, nil
