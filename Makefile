@@ -8,9 +8,10 @@ PKGS    := ./...
 
 all: build
 
+# scripts/build.sh runs go build -o $(BIN) ./cmd/vibe and prints progress
+# while a cold first build compiles (minutes; seconds once cached).
 build:
-	@echo "==> go build -o $(BIN) ./cmd/vibe (the first build downloads about 86 MB of Go modules)"
-	$(GO) build -o $(BIN) ./cmd/vibe
+	@GO=$(GO) bash scripts/build.sh $(BIN)
 
 # Installs vibe into $(go env GOBIN), or $(go env GOPATH)/bin.
 install:

@@ -516,6 +516,13 @@ func (g *grader) score(it gradeItem, e Entry, agree []Agreement, gits []GitSourc
 	case it.c.inPlace:
 		note(0.05, "put into source/ by hand: where it came from is not recorded")
 	}
+	if p.Query != "" {
+		on := ""
+		if p.Retrieved != "" {
+			on = " on " + p.Retrieved
+		}
+		note(0, "found by the web search «%s»%s", p.Query, on)
+	}
 	var what []string
 	for _, kv := range [][2]string{{"title", p.Title}, {"author", p.Author}, {"publisher", p.Publisher}, {"edition", p.Edition}, {"published", p.Published}} {
 		if kv[1] != "" {

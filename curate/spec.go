@@ -88,11 +88,16 @@ type Spec struct {
 	Publisher string `yaml:"publisher,omitempty"`
 	Edition   string `yaml:"edition,omitempty"`
 	Published string `yaml:"published,omitempty"`
+	// Query is the web search that found the source and Retrieved the
+	// date it did (YYYY-MM-DD): `vibe curate --research` and the copies
+	// of reading-list works a search finds record them.
+	Query     string `yaml:"query,omitempty"`
+	Retrieved string `yaml:"retrieved,omitempty"`
 }
 
 // provenance is what the entry says of the work, for its lock entries.
 func (s Spec) provenance() Provenance {
-	return Provenance{Title: s.Title, Author: s.Author, Publisher: s.Publisher, Edition: s.Edition, Published: s.Published}
+	return Provenance{Title: s.Title, Author: s.Author, Publisher: s.Publisher, Edition: s.Edition, Published: s.Published, Query: s.Query, Retrieved: s.Retrieved}
 }
 
 // UnmarshalYAML accepts the scalar and the mapping forms.
@@ -180,6 +185,17 @@ func knownLanguage(lang string) bool {
 // user's other entries and comments are kept (the file is edited as a YAML
 // node tree). It reports whether the file changed; the write is atomic.
 func AppendSources(path string, sources []string) (bool, error) {
+	specs := make([]Spec, len(sources))
+	for i, s := range sources {
+		specs[i] = Spec{Source: s}
+	}
+	return AppendSpecs(path, specs)
+}
+
+// AppendSpecs is [AppendSources] for whole entries: an entry with only a
+// source is written as a plain string, one with notes, a title, the query
+// that found it and so on as a mapping.
+func AppendSpecs(path string, specs []Spec) (bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, fmt.Errorf("read %s: %w", path, err)
@@ -221,12 +237,20 @@ func AppendSources(path string, sources []string) (bool, error) {
 		}
 	}
 	changed := false
-	for _, src := range sources {
-		if have[src] {
+	for _, sp := range specs {
+		if have[sp.Source] {
 			continue
 		}
-		have[src] = true
-		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: src})
+		have[sp.Source] = true
+		if plain := (Spec{Source: sp.Source}); sp.Notes == "" && len(sp.Include) == 0 && sp.provenance() == plain.provenance() {
+			list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sp.Source})
+		} else {
+			var n yaml.Node
+			if err := n.Encode(sp); err != nil {
+				return false, fmt.Errorf("encode %s: %w", path, err)
+			}
+			list.Content = append(list.Content, &n)
+		}
 		changed = true
 	}
 	if !changed {

@@ -55,6 +55,9 @@ type Options struct {
 	// knowledge/<theme>/tools.yaml; a step may name them, the core tools
 	// and display or retrieve tools, no other.
 	DeclaredTools []string
+	// Drops are the user's knowledge/<theme>/drop.yaml: items left out
+	// of the files (ApplyDrops).
+	Drops []Drop
 }
 
 // Counts says how many items of each kind were produced.
@@ -72,6 +75,10 @@ type Result struct {
 	Counts Counts
 	// LLM counts what the LLM path read (zero offline).
 	LLM LLMStats
+	// Dropped are the items Options.Drops removed; UnusedDrops the drop
+	// entries (1-based) that matched nothing.
+	Dropped     []Dropped
+	UnusedDrops []int
 }
 
 // Run extracts the knowledge files, with the model when opt.Completer is
@@ -98,6 +105,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	}
 	res.Counts.Dropped = Verify(&files, opt.Chunks)
 	res.Counts.Kept = StableIDs(&files, opt.Previous)
+	res.Dropped, res.UnusedDrops = ApplyDrops(&files, opt.Drops)
 	LinkRedFlags(&files)
 	knowledge.MarkGrave(&files)
 	res.Files = files

@@ -310,6 +310,10 @@ type LLMStats struct {
 	// does not carry, with the reason (tiers full, not chosen, a red flag
 	// restating a tier-1 rule, merged into a near-duplicate).
 	NotKept []NotKeptItem `json:"not_kept"`
+	// GaveWay lists every rule that did not fit the tier the model gave
+	// it, least important of its tier, with where it went (another tier's
+	// room, or out) and why.
+	GaveWay []GaveWayItem `json:"gave_way"`
 	// StepsDropped counts SOP steps the model wrote without citing a
 	// supporting candidate.
 	StepsDropped int `json:"steps_dropped"`

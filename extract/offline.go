@@ -35,6 +35,9 @@ type sentence struct {
 	Enum bool
 	// Zh is set when most of its letters are Han characters.
 	Zh bool
+	// Cut is set when the sentence is broken off at a paragraph or chunk
+	// break that the text goes on after (span.Cut): it makes no rule.
+	Cut bool
 }
 
 // span is a piece of a chunk's text at byte offset Off.
@@ -42,6 +45,9 @@ type span struct {
 	Text string
 	Off  int
 	Enum bool
+	// Cut is set on the last sentence of a paragraph that the next
+	// paragraph continues: it is not whole, and makes no rule.
+	Cut bool
 }
 
 const (
@@ -75,9 +81,27 @@ var (
 // splitSentences cuts a chunk's text into trimmed sentences that are
 // verbatim substrings of it, with their byte offsets. Headings, table rows
 // and rules are skipped; a sentence never ends inside brackets or quotes, and
-// a line's enumerator ("1. ") is not part of its first sentence.
+// a line's enumerator ("1. ") is not part of its first sentence. The lines
+// of a paragraph are read as one text (a hard-wrapped English paragraph is
+// not cut at each line end), so a sentence may hold a line break; a list
+// item or a heading starts a new paragraph. The last sentence of a paragraph
+// that has no closing punctuation and is continued by the next paragraph
+// (which opens in lower case, or after a comma) is marked Cut: a sentence
+// broken at a paragraph break, such as a DOCX paragraph split mid-sentence.
 func splitSentences(text string) []span {
 	var out []span
+	blockFrom, blockTo := -1, -1
+	flush := func(next string) {
+		if blockFrom < 0 {
+			return
+		}
+		before := len(out)
+		out = appendBlock(out, text, blockFrom, blockTo)
+		if len(out) > before && continuesAfter(out[len(out)-1].Text, next) {
+			out[len(out)-1].Cut = true
+		}
+		blockFrom, blockTo = -1, -1
+	}
 	lineStart := 0
 	for lineStart <= len(text) {
 		end := strings.IndexByte(text[lineStart:], '\n')
@@ -86,18 +110,79 @@ func splitSentences(text string) []span {
 		} else {
 			end += lineStart
 		}
-		out = appendLine(out, text, lineStart, end)
+		line := text[lineStart:end]
+		t := strings.TrimLeft(line, " \t　")
+		switch {
+		case strings.TrimSpace(t) == "":
+			// A blank line ends the paragraph; whether the next one goes on
+			// with it is read from the next text line.
+			if blockFrom >= 0 {
+				next := nextTextLine(text, end+1)
+				flush(next)
+			}
+		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```"):
+			flush("")
+		case enumPrefix.MatchString(t) || blockFrom < 0:
+			flush("")
+			blockFrom, blockTo = lineStart, end
+		default:
+			blockTo = end
+		}
 		lineStart = end + 1
 	}
+	flush("")
 	return out
 }
 
-func appendLine(out []span, text string, from, to int) []span {
+// nextTextLine returns the first non-blank line of text from byte i,
+// trimmed, or "" when a heading, table or rule comes first.
+func nextTextLine(text string, i int) string {
+	for i < len(text) {
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += i
+		}
+		t := strings.TrimSpace(text[i:end])
+		if t != "" {
+			if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```") {
+				return ""
+			}
+			return t
+		}
+		i = end + 1
+	}
+	return ""
+}
+
+// closingMarks are the marks a finished sentence (or a list item, a label)
+// may end with.
+const closingMarks = "。！？；.!?;:：…”’\"'）)」』】]"
+
+// continuesAfter reports that a paragraph whose last sentence is last is
+// continued by the paragraph opening with next: last has no closing
+// punctuation and next opens in lower case, or last ends with a comma.
+func continuesAfter(last, next string) bool {
+	if last == "" {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(last)
+	if strings.ContainsRune("，,、", r) {
+		return true
+	}
+	if strings.ContainsRune(closingMarks, r) || next == "" {
+		return false
+	}
+	n, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLower(n)
+}
+
+// appendBlock splits the paragraph text[from:to] (one or more lines) into
+// sentences; a line break inside it is white space.
+func appendBlock(out []span, text string, from, to int) []span {
 	line := text[from:to]
 	t := strings.TrimLeft(line, " \t　")
-	if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```") {
-		return out
-	}
 	start := from + len(line) - len(t)
 	enum := false
 	if m := enumPrefix.FindString(t); m != "" {
@@ -117,7 +202,7 @@ func appendLine(out []span, text string, from, to int) []span {
 		case strings.ContainsRune("。！？；!?;", r):
 			add(seg, i+utf8.RuneLen(r))
 			seg = i + utf8.RuneLen(r)
-		case r == '.' && (i+1 >= to || text[i+1] == ' ') && !abbrevBefore(text[seg:i]):
+		case r == '.' && (i+1 >= to || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\r') && !abbrevBefore(text[seg:i]):
 			add(seg, i+1)
 			seg = i + 1
 		}
@@ -150,7 +235,7 @@ func outsideBrackets(s string, f func(i int, r rune) bool) {
 // abbrevBefore reports whether s ends in an abbreviation or a lone number
 // ("e.g", "No", "2"), whose full stop does not end a sentence.
 func abbrevBefore(s string) bool {
-	i := strings.LastIndexAny(s, " (")
+	i := strings.LastIndexAny(s, " (\n")
 	w := strings.ToLower(s[i+1:])
 	if w == "" {
 		return true
@@ -165,9 +250,9 @@ func abbrevBefore(s string) bool {
 // the trimmed text and its offset.
 func cleanSpan(text string, a, b int) (string, int) {
 	s := text[a:b]
-	t := strings.TrimLeft(s, " \t　-*+>•")
+	t := strings.TrimLeft(s, " \t\r\n　-*+>•")
 	a += len(s) - len(t)
-	t = strings.TrimRight(t, " \t　")
+	t = strings.TrimRight(t, " \t\r\n　")
 	return t, a
 }
 
@@ -313,9 +398,17 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			d = len(docIdx)
 			docIdx[c.Doc] = d
 		}
-		for _, sp := range splitSentences(c.Text) {
+		spans := splitSentences(c.Text)
+		if n := len(spans); n > 0 && i+1 < len(chunks) && chunks[i+1].Doc == c.Doc && strings.TrimSpace(c.Text[spans[n-1].Off+len(spans[n-1].Text):]) == "" {
+			// The chunk ends in the middle of a paragraph the next chunk
+			// goes on with.
+			if continuesAfter(spans[n-1].Text, nextTextLine(chunks[i+1].Text, 0)) {
+				spans[n-1].Cut = true
+			}
+		}
+		for _, sp := range spans {
 			han := isHan(sp.Text)
-			sents = append(sents, sentence{Text: sp.Text, Chunk: c, Doc: d, Seq: len(sents), Off: sp.Off, Enum: sp.Enum, Zh: han})
+			sents = append(sents, sentence{Text: sp.Text, Chunk: c, Doc: d, Seq: len(sents), Off: sp.Off, Enum: sp.Enum, Zh: han, Cut: sp.Cut})
 			if counted < 4000 {
 				counted++
 				if han {
@@ -343,6 +436,11 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			continue
 		}
 		seen[key] = true
+		if s.Cut {
+			// "The standing trustee must not deposit" + a paragraph break +
+			// "any funds received into …": half a sentence is no rule.
+			continue
+		}
 		if s.Zh && continuedAfter(sents, i) {
 			// 若伤官伤尽，四柱不留一点；又行旺运及印绶运，却为贵也: the verdict
 			// is in the next sentence, so this one alone is a cut rule.

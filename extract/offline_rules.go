@@ -33,6 +33,7 @@ type ruleParse struct {
 
 // parseRule reads s as a rule in Chinese (zh) or English.
 func parseRule(s string, zh bool) (ruleParse, bool) {
+	s = joinLines(s)
 	n := len(s) // bytes: a cheap bound before counting runes
 	if n < 6 || n > 480 {
 		return ruleParse{}, false
@@ -51,6 +52,16 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 		return ruleParse{}, false
 	}
 	return whole(enRule(s))
+}
+
+// joinLines reads the line breaks of a sentence that runs over lines of its
+// paragraph as spaces (and despaceHan takes them out between Han
+// characters), so no rule field holds a line break.
+func joinLines(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // whole refuses a parse with an empty side: a rule needs a condition and a

@@ -1,9 +1,15 @@
 package extract
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
 )
 
 func TestSplitSentences(t *testing.T) {
@@ -187,9 +193,106 @@ func FuzzRuleParts(f *testing.F) {
 			if p.Cond == "" || p.Concl == "" {
 				t.Fatalf("%q: empty side %+v", sp.Text, p)
 			}
-			if p.Zh && (!strings.Contains(sp.Text, p.Cond) || !strings.Contains(sp.Text, p.Concl)) {
+			src := despaceHan(joinLines(sp.Text)) // a line break inside a sentence is white space
+			if p.Zh && (!strings.Contains(src, p.Cond) && !strings.Contains(sp.Text, p.Cond) || !strings.Contains(src, p.Concl) && !strings.Contains(sp.Text, p.Concl)) {
 				t.Fatalf("%q: parts %q / %q are not verbatim", sp.Text, p.Cond, p.Concl)
 			}
 		}
 	})
+}
+
+// A paragraph's lines are one text (a hard-wrapped English paragraph is not
+// cut at each line end), and a sentence broken off at a paragraph break that
+// the next paragraph continues is marked Cut and makes no rule.
+func TestSplitSentencesParagraphs(t *testing.T) {
+	text := "The trustee must keep the records\nof every case for six years. Then stop.\n\n" +
+		"The standing trustee must deposit all funds promptly.  The standing trustee must not deposit\n\n" +
+		"any funds received into the standing trustee’s business, personal, or law firm trust accounts.\n\n" +
+		"- Never release funds to a creditor whose claim was disallowed\n- Keep two signatures\n\n" +
+		"若身弱，\n\n则宜印。"
+	got := splitSentences(text)
+	want := []struct {
+		text string
+		cut  bool
+	}{
+		{"The trustee must keep the records\nof every case for six years.", false},
+		{"Then stop.", false},
+		{"The standing trustee must deposit all funds promptly.", false},
+		{"The standing trustee must not deposit", true},
+		{"any funds received into the standing trustee’s business, personal, or law firm trust accounts.", false},
+		{"Never release funds to a creditor whose claim was disallowed", false},
+		{"Keep two signatures", false},
+		{"若身弱，", true},
+		{"则宜印。", false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d sentences %+v, want %d", len(got), got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Text != w.text || got[i].Cut != w.cut {
+			t.Errorf("sentence %d = %q (cut %v), want %q (cut %v)", i, got[i].Text, got[i].Cut, w.text, w.cut)
+		}
+		if text[got[i].Off:got[i].Off+len(got[i].Text)] != got[i].Text {
+			t.Errorf("sentence %d: offset %d does not locate %q", i, got[i].Off, got[i].Text)
+		}
+	}
+	chunks := []chunk.Chunk{{ID: "c1", Doc: "a.md", Text: text}, {ID: "c2", Doc: "a.md", Text: "The trustee must file the annual report by the date the United States Trustee sets and"},
+		{ID: "c3", Doc: "a.md", Text: "must not file it late."}}
+	f, err := Offline(context.Background(), "t", chunks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range f.Rules.Rules.All() {
+		n++
+		q := r.Evidence[0].Quote
+		if strings.HasSuffix(q, "must not deposit") || strings.HasSuffix(q, "sets and") || strings.HasPrefix(q, "若身弱") {
+			t.Errorf("%s quotes a cut sentence: %q", r.ID, q)
+		}
+		if strings.Contains(r.Condition+r.Action+r.Conclusion, "\n") {
+			t.Errorf("%s holds a line break: %+v", r.ID, r.Rule)
+		}
+	}
+	if n == 0 {
+		t.Error("no rule from the whole sentences")
+	}
+}
+
+// drop.yaml leaves out the items it names, by words of a quote or by the
+// condition, and says which entries matched nothing; a bad file is an error
+// naming it.
+func TestDrops(t *testing.T) {
+	mk := func(id, cond, quote string) knowledge.Rule {
+		return knowledge.Rule{ID: id, Condition: cond, Conclusion: "x", Evidence: []knowledge.Evidence{{Chunk: "c", Quote: quote}}}
+	}
+	f := knowledge.Files{}
+	f.Rules.Rules.Tier1 = []knowledge.Rule{mk("R001", "the standing trustee", "The standing trustee must not deposit")}
+	f.Rules.Rules.Tier2 = []knowledge.Rule{mk("R002", "身弱", "若身弱，则宜印。"), mk("R003", "a plan is confirmed", "When a plan is confirmed, pay.")}
+	f.Patterns.Patterns.RedFlags = []knowledge.RedFlag{{ID: "F001", Signal: "身弱", Evidence: []knowledge.Evidence{{Chunk: "c", Quote: "身弱则凶"}}}}
+	dropped, unused := ApplyDrops(&f, []Drop{{Quote: "standing  trustee must not"}, {Condition: "身弱"}, {Quote: "nowhere"}})
+	if len(dropped) != 3 || len(unused) != 1 || unused[0] != 3 {
+		t.Fatalf("dropped %+v, unused %v; want R001, R002 and F001 dropped, entry 3 unused", dropped, unused)
+	}
+	if all := f.Rules.Rules.All(); len(all) != 1 || all[0].ID != "R003" || len(f.Patterns.Patterns.RedFlags) != 0 {
+		t.Errorf("left %+v and %d red flags", all, len(f.Patterns.Patterns.RedFlags))
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, DropFileName)
+	if d, err := LoadDrops(p); err != nil || d != nil {
+		t.Errorf("missing file: %v, %v", d, err)
+	}
+	for body, want := range map[string]string{"drop:\n  - why: x\n": "neither quote nor condition", "drops:\n  - quote: x\n": "field drops not found", "drop: [": p} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadDrops(p); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("LoadDrops(%q) = %v, want an error naming the file and %q", body, err, want)
+		}
+	}
+	if err := os.WriteFile(p, []byte(""), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := LoadDrops(p); err != nil || len(d) != 0 {
+		t.Errorf("empty file: %v, %v", d, err)
+	}
 }

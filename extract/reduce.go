@@ -643,11 +643,16 @@ func roundRobin(xs []*item, n int) []*item {
 
 // tiers fills the skill's tiers from the reviewed items, without another
 // request: the reduce answer already gives each rule a tier and every item
-// an importance. Each tier takes the most important of its rules (ties
-// round-robin across chapters) up to its target; the rest compete in the
-// next tier instead of vanishing (a tier-1 rule beyond the ten keeps its
-// action in tier 2). Patterns and red flags take the most important up to
-// their targets.
+// an importance. The tiers are by content: each tier holds only rules the
+// model put there, its most important first (ties round-robin across
+// chapters), up to its target. When a tier is full, its least important
+// rules give way and are listed (LLMStats.GaveWay): the must-know rules
+// that give way compete in tier 2 by importance with its own (a
+// must-know rule is core knowledge; an essential one beyond the ten
+// displaces a lesser core rule, which gives way in turn), and none goes on
+// to tier 3: an edge case is no place for a core rule, and no rule gets a
+// note it was not given. Patterns and red flags take the most important
+// up to their targets.
 func (x *llmRun) tiers(merged []*item) selection {
 	var sel selection
 	if x.pending {
@@ -659,38 +664,73 @@ func (x *llmRun) tiers(merged []*item) selection {
 		switch it.kind {
 		case kindRule:
 			byTier[it.tier] = append(byTier[it.tier], it)
+			rules = append(rules, it)
 		case kindPattern:
 			pats = append(pats, it)
 		case kindFlag:
 			flags = append(flags, it)
 		}
 	}
-	var over []*item
-	for i, t := range []struct {
-		name string
-		max  int
-		to   *[]*item
-	}{{"tier1", maxTier1, &sel.t1}, {"tier2", maxTier2, &sel.t2}, {"tier3", maxTier3, &sel.t3}} {
-		pool := append(over, byTier[t.name]...)
-		rules = append(rules, byTier[t.name]...)
-		*t.to = top(pool, t.max)
+	rest := func(pool, kept []*item) []*item {
 		in := map[*item]bool{}
-		for _, it := range *t.to {
+		for _, it := range kept {
 			in[it] = true
 		}
-		over = nil
-		for _, it := range pool {
+		var out []*item
+		for _, it := range byImportance(pool) {
 			if !in[it] {
-				over = append(over, it)
+				out = append(out, it)
 			}
 		}
-		_ = i
+		return out
 	}
+	sel.t1 = top(byTier["tier1"], maxTier1)
+	sel.t2 = top(append(rest(byTier["tier1"], sel.t1), byTier["tier2"]...), maxTier2)
+	sel.t3 = top(byTier["tier3"], maxTier3)
 	sel.patterns = top(pats, maxPatterns)
 	sel.flags = top(flags, maxRedFlags)
 	x.overflow(&sel, rules, pats, flags)
+	// What gave way, per tier, after the overflow settled.
+	in := map[*item]string{}
+	for _, t := range []struct {
+		name string
+		xs   []*item
+	}{{knowledge.Tier1, sel.t1}, {knowledge.Tier2, sel.t2}, {knowledge.Tier3, sel.t3}} {
+		for _, it := range t.xs {
+			in[it] = t.name
+		}
+	}
+	full := map[string]int{"tier1": maxTier1, "tier2": maxTier2, "tier3": maxTier3}
+	names := map[string]string{"tier1": knowledge.Tier1, "tier2": knowledge.Tier2, "tier3": knowledge.Tier3}
+	x.st.GaveWay = nil
+	for _, tier := range []string{"tier1", "tier2", "tier3"} {
+		for _, it := range byImportance(byTier[tier]) {
+			to := in[it]
+			if to == names[tier] {
+				continue
+			}
+			g := GaveWayItem{Tier: names[tier], To: to, Text: it.line(), Importance: it.importance, Chunk: it.ev[0].Chunk}
+			if to == "" {
+				g.Reason = fmt.Sprintf("%s is full: its %d rules are at least as important", names[tier], full[tier])
+			} else {
+				g.Reason = fmt.Sprintf("%s is full: kept in %s, where it was among the most important", names[tier], to)
+			}
+			x.st.GaveWay = append(x.st.GaveWay, g)
+		}
+	}
 	x.st.NotSelected = len(merged) - len(sel.t1) - len(sel.t2) - len(sel.t3) - len(sel.patterns) - len(sel.flags)
 	return sel
+}
+
+// GaveWayItem is a rule that did not fit the tier the model gave it: kept
+// in the room another tier had left (To), or left out (To empty).
+type GaveWayItem struct {
+	Tier       string `json:"tier"`
+	To         string `json:"to,omitempty"`
+	Text       string `json:"text"`
+	Importance int    `json:"importance"`
+	Reason     string `json:"reason"`
+	Chunk      string `json:"chunk"`
 }
 
 // NotKeptItem is a reviewed item the skill does not carry, and why.
@@ -702,11 +742,12 @@ type NotKeptItem struct {
 	Chunk      string `json:"chunk"`
 }
 
-// overflow completes the selection: an essential item
-// (importance 5) left out takes the room left in its tier or, for a
-// rule, in the tiers after it (overflow competes in the next tier instead
-// of vanishing), or the place of a chosen rule of importance 3 or less; red flags restating a tier-1 rule give way to it; every
-// item of importance 4 or 5 left out is named in NotKept with the reason.
+// overflow completes the selection: an essential item (importance 5)
+// left out takes the room left in its tier or, for a tier-1 rule, in tier
+// 2, or the place of a chosen rule of importance 3 or less there (never in
+// tier 3, which holds only the model's tier-3 rules); red flags restating a
+// tier-1 rule give way to it; every item of importance 4 or 5 left out is
+// named in NotKept with the reason.
 func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item) {
 	in := map[*item]bool{}
 	for _, xs := range [][]*item{sel.t1, sel.t2, sel.t3, sel.patterns, sel.flags} {
@@ -720,16 +761,19 @@ func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item) {
 		if in[it] || it.importance < 5 {
 			continue
 		}
+		// A tier-3 rule stays in tier 3; a must-know or core rule may go
+		// down to tier 2, never to tier 3.
 		start := map[string]int{"tier1": 0, "tier2": 1, "tier3": 2}[it.tier]
-		for t := start; t < len(tiers) && !in[it]; t++ {
+		last := max(start, 1)
+		for t := start; t <= last && !in[it]; t++ {
 			if len(*tiers[t]) < caps[t] {
 				*tiers[t] = append(*tiers[t], it)
 				in[it] = true
 			}
 		}
 		// No room: it takes the place of the least important rule chosen
-		// (importance 3 or less) in its tier or the tiers after it.
-		for t := len(tiers) - 1; t >= start && !in[it]; t-- {
+		// (importance 3 or less) in its tier or tier 2.
+		for t := last; t >= start && !in[it]; t-- {
 			xs := *tiers[t]
 			w := -1
 			for i, r := range xs {
@@ -781,7 +825,7 @@ func (x *llmRun) overflow(sel *selection, rules, pats, flags []*item) {
 		if in[it] || listed[it] || it.importance < 4 {
 			continue
 		}
-		reason := "its tier and the tiers after it are full of items at least as important"
+		reason := "its tier is full of rules at least as important (gave_way lists it)"
 		if it.kind != kindRule {
 			reason = "the " + it.kind + "s are full of items at least as important"
 		}
@@ -818,17 +862,8 @@ func restates(f *item, t1 []*item) *item {
 // signal restates a rule.
 const restateSimilarity = 0.6
 
-// edgeNote is the note of a tier-3 rule the model gave none.
-func edgeNote(zh bool) string {
-	if zh {
-		return "例外情形"
-	}
-	return "exception"
-}
-
 // files turns the selection and the SOP into the knowledge files.
 func (x *llmRun) files(sop knowledge.SOP, sel selection) knowledge.Files {
-	zh := len(x.opt.Chunks) > 0 && isHan(x.opt.Chunks[0].Text)
 	rule := func(it *item, tier string) knowledge.Rule {
 		r := knowledge.Rule{Condition: it.condition, Source: sourceOf(it.chunk), Evidence: it.ev}
 		switch tier {
@@ -840,9 +875,11 @@ func (x *llmRun) files(sop knowledge.SOP, sel selection) knowledge.Files {
 			r.Priority = oneOf(it.priority, "high", "critical", "high", "medium", "low")
 			r.Confidence = oneOf(it.confidence, "high", "high", "medium", "low")
 		case "tier3":
+			// The note is the model's, if it gave one: a rule is never
+			// labelled an exception the model did not call one.
 			r.Conclusion = it.conclusion
 			r.Confidence = oneOf(it.confidence, "medium", "high", "medium", "low")
-			r.Note = nonEmpty(it.note, edgeNote(zh))
+			r.Note = it.note
 		default:
 			r.Conclusion = it.conclusion
 			r.Confidence = oneOf(it.confidence, "high", "high", "medium", "low")

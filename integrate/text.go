@@ -3,6 +3,7 @@ package integrate
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -218,6 +219,134 @@ func negatedClause(c string) bool {
 		}
 	}
 	return n%2 == 1
+}
+
+// Negation characters that are names: 未 is also the eighth earthly
+// branch (丁未, 辰戌丑未, 命在未, 羊酉陀未夹忌), and a theme's glossary holds
+// names with 未, 非, 不, 无 or English no/not in them. nameVocab masks them
+// in claim and source alike, so only a real negation counts.
+const (
+	stems    = "甲乙丙丁戊己庚辛壬癸"
+	branches = "子丑寅卯辰巳午未申酉戌亥"
+	// maskRune stands in for a negation character that is part of a
+	// name: a Han letter (so clauses are not cut there) that no text uses.
+	maskRune = '㐀'
+)
+
+// notBefore are the words 未 negates (未必, 未能, 未见): before them it is
+// "not yet", whatever surrounds it.
+const notBefore = "必能可曾尝免及始知见得有为敢肯足尽全遂尽识闻经"
+
+// branchWei reports whether rs[i], a 未, is the earthly branch: after a
+// stem (丁未), beside another branch (午未, 亥卯未), after a place verb
+// (在未, 坐未), before a calendar word (未月, 未土, 未宫), or two characters
+// from a branch in a parallel listing (羊酉陀未); not before a word 未
+// negates (未必, 未见), unless a stem makes it a pair.
+func branchWei(rs []rune, i int) bool {
+	at := func(j int) rune {
+		if j < 0 || j >= len(rs) {
+			return 0
+		}
+		return rs[j]
+	}
+	prev, next := at(i-1), at(i+1)
+	if prev != 0 && strings.ContainsRune(stems, prev) {
+		return true
+	}
+	if next != 0 && strings.ContainsRune(notBefore, next) || prev != 0 && strings.ContainsRune("尚犹并亦殊从既仍", prev) {
+		return false
+	}
+	isBranch := func(r rune) bool { return r != 0 && r != '未' && strings.ContainsRune(branches, r) }
+	switch {
+	case isBranch(prev) || isBranch(next):
+		return true
+	case prev != 0 && strings.ContainsRune("在坐居临入到落见逢遇支", prev):
+		return true
+	case next != 0 && strings.ContainsRune("月日时年宫土库位支山向", next):
+		return true
+	case isBranch(at(i-2)) && unicode.Is(unicode.Han, prev) || isBranch(at(i+2)) && unicode.Is(unicode.Han, next):
+		return true
+	}
+	return false
+}
+
+// nameVocab is a theme's names that hold a negation (from its glossary:
+// the terms, aliases and English renderings a person or a model wrote, not
+// the mined phrases, which include 不作 and 不得), longest first.
+type nameVocab struct {
+	han []string
+	en  []*regexp.Regexp
+}
+
+var negWordEN = regexp.MustCompile(`(?i)\b(no|not|never|non)\b`)
+
+// newNameVocab keeps the names of terms that hold a negation cue.
+func newNameVocab(names []string) *nameVocab {
+	v := &nameVocab{}
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if isHanText(n) {
+			if strings.ContainsAny(n, negCues) && runeCount(n) >= 2 {
+				v.han = append(v.han, n)
+			}
+			continue
+		}
+		if negWordEN.MatchString(n) {
+			v.en = append(v.en, regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(n)+`\b`))
+		}
+	}
+	sort.Slice(v.han, func(i, j int) bool { return runeCount(v.han[i]) > runeCount(v.han[j]) })
+	return v
+}
+
+func isHanText(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func runeCount(s string) int { return utf8.RuneCountInString(s) }
+
+// mask replaces the negation characters of names in s (the theme's names,
+// and 未 where it is a branch) with maskRune, and the no/not of English
+// names with a letter, so neither reads as a negation. A nil vocabulary
+// masks the branches only.
+func (v *nameVocab) mask(s string) string {
+	if v != nil {
+		for _, n := range v.han {
+			if strings.Contains(s, n) {
+				s = strings.ReplaceAll(s, n, strings.Map(func(r rune) rune {
+					if strings.ContainsRune(negCues, r) {
+						return maskRune
+					}
+					return r
+				}, n))
+			}
+		}
+		for _, re := range v.en {
+			s = re.ReplaceAllStringFunc(s, func(m string) string {
+				return negWordEN.ReplaceAllStringFunc(m, func(w string) string { return strings.Repeat("x", len(w)) })
+			})
+		}
+	}
+	if !strings.ContainsRune(s, '未') {
+		return s
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if r == '未' && branchWei(rs, i) {
+			rs[i] = maskRune
+		}
+	}
+	return string(rs)
 }
 
 // reversal reports how a Chinese claim turns round what its source says,

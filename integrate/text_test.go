@@ -40,3 +40,48 @@ func TestLetterContainment(t *testing.T) {
 		t.Errorf("Latin words: %.2f, want 4 of 6", l)
 	}
 }
+
+// 未 as an earthly branch and a theme's names holding 不/非/未/no are not
+// negations (issue 28: "羊陀夹化忌（如命在申，羊酉陀未夹忌）" failed as
+// grounding.reversed); real negations still are.
+func TestReversalKnowsNames(t *testing.T) {
+	v := newNameVocab([]string{"天不管", "非时之贵", "No-Asset Case", "招嫁不定"})
+	ziwei := "羊陀夹忌：化忌在命，而擎羊、陀罗分居左右夹之，为羊陀夹忌，主一生多灾。如命在申，羊在酉，陀在未，为羊陀夹忌，主孤贫。"
+	bazi := "乙未、丁未之类，未中藏己土、乙木、丁火。亥卯未全而又透甲，作曲直论。若命在未而逢冲，则库开。未必尽然，财未见者，作杂气论。"
+	tests := []struct {
+		claim, src string
+		reversed   bool
+	}{
+		{"羊陀夹化忌（如命在申，羊酉陀未夹忌）", ziwei, false},
+		{"羊陀夹忌主一生多灾", ziwei, false},
+		{"羊陀夹忌，不主一生多灾", ziwei, true},
+		{"丁未之类，未土藏己乙丁", bazi, false},
+		{"亥卯未全而透甲，作曲直论", bazi, false},
+		{"亥卯未全而透甲，不作曲直论", bazi, true},
+		{"命在未逢冲则库开", bazi, false},
+		{"财见者，作杂气论", bazi, true}, // 未见 stays a negation
+		{"天不管之格，主大贵", "天不管之格，主大贵。", false},
+		{"天不管之格，主大贵", "天不管之格，不主大贵。", true},
+	}
+	for _, tt := range tests {
+		if why := reversal(v.mask(tt.claim), v.mask(tt.src)); (why != "") != tt.reversed {
+			t.Errorf("reversal(%q) = %q, want reversed=%v", tt.claim, why, tt.reversed)
+		}
+	}
+	for s, want := range map[string]bool{
+		"丁未": false, "辰戌丑未": false, "命在未": false, "未月": false, "羊酉陀未夹忌": false, "午未合": false,
+		"未必": true, "未见财": true, "尚未": true, "子未能": true, "未有": true, "未有不贵": false, "非时之贵": false, "是非": true,
+	} {
+		if got := negatedClause(v.mask(s)); got != want {
+			t.Errorf("negatedClause(mask(%q)) = %v, want %v", s, got, want)
+		}
+	}
+	// English names with no/not: a no-asset case is no negation; a mined
+	// phrase (招嫁不定 is in the list but 不作 is not) never hides one.
+	if negated(v.mask("file the report in a No-Asset Case")) || !negated(v.mask("do not file the report")) {
+		t.Error("English names: No-Asset Case read as a negation, or not lost")
+	}
+	if !negated(v.mask("不作财论")) {
+		t.Error("不作 masked")
+	}
+}

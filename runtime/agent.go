@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/websearch"
 )
 
 // Model is the chat model the runtime needs (llm.Client satisfies it).
@@ -84,8 +87,9 @@ type Event struct {
 	Seed *int64 `json:"seed,omitempty"`
 }
 
-// Usage counts the tokens of a turn's model calls, as the endpoint reported
-// them.
+// Usage counts the tokens of a turn's model calls: per call the larger of
+// the endpoint's usage and vibe's count with the model's tokenizer (see
+// llm.Usage).
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -116,8 +120,23 @@ type Config struct {
 	History     int
 	ToolTimeout time.Duration
 	// PluginDir is the directory relative plugin commands are resolved
-	// against and run in (the workspace root); "" keeps the process's.
+	// against (the workspace root; "" keeps the process's). A command
+	// plugin runs in its skill's directory (PluginDir for a skill without
+	// one).
 	PluginDir string
+	// PluginOutputBytes bounds what a plugin may write on stdout and on
+	// stderr, each, and an HTTP plugin's body (0: DefaultPluginOutputBytes).
+	PluginOutputBytes int64
+	// CommandPluginSkills, when not nil, names the skills whose command
+	// plugins run ("*": every skill); a command plugin of another skill is
+	// refused (HTTP plugins are not affected). nil runs them all.
+	CommandPluginSkills []string
+	// Getenv reads the server's environment for the variables a command
+	// plugin declares in plugin.env (nil: os.Getenv).
+	Getenv func(string) string
+	// Logger receives what the caller is not shown: a plugin's stderr,
+	// error bodies and unusable output (nil: slog.Default()).
+	Logger *slog.Logger
 	// ModelEndpoint names the model's base URL in /readyz (informational).
 	ModelEndpoint string
 	HTTPClient    *http.Client
@@ -137,6 +156,11 @@ type Config struct {
 	// HistoryKeep bounds the user history kept per user (default
 	// DefaultHistoryKeep).
 	HistoryKeep int
+	// WebSearch, when set, offers the web_search tool (serve.web_search):
+	// the agent may search the web when the skill's knowledge has nothing;
+	// the results are marked outside the skill in the answer and its
+	// citations. nil (the default) offers no such tool.
+	WebSearch websearch.Provider
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -192,6 +216,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PluginOutputBytes <= 0 {
+		cfg.PluginOutputBytes = DefaultPluginOutputBytes
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
 	if cfg.SkillTokens <= 0 {
 		cfg.SkillTokens = DefaultSkillTokens
 	}
@@ -214,6 +244,14 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName}
 	return a, nil
+}
+
+// logger is where detail the caller is not shown goes.
+func (a *Agent) logger() *slog.Logger {
+	if a.cfg.Logger != nil {
+		return a.cfg.Logger
+	}
+	return slog.Default()
 }
 
 // Metrics returns the agent's metrics.
@@ -479,6 +517,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	}
 	text := req.Message
 	if req.Form != nil {
+		// Only for a form the conversation showed: checked before the
+		// form's fields reach the profile.
+		if err := a.checkFormShown(ctx, req.UserID, req.ConversationID); err != nil {
+			return "", err
+		}
 		var err error
 		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
 			return "", err
@@ -816,6 +859,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		d = "\n" + d
 		answer.WriteString(d)
 		_ = t.send(Event{Type: EventContent, Content: d})
+	}
+	if note := webNote(t.answerCitations(answer.String())); note != "" {
+		// Web results are outside the skill: the answer says so.
+		answer.WriteString(note)
+		_ = t.send(Event{Type: EventContent, Content: note})
 	}
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})

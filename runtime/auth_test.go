@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,9 @@ func TestRateLimitIsPerUser(t *testing.T) {
 }
 
 // TestFailedLoginsAreLimited: after FailedAuthPerMin wrong keys an address
-// gets 429, even for a right key, until its bucket refills.
+// gets 429 for a wrong or missing key until its bucket refills; a right key
+// from the same address is never refused (issue 26: twenty wrong keys
+// locked out everyone behind a load balancer).
 func TestFailedLoginsAreLimited(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Unix(1000, 0)
@@ -78,16 +81,110 @@ func TestFailedLoginsAreLimited(t *testing.T) {
 			t.Fatalf("guess %d = %d, want 401", i, code)
 		}
 	}
-	for _, auth := range []string{"Bearer guess5", "", "Bearer ka"} {
+	for _, auth := range []string{"Bearer guess5", ""} {
 		if code, b := doAuth(t, "GET", ts.URL+"/api/skills", auth, ""); code != http.StatusTooManyRequests || !strings.Contains(b, "wrong API key") {
 			t.Errorf("%q after 5 failures = %d %s, want 429", auth, code, b)
 		}
 	}
+	if code, b := doAuth(t, "GET", ts.URL+"/api/skills", "Bearer ka", ""); code != 200 {
+		t.Errorf("right key after 5 failures from its address = %d %s, want 200", code, b)
+	}
 	mu.Lock()
 	now = now.Add(time.Minute)
 	mu.Unlock()
-	if code, _ := doAuth(t, "GET", ts.URL+"/api/skills", "Bearer ka", ""); code != 200 {
-		t.Errorf("right key a minute later = %d", code)
+	if code, _ := doAuth(t, "GET", ts.URL+"/api/skills", "Bearer guess6", ""); code != 401 {
+		t.Errorf("wrong key a minute later = %d, want 401", code)
+	}
+}
+
+// TestFailedLoginsBehindAProxy: behind a trusted proxy each client's
+// failures count against its own address (X-Forwarded-For); from an
+// untrusted peer X-Forwarded-For is ignored, so a client cannot spread its
+// guesses over made-up addresses.
+func TestFailedLoginsBehindAProxy(t *testing.T) {
+	get := func(t *testing.T, url, key, xff string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url+"/api/skills", nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	t.Run("trusted", func(t *testing.T) {
+		// The test client connects from 127.0.0.1: the proxy.
+		ts, _ := newTestServer(t, &fakeModel{}, ServerOptions{FailedAuthPerMin: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+		for i := range 3 {
+			if code := get(t, ts.URL, "wrong", "203.0.113.9"); code != 401 {
+				t.Fatalf("attacker guess %d = %d", i, code)
+			}
+		}
+		if code := get(t, ts.URL, "wrong", "203.0.113.9"); code != 429 {
+			t.Errorf("attacker's 4th guess = %d, want 429", code)
+		}
+		// The attacker cannot escape by writing another address on the left.
+		if code := get(t, ts.URL, "wrong", "198.51.100.1, 203.0.113.9"); code != 429 {
+			t.Errorf("attacker with a forged left hop = %d, want 429", code)
+		}
+		// Another user behind the same proxy is not affected, with a
+		// mistyped key or the right one.
+		if code := get(t, ts.URL, "typo", "198.51.100.7"); code != 401 {
+			t.Errorf("other user's typo = %d, want 401", code)
+		}
+		if code := get(t, ts.URL, "ka", "198.51.100.7"); code != 200 {
+			t.Errorf("other user's key = %d, want 200", code)
+		}
+		if code := get(t, ts.URL, "ka", "203.0.113.9"); code != 200 {
+			t.Errorf("the attacker's address with a valid key = %d, want 200", code)
+		}
+	})
+	t.Run("untrusted", func(t *testing.T) {
+		ts, _ := newTestServer(t, &fakeModel{}, ServerOptions{FailedAuthPerMin: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+		for i := range 3 {
+			if code := get(t, ts.URL, "wrong", fmt.Sprintf("203.0.113.%d", i)); code != 401 {
+				t.Fatalf("guess %d = %d", i, code)
+			}
+		}
+		if code := get(t, ts.URL, "wrong", "203.0.113.200"); code != 429 {
+			t.Errorf("4th guess under a new made-up address = %d, want 429", code)
+		}
+	})
+}
+
+func TestClientAddr(t *testing.T) {
+	s := &Server{opts: ServerOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.1/32")}}}
+	for _, tt := range []struct {
+		remote string
+		xff    []string
+		want   string
+	}{
+		{"203.0.113.1:5555", []string{"1.2.3.4"}, "203.0.113.1"},
+		{"10.0.0.2:5555", nil, "10.0.0.2"},
+		{"10.0.0.2:5555", []string{"1.2.3.4"}, "1.2.3.4"},
+		{"10.0.0.2:5555", []string{"6.6.6.6, 1.2.3.4"}, "1.2.3.4"},
+		{"10.0.0.2:5555", []string{"1.2.3.4, 192.168.1.1"}, "1.2.3.4"},
+		{"10.0.0.2:5555", []string{"6.6.6.6", "1.2.3.4, 10.9.9.9"}, "1.2.3.4"},
+		{"10.0.0.2:5555", []string{"10.1.1.1, 10.2.2.2"}, "10.1.1.1"},
+		{"10.0.0.2:5555", []string{"1.2.3.4, garbage"}, "10.0.0.2"},
+		{"10.0.0.2:5555", []string{"garbage, 1.2.3.4"}, "1.2.3.4"},
+		{"[::ffff:10.0.0.2]:5555", []string{"2001:db8::1"}, "2001:db8::1"},
+		{"[2001:db8::9]:5555", []string{"1.2.3.4"}, "2001:db8::9"},
+	} {
+		r, _ := http.NewRequest("GET", "/", nil)
+		r.RemoteAddr = tt.remote
+		for _, v := range tt.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := s.clientAddr(r); got != tt.want {
+			t.Errorf("clientAddr(%s, %q) = %s, want %s", tt.remote, tt.xff, got, tt.want)
+		}
 	}
 }
 

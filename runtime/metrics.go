@@ -97,7 +97,7 @@ func NewMetrics() *Metrics {
 	m.modelSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vibe_model_call_duration_seconds",
 		Help: "Time of one model request, streamed to its end, by stage.", Buckets: turnBuckets}, []string{"stage"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_tokens_total",
-		Help: "Tokens the model endpoint reported, by stage and direction (in: prompt, out: completion)."}, []string{"stage", "direction"})
+		Help: "Tokens of the model requests, by stage and direction (in: prompt, out: completion): per request the larger of the endpoint's usage and vibe's count with the model's tokenizer (or the nearest known one)."}, []string{"stage", "direction"})
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_tool_calls_total",
 		Help: "Tool calls by tool and outcome (ok, error); tools the model invented count as tool=\"unknown\"."}, []string{"tool", "outcome"})
 	m.toolSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vibe_tool_call_duration_seconds",

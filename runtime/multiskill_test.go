@@ -272,7 +272,7 @@ func TestRecommendSkillsSharesTheRouter(t *testing.T) {
 	// The router's candidates are said once, in the system prompt
 	// (routeHint), not again in use_skill's description.
 	if strings.Contains(use.Description, "bazi (") || !strings.Contains(string(use.Parameters), `"enum":["bazi","tea"]`) ||
-		!strings.Contains(routeHint(a.cfg.Skills.Route("帮我看看八字")), "best first: bazi (") {
+		!strings.Contains(routeHint(a.cfg.Skills.Route("帮我看看八字"), nil), "best first: bazi (") {
 		t.Fatalf("use_skill = %s %s", use.Description, use.Parameters)
 	}
 }

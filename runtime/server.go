@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -31,8 +33,13 @@ type ServerOptions struct {
 	TokensPerDay int64
 	// FailedAuthPerMin is how many requests with a missing or wrong key a
 	// client address may send a minute before it gets 429 (default 20;
-	// negative: no limit).
+	// negative: no limit). A valid key is never refused by it.
 	FailedAuthPerMin int
+	// TrustedProxies are the load balancers in front of the server
+	// (serve.trusted_proxies): for a connection from one of them, the
+	// client's address is the last address of X-Forwarded-For that is not
+	// a trusted proxy. From any other peer X-Forwarded-For is ignored.
+	TrustedProxies []netip.Prefix
 	// CORSOrigins are the exact origins allowed to call the API from a
 	// browser page served elsewhere; empty (the default) sends no CORS
 	// header, so browsers refuse cross-origin calls.
@@ -63,6 +70,10 @@ type Server struct {
 	mux   *http.ServeMux
 
 	tokens tokenCounter // per user, today (when the store does not share them)
+
+	// readyLogged is the last set of readiness problems logged.
+	readyMu     sync.Mutex
+	readyLogged string
 }
 
 // NewServer returns the HTTP handler of the API.
@@ -99,6 +110,7 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 		fails: newRateLimiter(opts.FailedAuthPerMin, opts.Now)}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /api/status", s.auth(s.status))
 	s.mux.HandleFunc("GET /api/skills", s.auth(s.listSkills))
 	s.mux.HandleFunc("POST /api/chat", s.auth(s.chat))
 	s.mux.HandleFunc("POST /api/tools/execute", s.auth(s.executeTool))
@@ -110,7 +122,23 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
 	s.observe(w, r, http.HandlerFunc(s.route))
+}
+
+// apiCSP is the Content-Security-Policy of every response but the chat
+// page's (pageCSP): a JSON body, an error or a redirect loads nothing and
+// is framed by nobody.
+const apiCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries, whatever
+// answers it (a handler, the mux's 404, 405 and redirects, the limiters'
+// 429): no framing, no content sniffing, no referrer, and a CSP.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", apiCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // Metrics returns the metrics of the server and its agent; serve them on a
@@ -222,24 +250,25 @@ func userOf(r *http.Request) string { u, _ := r.Context().Value(userKey{}).(stri
 
 // auth resolves the bearer key to a user id, applies the rate limit (per
 // user, whatever the spelling of the header) and the body size limit. Failed
-// logins are limited per client address: one that used up its allowance
-// gets 429 until it refills, whatever key it sends.
+// logins are limited per client address (clientAddr): one that used up its
+// allowance gets 429 for a missing or wrong key until it refills. A valid
+// key is looked up first and never refused by it, so wrong keys sent from
+// an address others share (a proxy, a NAT) lock nobody out.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		user := "dev"
 		if !s.opts.Insecure {
-			client := clientAddr(r)
-			if !s.fails.take(client, false) {
-				w.Header().Set("Retry-After", "60")
-				writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("too many requests with a wrong API key from this address (more than %d a minute); wait a minute", s.opts.FailedAuthPerMin))
-				return
-			}
 			u, found := "", false
 			if tok, ok := bearerToken(r.Header.Get("Authorization")); ok {
 				u, found = s.opts.Keys.Lookup(tok)
 			}
 			if !found {
-				s.fails.allow(client)
+				client := s.clientAddr(r)
+				if !s.fails.allow(client) {
+					w.Header().Set("Retry-After", "60")
+					writeErr(w, http.StatusTooManyRequests, "rate_limit_exceeded", fmt.Sprintf("too many requests with a wrong API key from this address (more than %d a minute); wait a minute", s.opts.FailedAuthPerMin))
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="vibe"`)
 				writeErr(w, http.StatusUnauthorized, "invalid_api_key", "a valid API key is required: send Authorization: Bearer <key>")
 				return
@@ -255,13 +284,48 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// clientAddr is the host of the request's remote address (the port changes
-// with every connection).
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// clientAddr is the address of the request's client: the host of the
+// connection's remote address (the port changes with every connection),
+// or, when that is a trusted proxy, the last address of X-Forwarded-For
+// that is not one (the one the nearest untrusted hop reached the proxies
+// from; a client can put anything on the left of the list, never on the
+// right).
+func (s *Server) clientAddr(r *http.Request) string {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
 		return host
 	}
-	return r.RemoteAddr
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // not an address: keep the last one the proxies vouch for
+		}
+		client = a.Unmap()
+		if !s.trusted(client) {
+			break
+		}
+	}
+	return client.String()
+}
+
+// trusted reports whether a is one of serve.trusted_proxies.
+func (s *Server) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range s.opts.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -316,13 +380,55 @@ type documentLister interface {
 	Documents(ctx context.Context, theme string) ([]knowledge.Document, error)
 }
 
-// readyz answers 200 when the server can answer as configured and 503
-// otherwise, with every check and what to do about a failing one: the skills
-// loaded (at least one besides core), the memory store answering, the
-// knowledge store answering (and each skill's theme holding documents, a
-// warning when not), and the model configured or the retrieval-only mode.
+// readyz answers 200 {"status":"ready"} when the server can answer as
+// configured and 503 {"status":"not_ready"} otherwise, and nothing else: it
+// needs no key, so it names no store, connection, model or skill. What is
+// wrong goes to the log (once for each new set of problems) and to the
+// authenticated GET /api/status.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	code, _, problems := s.readiness(r.Context())
+	s.logReadiness(problems)
+	status := "ready"
+	if code != http.StatusOK {
+		status = "not_ready"
+	}
+	writeJSON(w, code, map[string]string{"status": status})
+}
+
+// status is GET /api/status: readyz with every check and what to do about
+// a failing one.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	code, body, problems := s.readiness(r.Context())
+	s.logReadiness(problems)
+	writeJSON(w, code, body)
+}
+
+// logReadiness logs the problems that make the server not ready when they
+// differ from the last ones logged (a balancer probes every few seconds),
+// and the return to ready.
+func (s *Server) logReadiness(problems []string) {
+	key := strings.Join(problems, "\n")
+	s.readyMu.Lock()
+	changed := key != s.readyLogged
+	s.readyLogged = key
+	s.readyMu.Unlock()
+	if !changed {
+		return
+	}
+	if len(problems) == 0 {
+		s.opts.Logger.Info("ready")
+		return
+	}
+	s.opts.Logger.Warn("not ready", "problems", problems)
+}
+
+// readiness runs the checks of /readyz: the skills loaded (at least one
+// besides core), the memory store answering, the knowledge store answering
+// (and each skill's theme holding documents, a warning when not), and the
+// model configured or the retrieval-only mode. It returns the status code,
+// the detailed body and the problems.
+func (s *Server) readiness(ctx context.Context) (int, map[string]any, []string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	a := s.agent
 	checks := map[string]any{}
@@ -389,7 +495,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		body["status"], body["problems"] = "not_ready", problems
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, body)
+	return code, body, problems
 }
 
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
@@ -455,6 +561,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.ConversationID == "" {
 			writeErr(w, http.StatusBadRequest, "invalid_request_error", "form_response needs the conversation_id of the conversation that showed the form")
+			return
+		}
+		if err := CheckConversationID(req.ConversationID); err != nil {
+			writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		// Before the conversation is opened (which would create it).
+		if err := s.agent.checkFormShown(r.Context(), userOf(r), req.ConversationID); err != nil {
+			switch {
+			case errors.Is(err, ErrConversationNotFound):
+				writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("conversation %q not found: a form_response answers a form a conversation of yours showed", req.ConversationID))
+			case errors.Is(err, ErrNoFormShown):
+				writeErr(w, http.StatusConflict, "invalid_request_error", err.Error())
+			default:
+				writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+			}
 			return
 		}
 	} else if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +61,11 @@ var coreTools = []llm.Tool{
 // (active: names joined by skillSep; a name two skills share is the
 // first's).
 func (a *Agent) toolsFor(active string) []llm.Tool {
-	return append(append([]llm.Tool(nil), coreTools...), a.skillTools(active)...)
+	out := append([]llm.Tool(nil), coreTools...)
+	if a.cfg.WebSearch != nil {
+		out = append(out, webSearchTool)
+	}
+	return append(out, a.skillTools(active)...)
 }
 
 // skillTools lists the tools the active skills offer (a name two skills
@@ -276,6 +282,8 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		return a.userSummaryToolRun(ctx, t.userID)
 	case "search_knowledge":
 		return a.searchTool(ctx, activeSet, str(args, "skill"), str(args, "query"), intArg(args, "k", 5))
+	case "web_search":
+		return a.webSearchRun(ctx, args)
 	case "get_rules":
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")
@@ -465,7 +473,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		out, hit := a.cache.get(key)
 		if !useCache || !hit {
 			var err error
-			if out, err = a.callPlugin(ctx, tool, args); err != nil {
+			if out, err = a.callPlugin(ctx, sk, tool, args); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			if useCache {
@@ -489,8 +497,11 @@ type PluginResult struct {
 }
 
 // callPlugin runs a compute tool's plugin with the validated inputs:
-// {"tool": name, "input": {...}} in, PluginResult out.
-func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[string]any) (json.RawMessage, error) {
+// {"tool": name, "input": {...}} in, PluginResult out. The caller (the
+// client of /api/tools/execute, the model) only ever sees a short error:
+// what the plugin wrote on stderr, an HTTP error body or output that is not
+// a result goes to the server log, never into the error.
+func (a *Agent) callPlugin(ctx context.Context, sk *skills.Skill, tool skills.Tool, args map[string]any) (json.RawMessage, error) {
 	p := tool.Plugin
 	if p == nil || (p.URL == "" && len(p.Command) == 0) {
 		return nil, errors.New("no plugin configured: add plugin: {url: ...} or plugin: {command: [...]} to the tool in tools/tools.yaml")
@@ -506,8 +517,12 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	in, _ := json.Marshal(map[string]any{"tool": tool.Name, "input": args})
+	limit := a.cfg.PluginOutputBytes
+	log := a.logger().With("skill", sk.Name, "tool", tool.Name, "request_id", RequestID(ctx))
 	var out []byte
+	var name string
 	if p.URL != "" {
+		name = p.URL
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(in))
 		if err != nil {
 			return nil, err
@@ -518,43 +533,229 @@ func (a *Agent) callPlugin(ctx context.Context, tool skills.Tool, args map[strin
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", p.URL, timeout)
 			}
-			return nil, fmt.Errorf("plugin %s: %w", p.URL, err)
+			log.Warn("plugin request failed", "plugin", p.URL, "err", err)
+			return nil, fmt.Errorf("plugin %s: request failed (the server log has the detail%s)", p.URL, reqRef(ctx))
 		}
 		defer resp.Body.Close()
-		out, err = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p.URL, err)
+		body := &boundedBuffer{max: limit}
+		if _, err := io.Copy(body, io.LimitReader(resp.Body, limit+1)); err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", p.URL, timeout)
+			}
+			log.Warn("plugin response unreadable", "plugin", p.URL, "err", err)
+			return nil, fmt.Errorf("plugin %s: response unreadable (the server log has the detail%s)", p.URL, reqRef(ctx))
 		}
 		if resp.StatusCode/100 != 2 {
-			return nil, fmt.Errorf("plugin %s: HTTP %d: %s", p.URL, resp.StatusCode, bytes.TrimSpace(out))
+			log.Warn("plugin failed", "plugin", p.URL, "status", resp.StatusCode, "body", body.String(), "body_bytes", body.total, "cut", body.cut())
+			return nil, fmt.Errorf("plugin %s: HTTP %d (the server log has the response%s)", p.URL, resp.StatusCode, reqRef(ctx))
 		}
+		if body.cut() {
+			log.Warn("plugin output over the limit", "plugin", p.URL, "bytes", body.total, "limit", limit)
+			return nil, fmt.Errorf("plugin %s: output is larger than %d bytes (serve.plugin_output_bytes); cut and not used", p.URL, limit)
+		}
+		out = body.Bytes()
 	} else {
+		name = p.Command[0]
+		if !a.commandPluginAllowed(sk.Name) {
+			return nil, fmt.Errorf("plugin %s: command plugins of skill %s are refused by this server (serve.command_plugins); ask its operator to add the skill if it is trusted", name, sk.Name)
+		}
+		env, err := pluginEnv(p.Env, a.cfg.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
 		prog := p.Command[0]
-		if a.cfg.PluginDir != "" && !filepath.IsAbs(prog) && strings.ContainsRune(filepath.ToSlash(prog), '/') {
-			prog = filepath.Join(a.cfg.PluginDir, prog)
+		if !filepath.IsAbs(prog) && strings.ContainsRune(filepath.ToSlash(prog), '/') {
+			// plugins/x is the workspace's, whatever directory it runs in.
+			if a.cfg.PluginDir != "" {
+				prog = filepath.Join(a.cfg.PluginDir, prog)
+			} else if abs, err := filepath.Abs(prog); err == nil {
+				prog = abs
+			}
 		}
 		cmd := exec.CommandContext(ctx, prog, p.Command[1:]...)
-		cmd.Dir = a.cfg.PluginDir
-		cmd.Stdin = bytes.NewReader(in)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		var err error
-		out, err = cmd.Output()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", p.Command[0], timeout)
-			}
-			return nil, fmt.Errorf("plugin %s: %v: %s", p.Command[0], err, bytes.TrimSpace(stderr.Bytes()))
+		cmd.Env = env
+		cmd.Dir = sk.Dir()
+		if cmd.Dir == "" {
+			cmd.Dir = a.cfg.PluginDir
 		}
+		cmd.Stdin = bytes.NewReader(in)
+		stdout := &boundedBuffer{max: limit, overflow: cancel}
+		// stderr only goes to the log: its start is enough.
+		stderr := &boundedBuffer{max: min(limit, maxLoggedStderr)}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		// A child the plugin left behind may hold the pipes open: stop
+		// waiting for them shortly after the plugin ends or is killed.
+		cmd.WaitDelay = time.Second
+		err = cmd.Run()
+		if stderr.total > 0 || err != nil {
+			level := slog.LevelInfo
+			if err != nil {
+				level = slog.LevelWarn
+			}
+			log.Log(ctx, level, "plugin stderr", "plugin", name, "err", err, "stderr", stderr.String(), "stderr_bytes", stderr.total, "cut", stderr.cut())
+		}
+		switch {
+		case stdout.cut():
+			return nil, fmt.Errorf("plugin %s: output is larger than %d bytes (serve.plugin_output_bytes); cut and stopped", name, limit)
+		case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return nil, fmt.Errorf("plugin %s: timed out after %s (plugin.timeout in tools.yaml)", name, timeout)
+		case err != nil:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("plugin %s: failed (%s; its stderr is in the server log%s)", name, ee.ProcessState, reqRef(ctx))
+			}
+			var pe *fs.PathError
+			if errors.As(err, &pe) || errors.Is(err, exec.ErrNotFound) {
+				return nil, fmt.Errorf("plugin %s: cannot start: %s", name, shortExecErr(err))
+			}
+			return nil, fmt.Errorf("plugin %s: failed (the server log has the detail%s)", name, reqRef(ctx))
+		}
+		out = stdout.Bytes()
 	}
 	var res PluginResult
 	if err := json.Unmarshal(out, &res); err != nil || len(res.Result) == 0 || string(res.Result) == "null" {
-		return nil, fmt.Errorf("plugin output must be a JSON object {result, features, confidence, meta}; got %.200q", out)
+		log.Warn("plugin output is not a result", "plugin", name, "output", logCut(out), "bytes", len(out))
+		return nil, fmt.Errorf("plugin %s: output must be a JSON object {result, features, confidence, meta}; got %d bytes that are not (the server log has them%s)", name, len(out), reqRef(ctx))
 	}
 	if res.Confidence != nil && (*res.Confidence < 0 || *res.Confidence > 1) {
 		return nil, fmt.Errorf("plugin output confidence %v is outside 0..1", *res.Confidence)
 	}
 	return jsonOf(res)
+}
+
+// DefaultPluginOutputBytes bounds what a plugin may write on stdout and on
+// stderr (each) and an HTTP plugin's response body.
+const DefaultPluginOutputBytes = 4 << 20
+
+// maxLoggedStderr is how much of a command plugin's stderr is kept for the
+// log.
+const maxLoggedStderr = 64 << 10
+
+// DefaultPluginPath is the PATH of a command plugin that does not list PATH
+// in plugin.env.
+const DefaultPluginPath = "/usr/local/bin:/usr/bin:/bin"
+
+// pluginEnv is a command plugin's environment: PATH (DefaultPluginPath
+// unless declared) and the declared variables the server has, nothing else.
+func pluginEnv(declared []string, getenv func(string) string) ([]string, error) {
+	env := []string{}
+	hasPath := false
+	for _, n := range declared {
+		if !validEnvName(n) {
+			return nil, fmt.Errorf("plugin.env %q in tools.yaml is not a variable name (letters, digits and _)", n)
+		}
+		if n == "PATH" {
+			hasPath = true
+		}
+		if v := getenv(n); v != "" {
+			env = append(env, n+"="+v)
+		} else if n == "PATH" {
+			hasPath = false
+		}
+	}
+	if !hasPath {
+		env = append(env, "PATH="+DefaultPluginPath)
+	}
+	return env, nil
+}
+
+func validEnvName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i, r := range n {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// commandPluginAllowed reports whether the server runs the command plugins
+// of a skill (Config.CommandPluginSkills).
+func (a *Agent) commandPluginAllowed(skill string) bool {
+	if a.cfg.CommandPluginSkills == nil {
+		return true
+	}
+	for _, n := range a.cfg.CommandPluginSkills {
+		if n == "*" || n == skill {
+			return true
+		}
+	}
+	return false
+}
+
+// shortExecErr is why a command did not start, without the environment
+// or the output: "no such file or directory", "permission denied".
+func shortExecErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + " " + pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// reqRef names the request in a short error, so the log line is found.
+func reqRef(ctx context.Context) string {
+	if id := RequestID(ctx); id != "" {
+		return ", request " + id
+	}
+	return ""
+}
+
+// logCut is the start of a plugin's output for the log.
+func logCut(b []byte) string {
+	const max = 2048
+	if len(b) > max {
+		return strings.ToValidUTF8(string(b[:max]), "") + "…"
+	}
+	return strings.ToValidUTF8(string(b), "")
+}
+
+// boundedBuffer keeps the first max bytes written to it and counts the
+// rest, which it drops; overflow, when set, is called once when the first
+// byte past max arrives. (Not a bytes.Buffer underneath: io.Copy would use
+// its ReadFrom and read without bound.)
+type boundedBuffer struct {
+	buf      []byte
+	max      int64
+	total    int64
+	overflow func()
+	fired    bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	b.total += int64(n)
+	if room := b.max - int64(len(b.buf)); room > 0 {
+		if int64(len(p)) > room {
+			p = p[:room]
+		}
+		b.buf = append(b.buf, p...)
+	}
+	if b.total > b.max && b.overflow != nil && !b.fired {
+		b.fired = true
+		b.overflow()
+	}
+	return n, nil
+}
+
+// Bytes are the bytes kept.
+func (b *boundedBuffer) Bytes() []byte { return b.buf }
+
+// cut reports whether bytes were dropped.
+func (b *boundedBuffer) cut() bool { return b.total > b.max }
+
+// String is the kept text, valid UTF-8, said to be cut when it is.
+func (b *boundedBuffer) String() string {
+	s := strings.ToValidUTF8(string(b.buf), "")
+	if b.cut() {
+		s += fmt.Sprintf("… [cut: %d of %d bytes kept]", len(b.buf), b.total)
+	}
+	return s
 }
 
 // searchTool runs search_knowledge in the themes of the active skills

@@ -33,11 +33,9 @@ func (s *Server) registerWeb() {
 	sub, _ := fs.Sub(webFiles, "web")
 	static := http.FileServerFS(sub)
 	page := func(w http.ResponseWriter, r *http.Request) {
+		// The other security headers are every response's (securityHeaders).
 		h := w.Header()
 		h.Set("Content-Security-Policy", pageCSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-cache")
 		switch {
 		case r.URL.Path == "/":

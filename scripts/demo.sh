@@ -29,13 +29,8 @@ cp "$REPO/examples/demo/theme/eval.yaml" "$DIR/knowledge/demo/eval.yaml"
 echo "==> building the demo's compute plugin into $DIR/plugins/brew-calc"
 (cd "$REPO" && "$GO" build -o "$DIR/plugins/brew-calc" ./examples/demo/plugins/brew)
 
-if "$BIN" build --help >/dev/null 2>&1; then
-  echo "==> vibe build demo: curate, convert, ingest, extract, integrate, check (each stage announces itself)"
-  "$BIN" --workspace "$DIR" build demo
-else
-  "$BIN" --workspace "$DIR" curate demo
-  "$BIN" --workspace "$DIR" convert demo
-fi
+echo "==> vibe build demo: curate, convert, ingest, extract, integrate, check (each stage announces itself; a few seconds)"
+"$BIN" --workspace "$DIR" build demo
 
 echo
 echo "==> search: vibe search demo \"water temperature for green tea\" -k 3"
@@ -46,8 +41,18 @@ echo "==> search in Chinese: vibe search demo \"醒茶\" -k 2"
 "$BIN" --workspace "$DIR" search demo "醒茶" -k 2
 
 echo
-echo "==> a rebuild changes nothing: nothing converted, embedded or extracted again"
-"$BIN" --workspace "$DIR" --quiet build demo 2>&1 | grep -E "unchanged|embedded|ids kept|check demo" || true
+echo "==> a rebuild changes nothing: vibe build demo again; the lines it checks:"
+rebuild=$("$BIN" --workspace "$DIR" build demo 2>&1)
+checked=$(grep -E '^convert: [0-9]+ converted|^ingest demo: |^  unchanged: skills/demo/knowledge|^check demo: ' <<<"$rebuild" || true)
+sed 's/^ */    /' <<<"$checked"
+if grep -q '^convert: 0 converted, ' <<<"$checked" && grep -q '^ingest demo: 0 added, 0 updated, .* 0 texts embedded' <<<"$checked" &&
+  grep -q 'unchanged: skills/demo/knowledge' <<<"$checked"; then
+  echo "    ok: nothing converted, embedded or extracted again"
+else
+  echo "demo: the rebuild redid work it should have kept; its output:" >&2
+  echo "$rebuild" >&2
+  exit 1
+fi
 
 echo
 echo "==> files"

@@ -131,10 +131,17 @@ type Field struct {
 // Plugin says how a compute tool is run: an HTTP endpoint (POST JSON) or a
 // local command (JSON on stdin, JSON on stdout). Timeout is a Go duration
 // ("10s"), default 30s.
+//
+// A command runs with an empty environment: PATH (a safe default unless
+// listed) plus the server's variables Env names, nothing else; it runs in
+// its skill's directory.
 type Plugin struct {
 	URL     string   `yaml:"url,omitempty" json:"url,omitempty"`
 	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
 	Timeout string   `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Env names the environment variables a command plugin receives from
+	// the server's (TZ, LANG, BAZI_DATA ...); no others are passed.
+	Env []string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
 // Tool is one skill-level tool from tools/tools.yaml.
@@ -189,6 +196,8 @@ type Skill struct {
 	// Embedded is true for the built-in core skill.
 	Embedded bool
 	fsys     fs.FS
+	// dir is the skill's directory on disk ("" for the embedded core).
+	dir string
 }
 
 var (
@@ -266,6 +275,10 @@ func (d rootFS) Open(name string) (fs.File, error) {
 
 // FS returns the skill directory's file system.
 func (s *Skill) FS() fs.FS { return s.fsys }
+
+// Dir returns the skill's directory on disk ("" for the embedded core skill
+// and a skill loaded from another file system).
+func (s *Skill) Dir() string { return s.dir }
 
 // Tool returns the skill tool with that name.
 func (s *Skill) Tool(name string) (Tool, bool) {
@@ -469,6 +482,7 @@ func (s *Set) reload() error {
 			}
 			return err
 		}
+		sk.dir = dir
 		m[sk.Name] = sk
 	}
 	for _, err := range resolveRequires(m) {

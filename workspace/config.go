@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,6 +169,10 @@ type CheckConfig struct {
 
 // ServeConfig configures vibe serve.
 type ServeConfig struct {
+	// WebSearch offers the agent a web_search tool (the search: section's
+	// provider) for questions the skill's knowledge has nothing on; its
+	// results are marked outside the skill. Off by default.
+	WebSearch      bool   `yaml:"web_search"`
 	Addr           string `yaml:"addr"`
 	MaxSteps       int    `yaml:"max_steps"`
 	MaxInputChars  int    `yaml:"max_input_chars"`
@@ -196,6 +202,21 @@ type ServeConfig struct {
 	// (http://collector:4318); "" leaves tracing off unless
 	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// PluginOutputBytes bounds what a compute tool's plugin may write on
+	// stdout and on stderr, each, and an HTTP plugin's response (default
+	// 4 MiB); more is cut, and the call fails saying so.
+	PluginOutputBytes int64 `yaml:"plugin_output_bytes"`
+	// CommandPlugins names the skills whose command plugins (programs run
+	// on this machine) may run: "*" (the default) is every installed
+	// skill; list your own skills to refuse the command plugins of skills
+	// from elsewhere; [] refuses them all. HTTP plugins are not affected.
+	// docs/tools.md, "Plugins and trust".
+	CommandPlugins []string `yaml:"command_plugins"`
+	// TrustedProxies are the addresses (CIDRs such as 10.0.0.0/8, or
+	// single IPs) of the load balancers in front of the server: only from
+	// them is X-Forwarded-For believed for the client's address (the
+	// failed-login limit keys on it).
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // EvalConfig configures vibe eval: the k of rule hit@k and passage
@@ -254,16 +275,18 @@ func DefaultConfig() Config {
 			MinSectionCoverage:  20,
 		},
 		Serve: ServeConfig{
-			Addr:            "127.0.0.1:8080",
-			LogFormat:       "text",
-			MaxSteps:        8,
-			MaxInputChars:   8000,
-			MaxBodyBytes:    1 << 20,
-			RequestsPerMin:  60,
-			TurnTimeout:     120 * time.Second,
-			SummaryEvery:    10,
-			ToolTimeout:     20 * time.Second,
-			HistoryMessages: 10,
+			Addr:              "127.0.0.1:8080",
+			LogFormat:         "text",
+			MaxSteps:          8,
+			MaxInputChars:     8000,
+			MaxBodyBytes:      1 << 20,
+			RequestsPerMin:    60,
+			TurnTimeout:       120 * time.Second,
+			SummaryEvery:      10,
+			ToolTimeout:       20 * time.Second,
+			HistoryMessages:   10,
+			PluginOutputBytes: 4 << 20,
+			CommandPlugins:    []string{"*"},
 		},
 		// Deterministic measures gate at 100% (any failed case fails the
 		// run); judged ones leave room for judgement.
@@ -323,7 +346,13 @@ func LoadConfigSources(path string, getenv func(string) string) (Config, Sources
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, src, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+			var doc yaml.Node
+			if yaml.Unmarshal(data, &doc) == nil {
+				if e := explainConfig(path, &doc); e != nil {
+					return cfg, src, e
+				}
+			}
+			return cfg, src, fmt.Errorf("%s: %s (`vibe config --keys` lists every key)", path, cleanYAMLError(err))
 		}
 		var doc yaml.Node
 		if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {
@@ -394,6 +423,19 @@ func (c *Config) Validate(src Sources) error {
 		}
 		errs = append(errs, fmt.Errorf("%s: %s %q is not allowed; use one of %s", src.Of(a.key), a.key, v, strings.Join(shown, ", ")))
 	}
+	for _, n := range c.Serve.CommandPlugins {
+		if n != "*" && !skillNameRe.MatchString(n) {
+			errs = append(errs, fmt.Errorf("%s: serve.command_plugins %q is not a skill name; list skill names, or \"*\" for every skill", src.Of("serve.command_plugins"), n))
+		}
+	}
+	for _, p := range c.Serve.TrustedProxies {
+		if _, err := ParseCIDROrIP(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: serve.trusted_proxies %q: %v; give CIDRs such as 10.0.0.0/8 or single addresses", src.Of("serve.trusted_proxies"), p, err))
+		}
+	}
+	if n := c.Serve.PluginOutputBytes; n < 0 {
+		errs = append(errs, fmt.Errorf("%s: serve.plugin_output_bytes %d is negative; give a size in bytes such as 4194304", src.Of("serve.plugin_output_bytes"), n))
+	}
 	if n := c.Search.Results; n < 1 || n > 20 {
 		errs = append(errs, fmt.Errorf("%s: search.results %d: give how many results of a search to gather, 1 to 20", src.Of("search.results"), n))
 	}
@@ -401,6 +443,27 @@ func (c *Config) Validate(src Sources) error {
 		errs = append(errs, fmt.Errorf("%s: serve.tokens_per_day %d is negative; give the tokens a user may spend a UTC day, or 0 for no limit", src.Of("serve.tokens_per_day"), n))
 	}
 	return errors.Join(errs...)
+}
+
+var skillNameRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ParseCIDROrIP parses a CIDR (10.0.0.0/8) or a single address (a /32 or
+// /128).
+func ParseCIDROrIP(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, errors.New("not a CIDR")
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, errors.New("not an IP address or CIDR")
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // EnvName returns the environment variable that overrides the config key at

@@ -84,8 +84,22 @@ func TestLoadConfigErrorsNameTheProblem(t *testing.T) {
 	p := filepath.Join(dir, "vibe.yaml")
 	os.WriteFile(p, []byte("llm:\n  modle: x\n"), 0o644)
 	_, err := LoadConfig(p, env(nil))
-	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "modle") {
-		t.Fatalf("want an error naming line 2 and the key, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "vibe.yaml:2: unknown key llm.modle (did you mean llm.model?)") {
+		t.Fatalf("want an error naming line 2, the key and the nearest one, got %v", err)
+	}
+	// Values: the key, the value and a valid example, no Go type names.
+	for yaml, want := range map[string]string{
+		"serve:\n  max_steps: five\n":          `vibe.yaml:2: serve.max_steps: "five" is not a whole number; for example ` + "`max_steps: 8`",
+		"convert:\n  timeout: 2 minutes\n":     `vibe.yaml:2: convert.timeout: "2 minutes" is not a duration (a number with a unit: ms, s, m or h); for example ` + "`timeout: 2m`",
+		"check:\n  min_lexical_support: [1]\n": "vibe.yaml:2: check.min_lexical_support is a list, want a number; for example `min_lexical_support: 0.3`",
+		"serve: 8080\n":                        `vibe.yaml:1: serve must be a mapping of keys (key: value on lines of their own), not "8080"`,
+		"llm:\n  prices: [1]\n":                "vibe.yaml:",
+	} {
+		os.WriteFile(p, []byte(yaml), 0o644)
+		_, err := LoadConfig(p, env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "workspace.") || strings.Contains(err.Error(), "!!") || strings.Contains(err.Error(), "time.Duration") {
+			t.Errorf("%q: got %v, want %q and no Go type names", yaml, err, want)
+		}
 	}
 	_, err = LoadConfig(filepath.Join(dir, "none.yaml"), env(map[string]string{"VIBE_CHUNK_MAX_TOKENS": "lots"}))
 	if err == nil || !strings.Contains(err.Error(), "VIBE_CHUNK_MAX_TOKENS") {
@@ -126,6 +140,9 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 		{"chunk:\n  encoding: p50k\n", `chunk.encoding "p50k"`},
 		{"extract:\n  extractor: gpt\n", `extract.extractor "gpt"`},
 		{"serve:\n  tokens_per_day: -5\n", p + `:2: serve.tokens_per_day -5 is negative`},
+		{"serve:\n  command_plugins: [bazi, Evil/One]\n", p + `:2: serve.command_plugins "Evil/One" is not a skill name`},
+		{"serve:\n  trusted_proxies: [10.0.0.0/8, lb.example]\n", p + `:2: serve.trusted_proxies "lb.example": not an IP address or CIDR`},
+		{"serve:\n  plugin_output_bytes: -1\n", `serve.plugin_output_bytes -1 is negative`},
 	} {
 		if err := os.WriteFile(p, []byte(bad.file), 0o644); err != nil {
 			t.Fatal(err)
@@ -139,6 +156,15 @@ func TestLoadConfigSourcesAndValidation(t *testing.T) {
 	}
 	if cfg, err := LoadConfig(p, env(nil)); err != nil || cfg.Serve.TokensPerDay != 100 {
 		t.Errorf("serve.tokens_per_day: 100 loaded as %d, %v", cfg.Serve.TokensPerDay, err)
+	}
+	if cfg, err := LoadConfig(p, env(nil)); err != nil || strings.Join(cfg.Serve.CommandPlugins, ",") != "*" || cfg.Serve.PluginOutputBytes != 4<<20 {
+		t.Errorf("defaults: command_plugins %v, plugin_output_bytes %d, %v", cfg.Serve.CommandPlugins, cfg.Serve.PluginOutputBytes, err)
+	}
+	if err := os.WriteFile(p, []byte("serve:\n  command_plugins: []\n  trusted_proxies: [10.0.0.0/8, 192.168.1.7]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := LoadConfig(p, env(nil)); err != nil || cfg.Serve.CommandPlugins == nil || len(cfg.Serve.CommandPlugins) != 0 || len(cfg.Serve.TrustedProxies) != 2 {
+		t.Errorf("command_plugins: [] loaded as %#v, trusted_proxies %v, %v", cfg.Serve.CommandPlugins, cfg.Serve.TrustedProxies, err)
 	}
 	if cfg, err := LoadConfig(p, env(map[string]string{"VIBE_SERVE_TOKENS_PER_DAY": "250000"})); err != nil || cfg.Serve.TokensPerDay != 250000 {
 		t.Errorf("VIBE_SERVE_TOKENS_PER_DAY=250000 loaded as %d, %v", cfg.Serve.TokensPerDay, err)

@@ -127,6 +127,8 @@ type extractReport struct {
 	// Read says what the extraction read: the chunks, their characters,
 	// and the theme's character accounting.
 	Read *readFigures `json:"read,omitempty"`
+	// LeftOut are the items knowledge/<theme>/drop.yaml removed.
+	LeftOut []extract.Dropped `json:"left_out,omitempty"`
 }
 
 // dryRunReport is the plan `vibe extract --dry-run` prints.
@@ -188,6 +190,10 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	}
 	if eo.Glossary, err = glossaryTerms(ws.KnowledgeDir(opts.Theme)); err != nil {
 		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix the glossary: `terms:` with a list of {term, aliases}")
+	}
+	dropPath := filepath.Join(ws.KnowledgeDir(opts.Theme), extract.DropFileName)
+	if eo.Drops, err = extract.LoadDrops(dropPath); err != nil {
+		return withHint(withExit(exitError, fmt.Errorf("extract %s: %w", opts.Theme, err)), "fix "+ws.Rel(dropPath)+" or remove it")
 	}
 	extractor := extract.OfflineExtractor
 	var client *llm.Client
@@ -272,7 +278,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
 		}
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read, LeftOut: res.Dropped}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -294,6 +300,12 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
 	if c.Dropped > 0 {
 		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
+	}
+	for _, d := range res.Dropped {
+		fmt.Fprintf(opts.IO.Out, "  left out: %s %q (%s entry %d)\n", d.Kind, d.Text, ws.Rel(dropPath), d.Entry)
+	}
+	for _, n := range res.UnusedDrops {
+		fmt.Fprintf(opts.IO.Out, "  note: %s entry %d matches no extracted item (remove it if the item is gone)\n", ws.Rel(dropPath), n)
 	}
 	if weighed.Moved > 0 {
 		fmt.Fprintf(opts.IO.Out, "  weighed:  %d rules quoted from a source graded C or D now quote the same words in a better one\n", weighed.Moved)
@@ -423,7 +435,8 @@ func recordExtractUsage(ws *workspace.Workspace, theme, extractor string, usage 
 			continue
 		}
 		p := integrate.PassUsage{Pass: stage}
-		p.Add(integrate.PassUsage{Requests: u.Requests, CachedHits: u.CachedHits, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
+		p.Add(integrate.PassUsage{Requests: u.Requests, CachedHits: u.CachedHits, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost,
+			EndpointPromptTokens: u.EndpointPromptTokens, EndpointCompletionTokens: u.EndpointCompletionTokens, CountedLarger: u.CountedLarger, Tokenizer: u.Tokenizer})
 		rec.Passes = append(rec.Passes, p)
 		rec.Total.Add(p)
 	}
@@ -456,10 +469,32 @@ func printUsage(opts *extractOptions, c *llm.Client) {
 		total.CachedHits += u.CachedHits
 		total.PromptTokens += u.PromptTokens
 		total.CompletionTokens += u.CompletionTokens
+		total.EndpointPromptTokens += u.EndpointPromptTokens
+		total.EndpointCompletionTokens += u.EndpointCompletionTokens
+		total.CountedLarger += u.CountedLarger
+		total.SentPromptTokens += u.SentPromptTokens
+		total.CountedCompletionTokens += u.CountedCompletionTokens
 		total.Cost += u.Cost
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "llm %-16s %4d requests, %4d cached, %9d prompt + %8d completion tokens, cost %.4f\n",
 		"total:", total.Requests, total.CachedHits, total.PromptTokens, total.CompletionTokens, total.Cost)
+	if total.Requests > 0 {
+		fmt.Fprintln(opts.IO.ErrOut, "llm "+tokenSourceLine(total, c.Tokenizer()))
+	}
+}
+
+// tokenSourceLine says whose token figures a usage report shows: per
+// request the larger of the endpoint's usage and vibe's count.
+func tokenSourceLine(u llm.StageUsage, tokenizer string) string {
+	src := "the endpoint's usage for every request (at least vibe's count)"
+	switch {
+	case u.CountedLarger == u.Requests:
+		src = "vibe's count for every request (above the endpoint's usage)"
+	case u.CountedLarger > 0:
+		src = fmt.Sprintf("vibe's count for %d of %d requests (above the endpoint's usage), the endpoint's for the rest", u.CountedLarger, u.Requests)
+	}
+	return fmt.Sprintf("tokens: %s; the endpoint reported %d prompt + %d completion, vibe counted %d + %d with %s",
+		src, u.EndpointPromptTokens, u.EndpointCompletionTokens, u.SentPromptTokens, u.CountedCompletionTokens, tokenizer)
 }
 
 // printLLMStats says what the LLM passes merged, dropped and re-read.
@@ -487,6 +522,24 @@ func printLLMStats(w io.Writer, st extract.LLMStats) {
 	}
 	fmt.Fprintf(w, "  gap:      %d heading groups re-read in %d requests, %d new candidates\n", st.GapSections, st.GapRequests, st.GapCandidates)
 	fmt.Fprintf(w, "  tiers:    %d reviewed items, %d left out of the design's targets\n", st.Reviewed, st.NotSelected)
+	gave := map[string][2]int{}
+	var order []string
+	for _, g := range st.GaveWay {
+		if _, ok := gave[g.Tier]; !ok {
+			order = append(order, g.Tier)
+		}
+		n := gave[g.Tier]
+		if g.To != "" {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		gave[g.Tier] = n
+	}
+	for _, t := range order {
+		n := gave[t]
+		fmt.Fprintf(w, "            %s full: its %d least important rules gave way (%d kept in the room of tier2_core, %d left out; gave_way in the report lists them)\n", t, n[0]+n[1], n[0], n[1])
+	}
 	if st.StepsDropped > 0 {
 		fmt.Fprintf(w, "  sop:      %d steps with neither a supporting source nor a tool left out\n", st.StepsDropped)
 	}

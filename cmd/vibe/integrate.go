@@ -155,7 +155,7 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		fmt.Fprintln(a.io.ErrOut, integrate.SummaryLine(rep))
 	}
 	if rep.Failed(false) {
-		return withHint(fmt.Errorf("integrate %s: check found %d errors", theme, rep.Summary.Errors), "run `vibe check "+theme+"` for the full report")
+		return withHint(fmt.Errorf("integrate %s: check found %d errors", theme, rep.Summary.Errors), "run `vibe check "+theme+"` for the full report: each error says how to fix the item, or how to leave out one vibe extracted wrongly (knowledge/"+theme+"/drop.yaml, docs/extract.md)")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/runtime"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/workspace"
 )
 
 // ServeOptions are the flags of `vibe serve`.
@@ -45,7 +47,8 @@ func newServeCmd(a *app) *cobra.Command {
 
   POST /api/chat               Server-Sent Events: content, tool_call, tool_result, card, form, done, error
   POST /v1/chat/completions    OpenAI-compatible; model "vibe" or "vibe/<skill>"
-  GET  /v1/models, /api/skills, /healthz, /readyz
+  GET  /v1/models, /api/skills, /healthz, /readyz (ready or not only)
+  GET  /api/status             readiness with its detail (key needed)
   POST /api/tools/execute      run one tool: {"skill":..., "tool":..., "args":{...}}
 
 Every request needs "Authorization: Bearer <key>". Keys map to user ids:
@@ -118,8 +121,18 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		MaxSteps: cfg.Serve.MaxSteps, MaxInputChars: cfg.Serve.MaxInputChars,
 		SummaryEvery: cfg.Serve.SummaryEvery, History: cfg.Serve.HistoryMessages,
 		ToolTimeout: cfg.Serve.ToolTimeout, PluginDir: ws.Root, Now: a.now, ToolCacheSize: cfg.Serve.ToolCache,
-		TracerProvider: opt.tracerProvider,
-		SkillTokens:    cfg.Check.MaxSkillTokens,
+		TracerProvider:    opt.tracerProvider,
+		SkillTokens:       cfg.Check.MaxSkillTokens,
+		PluginOutputBytes: cfg.Serve.PluginOutputBytes, Getenv: a.getenv, Logger: a.log,
+		// serve.command_plugins: [] (or null) refuses every command plugin.
+		CommandPluginSkills: append([]string{}, cfg.Serve.CommandPlugins...),
+	}
+	if cfg.Serve.WebSearch {
+		p, err := searchProvider(cfg)
+		if err != nil {
+			return nil, nil, withExit(exitError, withHint(fmt.Errorf("serve.web_search is on but the web search cannot be used: %w", err), searchHint))
+		}
+		rc.WebSearch = p
 	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
@@ -145,8 +158,10 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		model := chatModelName(cfg)
 		// One request per conversation step: the concurrency bound is the
 		// number of turns in flight, not llm.max_concurrency (a build setting).
+		count, tokenizer := tokenCounter(model)
 		rc.Model = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: model,
-			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries})
+			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+			CountTokens: count, Tokenizer: tokenizer})
 		rc.ModelName = model
 	}
 	if rc.Model != nil && opt.wrapModel != nil {
@@ -215,7 +230,16 @@ func (a *app) newServer(ctx context.Context, opts *ServeOptions) (*runtime.Serve
 		return nil, nil, nil, err
 	}
 	closeStore := func() { closeAgent(); stopTracing() }
-	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev,
+	var proxies []netip.Prefix
+	for _, p := range cfg.Serve.TrustedProxies {
+		pfx, err := workspace.ParseCIDROrIP(p)
+		if err != nil { // vibe.yaml's validation said so already
+			closeStore()
+			return nil, nil, nil, fmt.Errorf("serve.trusted_proxies %q: %w", p, err)
+		}
+		proxies = append(proxies, pfx)
+	}
+	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Keys: keys, Insecure: opts.InsecureDev, TrustedProxies: proxies,
 		MaxBodyBytes: cfg.Serve.MaxBodyBytes, RequestsPerMin: cfg.Serve.RequestsPerMin, TokensPerDay: cfg.Serve.TokensPerDay, TurnTimeout: cfg.Serve.TurnTimeout, Now: a.now,
 		CORSOrigins: cfg.Serve.CORSOrigins, Logger: a.requestLogger(ctx, cfg.Serve.LogFormat), LogContent: cfg.Serve.LogContent})
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,9 +25,10 @@ commit it was gathered from. Or remove one. Add sources with
 'vibe curate <theme> --from PATH|DIR|GLOB|URL|github:owner/repo'.`,
 		Example: `  vibe sources list bazi
   vibe sources list bazi --json
-  vibe sources remove bazi https://example.org/ziping.html`,
+  vibe sources remove bazi https://example.org/ziping.html
+  vibe sources accept bazi R1 R3          # works of the reading list (vibe curate bazi --suggest)`,
 	}
-	cmd.AddCommand(newSourcesListCmd(a), newSourcesRemoveCmd(a))
+	cmd.AddCommand(newSourcesListCmd(a), newSourcesRemoveCmd(a), newSourcesAcceptCmd(a))
 	return cmd
 }
 
@@ -140,6 +143,9 @@ func newSourcesListCmd(a *app) *cobra.Command {
 			}
 			if unjudged != "" {
 				fmt.Fprintf(w, "(%s)\n", unjudged)
+			}
+			if err := printReadingList(w, ws.Rel, filepath.Join(ws.KnowledgeDir(theme), curate.ReadingListName)); err != nil {
+				return err
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(a.io.ErrOut, "%s lists no sources; add one with `vibe curate %s --from PATH`\n", ws.Rel(ws.CurateFile(theme)), theme)
@@ -257,4 +263,99 @@ the next 'vibe curate' or 'vibe build' (or at once with --curate).`,
 	}
 	cmd.Flags().BoolVar(&gather, "curate", false, "run curate right away, so the source's copies leave source/")
 	return cmd
+}
+
+func newSourcesAcceptCmd(a *app) *cobra.Command {
+	var undo bool
+	cmd := &cobra.Command{
+		Use:   "accept <theme> <id>...",
+		Short: "Accept works of the theme's reading list (knowledge/<theme>/reading-list.yaml), so curate gathers them",
+		Long: `Mark works of knowledge/<theme>/reading-list.yaml (proposed by
+'vibe curate <theme> --suggest') as accepted. The next 'vibe curate <theme>'
+or 'vibe build <theme>' gathers each accepted work from its source: (a path,
+URL or git source you may write in the file), or from a copy the web search
+of vibe.yaml finds; the copy goes into curate.yaml once it is kept. Works not
+accepted are never gathered. The file keeps your comments and edits.`,
+		Example: `  vibe sources accept bazi R1 R3
+  vibe sources accept bazi R3 --undo`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, theme, err := a.theme(args[:1])
+			if err != nil {
+				return err
+			}
+			unlock, err := a.lockTheme(theme)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			path := filepath.Join(ws.KnowledgeDir(theme), curate.ReadingListName)
+			if _, err := curate.LoadReadingList(path); errors.Is(err, os.ErrNotExist) {
+				return withExit(exitFailure, withHint(fmt.Errorf("theme %s has no reading list: %s does not exist", theme, ws.Rel(path)),
+					fmt.Sprintf("have a model propose one with `vibe curate %s --suggest`", theme)))
+			} else if err != nil {
+				return err
+			}
+			ids := args[1:]
+			var titles []string
+			err = curate.UpdateWorks(path, ids, func(w *curate.Work) {
+				w.Accepted = !undo
+				titles = append(titles, w.ID+" "+w.Title)
+			})
+			if errors.Is(err, curate.ErrNoSuchWork) {
+				return withExit(exitFailure, withHint(err, fmt.Sprintf("the ids are the id: fields of %s", ws.Rel(path))))
+			}
+			if err != nil {
+				return err
+			}
+			if !a.quiet {
+				verb := "accepted"
+				if undo {
+					verb = "no longer accepted (copies already gathered stay until you `vibe sources remove` them)"
+				}
+				fmt.Fprintf(a.io.ErrOut, "%s: %s\n", verb, strings.Join(titles, ", "))
+				if !undo {
+					fmt.Fprintf(a.io.ErrOut, "`vibe curate %s` gathers them\n", theme)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&undo, "undo", false, "withdraw the acceptance instead")
+	return cmd
+}
+
+// printReadingList sums up the theme's reading list, if it has one: the
+// accepted works and where each is gathered from.
+func printReadingList(w io.Writer, rel func(string) string, path string) error {
+	l, err := curate.LoadReadingList(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	accepted := 0
+	for _, wk := range l.Works {
+		if wk.Accepted {
+			accepted++
+		}
+	}
+	fmt.Fprintf(w, "reading list (%s): %d works, %d accepted\n", rel(path), len(l.Works), accepted)
+	for _, wk := range l.Works {
+		if !wk.Accepted {
+			continue
+		}
+		from := "no copy yet (name one with source:, or configure search: in vibe.yaml)"
+		switch {
+		case wk.Source != "" && wk.Query != "":
+			from = fmt.Sprintf("%s (found by the search «%s» on %s)", wk.Source, wk.Query, wk.Found)
+		case wk.Source != "":
+			from = wk.Source
+		case wk.Held != "":
+			from = "held as " + wk.Held
+		}
+		fmt.Fprintf(w, "    %s %s: %s\n", wk.ID, wk.Title, from)
+	}
+	return nil
 }
