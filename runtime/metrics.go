@@ -31,6 +31,7 @@ type Metrics struct {
 	errors        *prometheus.CounterVec // kind
 	profileFields *prometheus.CounterVec // outcome
 	requests      *prometheus.CounterVec // route, code
+	feedback      *prometheus.CounterVec // rating, comment
 }
 
 // Search outcomes of vibe_search_total. A search is a hit when the answer
@@ -116,6 +117,9 @@ func NewMetrics() *Metrics {
 		Help: "Profile fields get_user_profile was asked for, by outcome (found, missing): the profile hit rate."}, []string{"outcome"})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_http_requests_total",
 		Help: "HTTP requests by route and status code."}, []string{"route", "code"})
+	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_feedback_total",
+		Help: "Users' verdicts on answers (POST /api/feedback) by rating (up, down) and comment (yes, no); a changed verdict counts again."}, []string{"rating", "comment"})
+	f(m.feedback)
 	for _, c := range []prometheus.Collector{m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
 		m.tokens, m.toolCalls, m.toolSeconds, m.searches, m.searchSeconds, m.guardrails, m.activeStreams, m.errors,
 		m.profileFields, m.requests,
@@ -130,6 +134,9 @@ func NewMetrics() *Metrics {
 	for _, o := range []string{searchCited, searchUncited, searchEmpty} {
 		m.searches.WithLabelValues(o)
 	}
+	for _, r := range []string{"up", "down"} {
+		m.feedback.WithLabelValues(r, "no")
+	}
 	return m
 }
 
@@ -140,6 +147,15 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// feedbackGiven counts a verdict on an answer.
+func (m *Metrics) feedbackGiven(rating string, comment bool) {
+	c := "no"
+	if comment {
+		c = "yes"
+	}
+	m.feedback.WithLabelValues(rating, c).Inc()
 }
 
 func (m *Metrics) guard(name string) { m.guardrails.WithLabelValues(name).Inc() }

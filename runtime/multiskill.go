@@ -516,7 +516,7 @@ func (a *Agent) otherLanguage(msg string) []string {
 		if err != nil {
 			continue
 		}
-		if a.themeLanguage(sk) != ql {
+		if a.themeLanguage(sk, msg) != ql {
 			out = append(out, h.Name)
 		}
 	}

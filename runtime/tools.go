@@ -461,7 +461,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		if ct == "" {
 			ct = tool.Name
 		}
-		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
+		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props, Template: tool.Card}); err != nil {
 			return nil, err
 		}
 		return jsonOf(map[string]any{"shown": ct})
@@ -852,7 +852,7 @@ func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (re
 	if idx, err := a.rules.get(sk); err == nil {
 		g = idx.glossary
 	}
-	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk), g, sk.Name, sk.Theme)
+	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk, query), g, sk.Name, sk.Theme)
 	res.SearchedAs, res.BridgedBy, res.Unbridged = br.SearchedAs, br.BridgedBy, br.Unbridged
 	res.QueryLang, res.SourceLang = br.QueryLang, br.SourceLang
 	if br.Unbridged {
