@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vibelife/vibe/internal/iostreams"
-
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 	"github.com/vibelife/vibe/runtime"
@@ -607,5 +607,26 @@ func TestChatPageInsecureOfflineInChromium(t *testing.T) {
 	br.step("open a source", chromedp.Click(C(".msg.assistant .body li .cite")), chromedp.WaitVisible(C("#panel")), br.shot("11-retrieval-only-source"))
 	if h := eval[float64](br, `document.querySelector(".topbar").getBoundingClientRect().height`); h > got.Mode+1 {
 		t.Errorf("the top bar is %.0f px high with the panel open, %.0f without: it wraps", h, got.Mode)
+	}
+	// The panel shows the passage whole (GET /api/passage), not the start
+	// the citation carries.
+	id := eval[string](br, `document.querySelector(".msg.assistant .body li .cite").dataset.cite`)
+	whole := getJSON(t, ts.URL+"/api/passage?id="+url.QueryEscape(id), "any")
+	text, _ := whole["text"].(string)
+	panel := eval[string](br, `document.querySelector("#panel-body .passage").textContent`)
+	if text == "" || strings.HasSuffix(panel, "…") || !strings.Contains(strings.Join(strings.Fields(panel), " "), strings.Join(strings.Fields(text[strings.LastIndex(text, "\n")+1:]), " ")) {
+		t.Errorf("the panel shows %q of the passage %q", panel, text)
+	}
+	for q, code := range map[string]int{"": 400, "?id=c_0000000000000000": 404} {
+		req, _ := http.NewRequest("GET", ts.URL+"/api/passage"+q, nil)
+		req.Header.Set("Authorization", "Bearer any")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("/api/passage%s: %d, want %d", q, resp.StatusCode, code)
+		}
 	}
 }
