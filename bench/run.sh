@@ -23,6 +23,9 @@
 #             against tiktoken-go
 #   convert   bench/convert.sh: token F1 and time against pdftotext/pandoc
 #             per corpus file, plus BenchmarkConvertPDF
+#   pdf       bench/pdf.sh: one `vibe convert` of a folder of PDFs against
+#             pdftotext once per file, whole processes on both sides: CPU,
+#             wall, max RSS, load (docs/convert-measurements.md, Speed)
 #   extract   the offline extractor over the bazi corpus; the LLM path over
 #             it against the fake server (requests, tokens per source token)
 #   runtime   the runtime's own work per turn (memory and SQLite stores, the
@@ -47,18 +50,18 @@ groups=()
 for a in "$@"; do
 	case "$a" in
 	--quick) quick=1 ;;
-	store | search | chunk | convert | extract | runtime | replicas) groups+=("$a") ;;
+	store | search | chunk | convert | pdf | extract | runtime | replicas) groups+=("$a") ;;
 	-h | --help)
 		sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "bench/run.sh: unknown group or flag '$a' (groups: store search chunk convert extract runtime replicas; flag: --quick)" >&2
+		echo "bench/run.sh: unknown group or flag '$a' (groups: store search chunk convert pdf extract runtime replicas; flag: --quick)" >&2
 		exit 2
 		;;
 	esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(store search chunk convert extract runtime replicas)
+[ ${#groups[@]} -eq 0 ] && groups=(store search chunk convert pdf extract runtime replicas)
 
 if [ -f .vibe/test.env ]; then
 	set -a
@@ -136,6 +139,12 @@ for g in "${groups[@]}"; do
 		fi
 		gobench convert ./convert/ 'BenchmarkConvertPDF$' 5x
 		;;
+	pdf)
+		echo "== pdf: bench/pdf.sh" | tee -a "$out/pdf.txt"
+		if ! bash bench/pdf.sh 2>&1 | tee -a "$out/pdf.txt"; then
+			failed+=("pdf bench/pdf.sh")
+		fi
+		;;
 	extract)
 		gobench extract ./extract/ 'BenchmarkOfflineBazi$' 3x
 		gobench extract ./extract/ 'BenchmarkLLMBazi$' 1x
@@ -181,6 +190,9 @@ for g in "${groups[@]}"; do
 	' "$out/$g.txt"
 	if [ "$g" = replicas ]; then
 		grep -E '"(turns|errors|turns_per_s|p50_ms|p99_ms)"|^    replica [0-9]' "$out/replicas.txt" | sed 's/^ */    /'
+	fi
+	if [ "$g" = pdf ]; then
+		grep -E '^\||^vibe / pdftotext|^load average|^PDFs:' "$out/pdf.txt" | sed 's/^/    /'
 	fi
 	if [ "$g" = search ]; then
 		grep -E '^\|' "$out/search.txt" | sed 's/^/    /'

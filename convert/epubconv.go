@@ -182,7 +182,7 @@ func parseNCX(b []byte, base string, out map[string]navEntry) {
 }
 
 func parseNavXHTML(b []byte, base string, out map[string]navEntry) {
-	root, err := html.Parse(strings.NewReader(string(b)))
+	root, err := parseHTML(string(b))
 	if err != nil {
 		return
 	}
@@ -241,7 +241,7 @@ func textOf(n *html.Node) string {
 // xhtmlToMarkdown converts a content document's body; ruby annotations
 // (furigana) follow their base text in fullwidth parentheses, 山路（やまみち）.
 func xhtmlToMarkdown(b []byte) (string, error) {
-	root, err := html.Parse(strings.NewReader(decodeHTML(b)))
+	root, err := parseHTML(decodeHTML(b))
 	if err != nil {
 		return "", err
 	}

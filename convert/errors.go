@@ -19,6 +19,9 @@ var (
 	ErrTooMuchMemory     = errors.New("conversion needs too much memory")
 	ErrGarbled           = errors.New("garbled text")
 	ErrWouldOverwrite    = errors.New("refusing to overwrite")
+	// ErrTooDeep is a document whose elements nest deeper than its reader
+	// goes (HTML: 512 open elements).
+	ErrTooDeep = errors.New("nested too deep")
 
 	errMissingEntry = errors.New("missing from the container")
 )

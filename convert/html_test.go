@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -76,5 +77,22 @@ func TestHTMLHeadingChromeRemoved(t *testing.T) {
 		if strings.Contains(doc.Markdown, chrome) {
 			t.Errorf("heading chrome %q kept:\n%s", chrome, doc.Markdown)
 		}
+	}
+}
+
+// TestHTMLNestedTooDeep is the regression test of issue 26's finding that a
+// page nested 100,000 deep was rejected as damaged ("truncated or damaged"
+// in vibe convert's hint): it is ErrTooDeep, saying how deep the reader
+// goes, and a page nested 500 deep still converts.
+func TestHTMLNestedTooDeep(t *testing.T) {
+	deep := "<html><body>" + strings.Repeat("<div>", 100000) + "hidden text" + strings.Repeat("</div>", 100000) + "</body></html>"
+	_, err := ConvertBytes(t.Context(), []byte(deep), "deep.html", Options{})
+	if !errors.Is(err, ErrTooDeep) || errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "nested more than 512 deep") {
+		t.Fatalf("err = %v, want ErrTooDeep naming the depth", err)
+	}
+	ok := "<html><body>" + strings.Repeat("<div>", 500) + "<p>" + strings.Repeat("readable text ", 20) + "</p>" + strings.Repeat("</div>", 500) + "</body></html>"
+	doc, err := ConvertBytes(t.Context(), []byte(ok), "ok.html", Options{})
+	if err != nil || !strings.Contains(doc.Markdown, "readable text") {
+		t.Fatalf("500 deep: %v, %q", err, doc.Markdown)
 	}
 }

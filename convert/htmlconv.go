@@ -55,15 +55,33 @@ func decodeHTML(data []byte) string {
 	return decodeWith(enc, data)
 }
 
+// maxHTMLDepth is how deep x/net/html lets elements nest before it gives
+// up.
+const maxHTMLDepth = 512
+
+// parseHTML parses a page; a page nested deeper than the parser goes is
+// ErrTooDeep, not ErrDamaged: it may be whole, only too deep to read.
+func parseHTML(text string) (*html.Node, error) {
+	root, err := html.Parse(strings.NewReader(text))
+	if err != nil {
+		// x/net/html's own words for the open-element stack bound.
+		if strings.Contains(err.Error(), "open stack of elements exceeds") {
+			return nil, fmt.Errorf("%w: html: elements nested more than %d deep; vibe's HTML reader stops there", ErrTooDeep, maxHTMLDepth)
+		}
+		return nil, fmt.Errorf("%w: html: %v", ErrDamaged, err)
+	}
+	return root, nil
+}
+
 // convertHTML extracts the main content of a page (not its navigation
 // chrome) and converts it to Markdown.
 func convertHTML(data []byte) (Document, error) {
 	text := decodeHTML(data)
 	var doc Document
 	doc.Format = "html"
-	root, err := html.Parse(strings.NewReader(text))
+	root, err := parseHTML(text)
 	if err != nil {
-		return doc, fmt.Errorf("%w: html: %v", ErrDamaged, err)
+		return doc, err
 	}
 	RemoveHeadingChrome(root)
 	article, err := readability.FromDocument(root, nil)

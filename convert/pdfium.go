@@ -10,12 +10,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
-	"github.com/klippa-app/go-pdfium/responses"
 	"github.com/klippa-app/go-pdfium/webassembly"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -40,6 +41,11 @@ type PDFium struct {
 	instances   int
 	cacheDir    string
 	memoryPages uint32
+
+	// instantiated counts the pdfium instances created (one linear memory
+	// each): an engine that serves many PDFs creates at most Instances
+	// unless one was discarded.
+	instantiated atomic.Int64
 
 	mu     sync.Mutex
 	pool   pdfium.Pool
@@ -131,9 +137,6 @@ func (p *PDFium) Start() error {
 // start compiles (or loads) the module and creates the pool; p.mu is held.
 func (p *PDFium) start() {
 	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
-		// An instance is killed when its conversion's context is done
-		// (time bound, interrupt): the running call must stop too.
-		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(p.memoryPages)
 	if p.cacheDir != "" && p.cacheDir != "-" {
 		// Without a usable cache directory the module is compiled in
@@ -143,14 +146,26 @@ func (p *PDFium) start() {
 			rc = rc.WithCompilationCache(cache)
 		}
 	}
+	// The context the instances are created with carries the allocator of
+	// their linear memory.
+	alloc := wasmMemoryAllocator()
+	ctx := experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(
+		func(capacity, max uint64) experimental.LinearMemory {
+			p.instantiated.Add(1)
+			return alloc.Allocate(capacity, max)
+		}))
 	p.pool, p.err = webassembly.Init(webassembly.Config{
-		Context: context.Background(), MinIdle: 0, MaxIdle: p.instances, MaxTotal: p.instances,
+		Context: ctx, MinIdle: 0, MaxIdle: p.instances, MaxTotal: p.instances,
 		RuntimeConfig: rc,
 		// The document is passed as bytes: pdfium sees no file system and
 		// its diagnostics are not printed.
 		FSConfig: wazero.NewFSConfig(),
 		Stdout:   io.Discard,
 		Stderr:   io.Discard,
+		// An instance serves one PDF after another: instantiating the
+		// module and initialising pdfium again for every file would cost
+		// more than converting a small PDF.
+		ReuseWorkers: true,
 	})
 }
 
@@ -183,7 +198,8 @@ var errPDFEncrypted = fmt.Errorf("%w: supply a decrypted copy (e.g. qpdf --decry
 // pure Go), then structures it like convertPDF: running headers, footers and
 // page numbers removed, paragraphs joined, headings from the outline when the
 // PDF has one and from numbering otherwise. A panic or trap inside pdfium is
-// returned as ErrDamaged and the instance is discarded.
+// returned as ErrDamaged (or the page as failed) and the instance is
+// discarded; otherwise it serves the next PDF.
 func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document, err error) {
 	doc.Format = "pdf"
 	engine := opts.PDFium
@@ -196,29 +212,16 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 	if err != nil {
 		return doc, err
 	}
-	// The instance is released exactly once: closed when the conversion
-	// ends, or killed (its module closed, the running call stopped) as soon
-	// as ctx is done, so a PDF that keeps pdfium busy cannot outlive its
-	// time bound or an interrupt.
-	var relMu sync.Mutex
-	released := false
-	release := func(kill bool) {
-		relMu.Lock()
-		defer relMu.Unlock()
-		if released {
-			return
-		}
-		released = true
-		if kill {
-			inst.Kill()
-		} else {
-			inst.Close()
-		}
-	}
-	stopWatch := context.AfterFunc(ctx, func() { release(true) })
+	// The instance goes back to the pool when the conversion ends, ready for
+	// the next PDF, unless pdfium panicked or trapped: then it is discarded.
+	// A done ctx is honoured between pages and between calls, not inside
+	// one: interrupting a running call (wazero's WithCloseOnContextDone)
+	// costs a goroutine and a channel on every call into pdfium. A page
+	// that keeps pdfium busy does not hold the caller: [bounded] returns at
+	// the time bound and leaves this goroutine to finish the page.
 	broken := false
+	trapped := false // a call into pdfium trapped: its state is suspect
 	defer func() {
-		stopWatch()
 		if r := recover(); r != nil {
 			broken = true
 			err = fmt.Errorf("%w: pdfium failed (%v); the file is probably damaged", ErrDamaged, r)
@@ -226,10 +229,15 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		release(broken)
+		if broken || trapped {
+			inst.Kill()
+		} else {
+			inst.Close()
+		}
 	}()
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
+		trapped = pdfiumTrapped(err)
 		if errors.Is(err, pdfiumerrors.ErrPassword) || strings.Contains(strings.ToLower(err.Error()), "password") {
 			return doc, errPDFEncrypted
 		}
@@ -248,9 +256,7 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		doc.Title = strings.TrimSpace(meta.Value)
 	}
 	outline := map[string]int{}
-	if bm, err := inst.GetBookmarks(&requests.GetBookmarks{Document: ref}); err == nil {
-		collectBookmarks(bm.Bookmarks, 1, outline)
-	}
+	pdfiumOutline(ctx, inst, ref, outline)
 
 	var pages []string
 	var failed []int
@@ -258,13 +264,10 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 		if err := ctx.Err(); err != nil {
 			return doc, err
 		}
-		text := ""
-		page := requests.Page{ByIndex: &requests.PageByIndex{Document: ref, Index: i}}
-		res, perr := inst.GetPageText(&requests.GetPageText{Page: page})
+		text, perr := pdfiumPageText(inst, ref, i)
 		if perr != nil {
+			trapped = trapped || pdfiumTrapped(perr)
 			failed = append(failed, i+1)
-		} else {
-			text = normalizePDFiumText(separateFootnoteMarks(inst, page, res.Text))
 		}
 		if strings.TrimSpace(text) == "" {
 			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i+1)
@@ -277,6 +280,38 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 	return doc, nil
 }
 
+// pdfiumTrapped says whether err is a trap or panic inside pdfium (go-pdfium
+// returns both as errors) rather than pdfium's own refusal: the instance
+// that ran it is discarded, not handed to the next PDF.
+func pdfiumTrapped(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "wasm error") || strings.Contains(msg, "panic occurred")
+}
+
+// pdfiumPageText returns the normalised text of page i: pdfium's text page
+// is loaded once and read whole in one call (FPDFText_GetText), not one call
+// per character, and the footnote marks are looked up on the same text page.
+func pdfiumPageText(inst pdfium.Pdfium, ref references.FPDF_DOCUMENT, i int) (string, error) {
+	page := requests.Page{ByIndex: &requests.PageByIndex{Document: ref, Index: i}}
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
+	if err != nil {
+		return "", err
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	count, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil {
+		return "", err
+	}
+	if count.Count <= 0 {
+		return "", nil
+	}
+	res, err := inst.FPDFText_GetText(&requests.FPDFText_GetText{TextPage: tp.TextPage, Count: count.Count})
+	if err != nil {
+		return "", err
+	}
+	return normalizePDFiumText(separateFootnoteMarks(inst, tp.TextPage, res.Text)), nil
+}
+
 // separateFootnoteMarks rewrites a footnote number that opens a line glued
 // to the footnote's first word ("1Preliminary KNKT…", "12The magnitude…":
 // pdfium writes no space between a superscript and the word after it) as
@@ -287,7 +322,7 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 // (raised by a fifth of the letter's height or more), so "3Com" set on the
 // baseline stays as it is. text is pdfium's text of the page, whose runes
 // are the text page's characters.
-func separateFootnoteMarks(inst pdfium.Pdfium, page requests.Page, text string) string {
+func separateFootnoteMarks(inst pdfium.Pdfium, textPage references.FPDF_TEXTPAGE, text string) string {
 	rs := []rune(text)
 	type mark struct{ start, letter int }
 	var marks []mark
@@ -306,13 +341,8 @@ func separateFootnoteMarks(inst pdfium.Pdfium, page requests.Page, text string) 
 	if len(marks) == 0 {
 		return text
 	}
-	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
-	if err != nil {
-		return text
-	}
-	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
 	char := func(i int) rune {
-		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: i})
+		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: textPage, Index: i})
 		if err != nil {
 			return -1
 		}
@@ -322,9 +352,9 @@ func separateFootnoteMarks(inst pdfium.Pdfium, page requests.Page, text string) 
 		if char(j) != rs[j] || char(j-1) != rs[j-1] {
 			return false // the text does not line up with the characters
 		}
-		digit, err1 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: tp.TextPage, Index: j - 1})
-		letter, err2 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: tp.TextPage, Index: j})
-		box, err3 := inst.FPDFText_GetCharBox(&requests.FPDFText_GetCharBox{TextPage: tp.TextPage, Index: j})
+		digit, err1 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: textPage, Index: j - 1})
+		letter, err2 := inst.FPDFText_GetCharOrigin(&requests.FPDFText_GetCharOrigin{TextPage: textPage, Index: j})
+		box, err3 := inst.FPDFText_GetCharBox(&requests.FPDFText_GetCharBox{TextPage: textPage, Index: j})
 		if err1 != nil || err2 != nil || err3 != nil {
 			return false
 		}
@@ -371,6 +401,7 @@ func normalizePDFiumText(s string) string {
 	s = strings.ReplaceAll(s, "\r", "\n")
 	s = strings.ReplaceAll(s, "\u0002\n", "")
 	s = strings.ReplaceAll(s, "\u00ad\n", "")
+	s = strings.ReplaceAll(s, "\ufffe\n", "") // FPDFText_GetText's soft hyphen
 	s = strings.ReplaceAll(s, "\ufffe", "")
 	return dropSpacesBetweenCJK(s)
 }
@@ -404,14 +435,63 @@ func isCJKText(r rune) bool {
 	return textmetric.IsCJK(r) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF) || r == '…'
 }
 
-// collectBookmarks records each outline title with its depth (1 = top).
-func collectBookmarks(bms []responses.GetBookmarksBookmark, depth int, out map[string]int) {
-	for _, b := range bms {
-		if k := normHeading(b.Title); k != "" {
-			if _, ok := out[k]; !ok {
-				out[k] = depth
-			}
-		}
-		collectBookmarks(b.Children, depth+1, out)
+// pdfiumOutline records each outline title with its depth (1 = top), as
+// pdfOutline does for the other engine. It walks the outline itself, not
+// with go-pdfium's GetBookmarks, which follows /Next and /First without
+// end when they loop (a 989-byte file held pdfium 2 minutes and 1 GB).
+// pdfium hands out a new reference for every visit, so a bookmark is known
+// again by its title and destination page: the walk of a sibling chain
+// stops at the first bookmark already seen (a loop, or a duplicate whose
+// title is recorded already), and it never goes past maxOutlineDepth
+// levels or maxOutlineItems bookmarks.
+func pdfiumOutline(ctx context.Context, inst pdfium.Pdfium, ref references.FPDF_DOCUMENT, out map[string]int) {
+	type seenKey struct {
+		title string
+		page  int
 	}
+	seen := map[seenKey]bool{}
+	items := 0
+	var walk func(parent *references.FPDF_BOOKMARK, depth int)
+	walk = func(parent *references.FPDF_BOOKMARK, depth int) {
+		if depth > maxOutlineDepth {
+			return
+		}
+		first, err := inst.FPDFBookmark_GetFirstChild(&requests.FPDFBookmark_GetFirstChild{Document: ref, Bookmark: parent})
+		if err != nil {
+			return
+		}
+		for bm := first.Bookmark; bm != nil; {
+			if ctx.Err() != nil || items >= maxOutlineItems {
+				return
+			}
+			items++
+			title := ""
+			if t, err := inst.FPDFBookmark_GetTitle(&requests.FPDFBookmark_GetTitle{Bookmark: *bm}); err == nil {
+				title = t.Title
+			}
+			page := -1
+			if d, err := inst.FPDFBookmark_GetDest(&requests.FPDFBookmark_GetDest{Document: ref, Bookmark: *bm}); err == nil && d.Dest != nil {
+				if pi, err := inst.FPDFDest_GetDestPageIndex(&requests.FPDFDest_GetDestPageIndex{Document: ref, Dest: *d.Dest}); err == nil {
+					page = pi.Index
+				}
+			}
+			k := seenKey{title, page}
+			if seen[k] {
+				return
+			}
+			seen[k] = true
+			if h := normHeading(title); h != "" {
+				if _, ok := out[h]; !ok {
+					out[h] = depth
+				}
+			}
+			walk(bm, depth+1)
+			next, err := inst.FPDFBookmark_GetNextSibling(&requests.FPDFBookmark_GetNextSibling{Document: ref, Bookmark: *bm})
+			if err != nil {
+				return
+			}
+			bm = next.Bookmark
+		}
+	}
+	walk(nil, 1)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -97,5 +98,107 @@ func TestConvertFilesUsesGivenPDFium(t *testing.T) {
 	rep, err = ConvertFiles(ctx, []string{src}, t.TempDir(), RunOptions{Convert: Options{PDFEngine: "pdfium"}})
 	if err != nil || rep.Converted != 1 {
 		t.Errorf("with the run's own engine: %+v, %v", rep, err)
+	}
+}
+
+// TestPDFiumReusesInstances checks that an engine of one instance converts
+// PDF after PDF on that instance (pdfium is instantiated once, not per file
+// or per page), that a damaged PDF does not cost it, and that the text is
+// the same as on a fresh engine.
+func TestPDFiumReusesInstances(t *testing.T) {
+	ctx := context.Background()
+	e := NewPDFium(PDFiumOptions{Instances: 1})
+	defer e.Close()
+	dir := filepath.Join(corpusDir(t), "pdf")
+	names := []string{"tracemonkey-2col-en.pdf", "zen_of_python_corrupted-damaged.pdf", "pdfjs-issue12823-zh.pdf", "tracemonkey-2col-en.pdf"}
+	var first string
+	for i, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := ConvertBytes(ctx, data, name, Options{PDFEngine: "pdfium", PDFium: e})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if i == 0 {
+			first = doc.Markdown
+		}
+		if i == len(names)-1 && doc.Markdown != first {
+			t.Errorf("%s converted again on a used instance differs from the first conversion", name)
+		}
+	}
+	if n := e.instantiated.Load(); n != 1 {
+		t.Errorf("pdfium instantiated %d times for %d PDFs on a one-instance engine, want 1", n, len(names))
+	}
+}
+
+// countdownCtx is a context that is cancelled after its Err has been asked
+// n times: a deterministic cancellation in the middle of a conversion.
+type countdownCtx struct {
+	context.Context
+	mu   sync.Mutex
+	n    int
+	done chan struct{}
+}
+
+func newCountdownCtx(n int) *countdownCtx {
+	return &countdownCtx{Context: context.Background(), n: n, done: make(chan struct{})}
+}
+
+func (c *countdownCtx) Done() <-chan struct{} { return c.done }
+
+func (c *countdownCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n <= 0 {
+		return context.Canceled
+	}
+	c.n--
+	if c.n == 0 {
+		close(c.done)
+	}
+	return nil
+}
+
+// TestPDFiumCancelBetweenPages checks that a conversion whose context is
+// cancelled part way through a PDF stops at the next page with the
+// context's error, and that the instance it ran on is handed back unharmed:
+// the next PDF converts on it without a new instance.
+func TestPDFiumCancelBetweenPages(t *testing.T) {
+	e := NewPDFium(PDFiumOptions{Instances: 1})
+	defer e.Close()
+	data, err := os.ReadFile(filepath.Join(corpusDir(t), "pdf", "tracemonkey-2col-en.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newCountdownCtx(4) // a few pages in
+	doc, err := convertPDFium(ctx, data, Options{PDFium: e})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled conversion: err = %v, want context.Canceled", err)
+	}
+	if doc.Markdown != "" {
+		t.Errorf("cancelled conversion returned text")
+	}
+	doc, err = convertPDFium(context.Background(), data, Options{PDFium: e})
+	if err != nil || !strings.Contains(doc.Markdown, "TraceMonkey") {
+		t.Fatalf("conversion after a cancelled one: %v", err)
+	}
+	if n := e.instantiated.Load(); n != 1 {
+		t.Errorf("pdfium instantiated %d times, want 1 (the cancelled conversion's instance reused)", n)
+	}
+}
+
+// TestNormalizePDFiumSoftHyphen checks that a hyphen pdfium marks as soft at
+// a line end (U+0002 from FPDFText_GetUnicode, U+FFFE from FPDFText_GetText)
+// joins the word's halves.
+func TestNormalizePDFiumSoftHyphen(t *testing.T) {
+	for _, in := range []string{"com\u0002\r\npile", "com\ufffe\r\npile", "com\u00ad\npile"} {
+		if got := normalizePDFiumText(in); got != "compile" {
+			t.Errorf("normalizePDFiumText(%q) = %q, want %q", in, got, "compile")
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -66,19 +67,35 @@ func cacheKey(opts *Options, sum string) string {
 // the format (the text checks are then skipped). text is the text when it
 // was extracted now, "" when the cache answered.
 func textInfoFor(ctx context.Context, opts *Options, c candidate, data []byte, ext, sum string) (ti textInfo, text string, hasText bool, err error) {
-	var cachePath string
+	var cachePath, failPath string
 	if opts.CacheDir != "" && (opts.Extract != nil || opts.ExtractDoc != nil) {
 		cachePath = filepath.Join(opts.CacheDir, cacheKey(opts, sum)+".json")
+		failPath = filepath.Join(opts.CacheDir, cacheKey(opts, sum)+".failed.json")
 		if b, err := os.ReadFile(cachePath); err == nil {
 			var ti textInfo
 			if json.Unmarshal(b, &ti) == nil && ti.Version == cacheVersion {
 				return ti, "", true, nil
 			}
 		}
+		if !opts.RetryFailed {
+			var f failure
+			if b, err := os.ReadFile(failPath); err == nil && json.Unmarshal(b, &f) == nil && f.Error != "" {
+				return textInfo{}, "", false, &RememberedError{Msg: f.Error}
+			}
+		}
 	}
 	x, hasText, err := extractDoc(ctx, opts, c, data, ext)
+	if err != nil && failPath != "" && ctx.Err() == nil && opts.Lasting != nil && opts.Lasting(err) {
+		err = fmt.Errorf("%w (remembered for these bytes: later runs skip the file until it changes, or retry it with --retry-failed)", err)
+		if b, jerr := json.Marshal(failure{Error: err.Error()}); jerr == nil && os.MkdirAll(opts.CacheDir, 0o755) == nil {
+			_ = atomicfile.WriteFile(failPath, b, 0o644)
+		}
+	}
 	if err != nil || !hasText {
 		return textInfo{}, "", false, err
+	}
+	if failPath != "" {
+		_ = os.Remove(failPath) // retried, and it worked
 	}
 	ti = textInfo{Version: cacheVersion, textStats: measure(x.Text), Signals: inspect(x)}
 	ti.Sig, ti.HasSig = sketch(x.Text)
@@ -90,6 +107,17 @@ func textInfoFor(ctx context.Context, opts *Options, c candidate, data []byte, e
 	}
 	return ti, x.Text, true, nil
 }
+
+// failure is a remembered extraction failure (<key>.failed.json).
+type failure struct {
+	Error string `json:"error"`
+}
+
+// RememberedError is an extraction failure remembered from an earlier run
+// for the same bytes (Options.Lasting); the file was not extracted again.
+type RememberedError struct{ Msg string }
+
+func (e *RememberedError) Error() string { return e.Msg }
 
 // cacheGet reads a JSON value the cache keeps under name; it reports
 // whether there was one.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -64,8 +65,13 @@ type Options struct {
 	MaxGarbledRatio  float64
 	NearDuplicate    float64
 	MaxDownloadBytes int64
-	DownloadTimeout  time.Duration
-	MaxRedirects     int
+	// MaxFileBytes bounds a local file (a listed file or directory's, a
+	// hand-placed one): a larger one is dropped, its size named, without
+	// being read (convert.max_file_bytes, which the converter would refuse
+	// it by anyway; default 512 MiB).
+	MaxFileBytes    int64
+	DownloadTimeout time.Duration
+	MaxRedirects    int
 	// MaxRepoBytes bounds a git source: the bytes a fetch may transfer and
 	// the size of the documents it selects (curate.max_repo_bytes).
 	MaxRepoBytes int64
@@ -108,6 +114,15 @@ type Options struct {
 	// ExtractVersion names the extractor's version (e.g. the converter
 	// version); cached measurements made by another version are not used.
 	ExtractVersion string
+	// Lasting reports whether an extraction error would come back for the
+	// same bytes (the conversion took too long or needed too much memory).
+	// With CacheDir set, such a failure is remembered by the file's sha256
+	// (and ExtractVersion): later runs drop the file with the same reason
+	// without extracting it again, until its bytes change or RetryFailed.
+	Lasting func(error) bool
+	// RetryFailed extracts the files whose failure is remembered again
+	// (vibe build / vibe curate --retry-failed).
+	RetryFailed bool
 	// Progress, when set, is called after each candidate is judged.
 	Progress func(done, total int, e Entry)
 	// OnError, when set, is called for each source that could not be read or
@@ -131,6 +146,9 @@ func (o *Options) applyDefaults() {
 	}
 	if o.MaxDownloadBytes == 0 {
 		o.MaxDownloadBytes = 100 << 20
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if o.DownloadTimeout == 0 {
 		o.DownloadTimeout = 60 * time.Second
@@ -324,7 +342,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	// run made before it journaled (or before journals existed).
 	handSHA := map[string]string{}
 	for _, h := range hand {
-		if data, err := os.ReadFile(filepath.Join(opts.Root, filepath.FromSlash(h.Source))); err == nil {
+		if data, err := readLocal(filepath.Join(opts.Root, filepath.FromSlash(h.Source)), opts.MaxFileBytes); err == nil {
 			sum := sha256.Sum256(data)
 			handSHA[path.Base(h.Source)] = hex.EncodeToString(sum[:])
 		}
@@ -446,7 +464,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 		data := c.data
 		if c.err == nil && data == nil {
-			data, c.err = os.ReadFile(c.path)
+			data, c.err = readLocal(c.path, opts.MaxFileBytes)
 		}
 		switch {
 		case errors.Is(c.err, ErrTooLarge):
@@ -716,7 +734,7 @@ func (pc plannedCopy) copy(opts *Options, prev map[string]Entry, jour *journal, 
 	}
 	data := pc.data
 	if data == nil {
-		if data, err = os.ReadFile(pc.path); err != nil {
+		if data, err = readLocal(pc.path, opts.MaxFileBytes); err != nil {
 			return false, false, fmt.Errorf("curate %s: %w", pc.origin, err)
 		}
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != pc.sha {
@@ -743,6 +761,57 @@ func sameEntry(a, b Entry) bool {
 	return a == b
 }
 
+// DefaultMaxFileBytes is Options.MaxFileBytes's default, convert's.
+const DefaultMaxFileBytes = 512 << 20
+
+// readLocal reads a local source file of at most max bytes: its size is
+// checked before a byte is read (a 1 GB sparse file costs a stat, not
+// 1 GB of memory), and the read stops past max should it grow meanwhile.
+// A larger file is ErrTooLarge naming both sizes; a file that is not a
+// regular one (a FIFO, a device) is refused, not read.
+func readLocal(p string, max int64) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", filepath.Base(p), st.Mode().Type())
+	}
+	if st.Size() > max {
+		return nil, tooLargeFile(st.Size(), max)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, tooLargeFile(int64(len(data)), max)
+	}
+	return data, nil
+}
+
+func tooLargeFile(size, max int64) error {
+	return fmt.Errorf("%w: %s (%d bytes) is over convert.max_file_bytes (%s): raise it in vibe.yaml if the file is genuine, or remove it", ErrTooLarge, sizeText(size), size, sizeText(max))
+}
+
+// sizeText is a size for people: 1.0 GiB, 512 MiB, 300 KiB, 12 bytes.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // fileSHA returns the hex sha256 of the file at p and whether it could be
 // read.
 func fileSHA(p string) (string, bool) {
@@ -761,7 +830,7 @@ func extractDoc(ctx context.Context, opts *Options, c candidate, data []byte, ex
 	if opts.ExtractDoc == nil && opts.Extract == nil {
 		if data == nil && c.path != "" {
 			var err error
-			if data, err = os.ReadFile(c.path); err != nil {
+			if data, err = readLocal(c.path, opts.MaxFileBytes); err != nil {
 				return Extracted{}, false, err
 			}
 		}
@@ -925,7 +994,8 @@ func expand(ctx context.Context, opts *Options, s Spec, rep *SourceReport) []can
 		data, err := download(ctx, opts, src)
 		name := urlBaseName(src)
 		if err == nil {
-			name += sniff(data, name)
+			// The URL's own extension tells Markdown from plain text.
+			name += sniff(data, urlPathBase(src))
 		} else {
 			rep.Err = err
 		}

@@ -89,3 +89,12 @@ func urlBaseName(rawURL string) string {
 	}
 	return base
 }
+
+// urlPathBase is the last segment of the URL's path ("" when none).
+func urlPathBase(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return path.Base(u.Path)
+}

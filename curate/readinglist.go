@@ -132,8 +132,10 @@ func (w Work) SearchQuery() string {
 		a = a[:i]
 	}
 	a = strings.TrimSpace(a)
-	for _, role := range []string{" 编", " 著", " 注", " 撰", " 辑", " ed.", " (ed.)"} {
-		a = strings.TrimSpace(strings.TrimSuffix(a, role))
+	for _, role := range []string{" ed.", "编著", "校注", "编", "著", "注", "撰", "辑"} {
+		if r := strings.TrimSpace(strings.TrimSuffix(a, role)); r != a && len([]rune(r)) >= 2 {
+			a = r
+		}
 	}
 	if a != "" && !strings.EqualFold(a, "anonymous") && !strings.EqualFold(a, "unknown") && a != "佚名" {
 		q += " " + a

@@ -163,10 +163,29 @@ func TestWorkSearchQuery(t *testing.T) {
 		{"子平真诠评注", "沈孝瞻 著，commentary: 徐乐吾", "子平真诠评注 沈孝瞻"},
 		{"The Classic of Tea (茶经)", "Lu Yu", "The Classic of Tea Lu Yu"},
 		{"渊海子平", "unknown", "渊海子平"},
+		{"渊海子平", "徐升（徐大升）编", "渊海子平 徐升"},
+		{"Tea", "A. Smith ed.", "Tea A. Smith"},
 		{"李虚中命书", "", "李虚中命书"},
 	} {
 		if got := (Work{Title: tc.title, Author: tc.author}).SearchQuery(); got != tc.want {
 			t.Errorf("%s / %s: %q, want %q", tc.title, tc.author, got, tc.want)
 		}
+	}
+}
+
+func TestRunKeepsMarkdownOfAURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("# 绿茶\n\n" + zhText)) }))
+	defer srv.Close()
+	root := t.TempDir()
+	res, err := Run(context.Background(), Options{Root: root, SourceDir: filepath.Join(root, "knowledge/t/source"), Extract: fakeExtract, Now: fixedNow,
+		Sources: []Spec{{Source: srv.URL + "/notes/green.md"}, {Source: srv.URL + "/plain"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Lock.Sources[0]; e.File != "green.md" || e.MediaType != "text/markdown" {
+		t.Errorf("a .md URL stored as %q (%s), want green.md", e.File, e.MediaType)
+	}
+	if e := res.Lock.Sources[1]; e.Status != StatusDropped || !strings.Contains(e.Reason, "duplicate") {
+		t.Errorf("the same bytes again: %+v", e)
 	}
 }

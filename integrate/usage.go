@@ -37,10 +37,20 @@ type PassUsage struct {
 	Requests   int `json:"requests"`
 	CachedHits int `json:"cached_hits"`
 	// Cached is set when every answer of the pass came from the cache.
-	Cached           bool    `json:"cached"`
+	Cached bool `json:"cached"`
+	// PromptTokens and CompletionTokens are, request by request, the larger
+	// of the endpoint's usage and vibe's count (llm.Usage); Cost is priced
+	// from them.
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	Cost             float64 `json:"cost"`
+	// EndpointPromptTokens and EndpointCompletionTokens are the usage the
+	// endpoint returned; CountedLarger counts the requests recorded with
+	// vibe's count because it was larger; Tokenizer names vibe's counter.
+	EndpointPromptTokens     int    `json:"endpoint_prompt_tokens,omitempty"`
+	EndpointCompletionTokens int    `json:"endpoint_completion_tokens,omitempty"`
+	CountedLarger            int    `json:"counted_larger,omitempty"`
+	Tokenizer                string `json:"tokenizer,omitempty"`
 }
 
 // Add counts p into u (the Pass name is kept).
@@ -49,6 +59,12 @@ func (u *PassUsage) Add(p PassUsage) {
 	u.CachedHits += p.CachedHits
 	u.PromptTokens += p.PromptTokens
 	u.CompletionTokens += p.CompletionTokens
+	u.EndpointPromptTokens += p.EndpointPromptTokens
+	u.EndpointCompletionTokens += p.EndpointCompletionTokens
+	u.CountedLarger += p.CountedLarger
+	if u.Tokenizer == "" {
+		u.Tokenizer = p.Tokenizer
+	}
 	u.Cost += p.Cost
 	u.Cached = u.Requests == 0 && u.CachedHits > 0
 }

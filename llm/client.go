@@ -67,8 +67,13 @@ type Options struct {
 	// DryRun counts requests and prompt tokens without sending anything.
 	DryRun bool
 	// CountTokens counts tokens; nil uses an estimate (a Han character is a
-	// token, other text about 4 bytes a token).
+	// token, other text about 4 bytes a token). Every answered request's
+	// prompt and answer are counted with it, and the larger of that count
+	// and the endpoint's usage is recorded and charged (see Usage).
 	CountTokens func(string) int
+	// Tokenizer names CountTokens in usage reports (DescribeTokenizer);
+	// empty with CountTokens set reads "custom counter".
+	Tokenizer string
 	// Sleep waits between retries; nil uses a timer honouring ctx. Tests
 	// inject a recorder.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -80,16 +85,30 @@ type Options struct {
 
 // StageUsage is the usage of one stage.
 type StageUsage struct {
-	Requests         int     `json:"requests"`
-	CachedHits       int     `json:"cached_hits"`
-	Retries          int     `json:"retries"`
-	Repairs          int     `json:"repairs"`
+	Requests   int `json:"requests"`
+	CachedHits int `json:"cached_hits"`
+	Retries    int `json:"retries"`
+	Repairs    int `json:"repairs"`
+	// PromptTokens and CompletionTokens sum, request by request, the larger
+	// of the endpoint's usage and vibe's count (see Usage); Cost and the
+	// budget are computed from them.
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	Cost             float64 `json:"cost"`
-	// SentPromptTokens counts the prompt tokens of the answered requests
-	// with Options.CountTokens (PromptTokens is the endpoint's own count).
-	SentPromptTokens int `json:"sent_prompt_tokens"`
+	// SentPromptTokens and CountedCompletionTokens are vibe's count of the
+	// answered requests' prompts and answers (Options.CountTokens).
+	SentPromptTokens        int `json:"sent_prompt_tokens"`
+	CountedCompletionTokens int `json:"counted_completion_tokens"`
+	// EndpointPromptTokens and EndpointCompletionTokens are the usage the
+	// endpoint returned for them.
+	EndpointPromptTokens     int `json:"endpoint_prompt_tokens"`
+	EndpointCompletionTokens int `json:"endpoint_completion_tokens"`
+	// CountedLarger is how many requests were recorded with vibe's count
+	// because it was above the endpoint's usage (or the endpoint returned
+	// none); the others were recorded with the endpoint's.
+	CountedLarger int `json:"counted_larger"`
+	// Tokenizer names the counter (Options.Tokenizer).
+	Tokenizer string `json:"tokenizer"`
 	// DryRunRequests and DryRunPromptTokens count what would have been sent.
 	DryRunRequests     int `json:"dry_run_requests,omitempty"`
 	DryRunPromptTokens int `json:"dry_run_prompt_tokens,omitempty"`
@@ -124,6 +143,9 @@ func New(opt Options) *Client {
 	}
 	if opt.CountTokens == nil {
 		opt.CountTokens = EstimateTokens
+		opt.Tokenizer = estimateTokenizer
+	} else if opt.Tokenizer == "" {
+		opt.Tokenizer = "custom counter"
 	}
 	if opt.Sleep == nil {
 		opt.Sleep = sleepCtx
@@ -180,7 +202,7 @@ func (c *Client) stage(name string) *StageUsage {
 	}
 	u := c.usage[name]
 	if u == nil {
-		u = &StageUsage{}
+		u = &StageUsage{Tokenizer: c.opt.Tokenizer}
 		c.usage[name] = u
 	}
 	return u
@@ -307,12 +329,33 @@ func stageName(s string) string {
 	return s
 }
 
+// Tokenizer names the client's token counter as usage reports do.
+func (c *Client) Tokenizer() string { return c.opt.Tokenizer }
+
+// settle completes an answer's usage: the endpoint's figures (as attempt
+// set them) kept apart, vibe's count of the prompt (prompt) and of the
+// answer added, and the larger of the two taken for each direction.
+func (c *Client) settle(r *Response, prompt int) {
+	u := &r.Usage
+	u.EndpointPromptTokens, u.EndpointCompletionTokens = u.PromptTokens, u.CompletionTokens
+	u.CountedPromptTokens = prompt
+	u.CountedCompletionTokens = CompletionTokens(*r, c.opt.CountTokens)
+	u.PromptTokens = max(u.EndpointPromptTokens, u.CountedPromptTokens)
+	u.CompletionTokens = max(u.EndpointCompletionTokens, u.CountedCompletionTokens)
+}
+
 func (c *Client) record(req Request, r Response, prompt int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	u := c.stage(req.Stage)
 	u.Requests++
 	u.SentPromptTokens += prompt
+	u.CountedCompletionTokens += r.Usage.CountedCompletionTokens
+	u.EndpointPromptTokens += r.Usage.EndpointPromptTokens
+	u.EndpointCompletionTokens += r.Usage.EndpointCompletionTokens
+	if r.Usage.CountedLarger() {
+		u.CountedLarger++
+	}
 	u.PromptTokens += r.Usage.PromptTokens
 	u.CompletionTokens += r.Usage.CompletionTokens
 	cost := c.cost(c.model(req), r.Usage.PromptTokens, r.Usage.CompletionTokens)
@@ -353,8 +396,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			if verr := c.validate(req.Schema, r2.Content); verr != nil {
 				return Response{}, fmt.Errorf("%w (schema %s, after one repair round): %v", ErrInvalidOutput, req.Schema.Name, verr)
 			}
-			r2.Usage.PromptTokens += r.Usage.PromptTokens
-			r2.Usage.CompletionTokens += r.Usage.CompletionTokens
+			r2.Usage.Add(r.Usage)
 			r = r2
 		}
 	}
@@ -439,6 +481,7 @@ func (c *Client) send(ctx context.Context, req Request, onDelta func(Delta) erro
 		delivered := false
 		r, err := c.attempt(ctx, req, onDelta, &delivered)
 		if err == nil {
+			c.settle(&r, prompt)
 			c.record(req, r, prompt)
 			return r, nil
 		}

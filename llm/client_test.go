@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 )
@@ -255,5 +261,112 @@ func TestPromptTokens(t *testing.T) {
 		if got := llm.EncodingFor(model); got != want {
 			t.Errorf("EncodingFor(%s) = %s, want %s", model, got, want)
 		}
+	}
+}
+
+// relayUsage is the usage an OpenAI-compatible relay estimates (like
+// shared/tools/llm_relay.py): three characters of the JSON-encoded messages
+// a prompt token, three characters of the answer a completion token plus 10.
+func relayUsage(t *testing.T, msgs []llm.Message, answer string) (prompt, completion int) {
+	t.Helper()
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return utf8.RuneCount(b) / 3, utf8.RuneCount([]byte(answer))/3 + 10
+}
+
+// TestUsageNotLowWhenEndpointEstimates checks that an endpoint estimating
+// its usage at three characters a token, 2-3 times low for Chinese, does not
+// make the recorded usage, the cost or the budget low: vibe's count with the
+// model's tokenizer (cl100k_base, as for a model whose own is not bundled)
+// is larger and is what the client records, reports and charges; an
+// endpoint reporting more than vibe counts keeps its own figures.
+func TestUsageNotLowWhenEndpointEstimates(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), "bazi", "子平真诠.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []rune(string(raw))
+	passage := string(text[:6000])
+	answer := string(text[6000:7000])
+	sp, err := chunk.New(chunk.Options{Encoding: llm.EncodingCL100K})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: "摘录规则。"}, {Role: llm.RoleUser, Content: passage}}
+	relayPrompt, relayCompletion := relayUsage(t, msgs, answer)
+	srv := llmtest.New(t, llmtest.Reply{Text: answer, PromptTokens: relayPrompt, CompletionTokens: relayCompletion})
+	c, _ := newClient(t, srv, func(o *llm.Options) {
+		o.Model = "qwen2.5-72b-instruct"
+		o.CountTokens, o.Tokenizer = sp.Count, llm.DescribeTokenizer("qwen2.5-72b-instruct")
+		o.Prices = map[string]llm.Price{"qwen2.5-72b-instruct": {InputPerMTok: 100, OutputPerMTok: 100}}
+	})
+	req := llm.Request{Stage: "extract.map", Messages: msgs}
+	r, err := c.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := llm.PromptTokens(req, sp.Count)
+	countedAnswer := sp.Count(answer)
+	if counted < 2*relayPrompt {
+		t.Fatalf("the fixture does not show the problem: vibe counts %d prompt tokens, the relay %d", counted, relayPrompt)
+	}
+	want := llm.Usage{PromptTokens: counted, CompletionTokens: max(countedAnswer, relayCompletion),
+		EndpointPromptTokens: relayPrompt, EndpointCompletionTokens: relayCompletion,
+		CountedPromptTokens: counted, CountedCompletionTokens: countedAnswer}
+	if r.Usage != want {
+		t.Errorf("response usage %+v, want %+v", r.Usage, want)
+	}
+	u := c.Usage()["extract.map"]
+	if u.PromptTokens != counted || u.EndpointPromptTokens != relayPrompt || u.SentPromptTokens != counted || u.CountedLarger != 1 {
+		t.Errorf("stage usage %+v: want vibe's %d prompt tokens recorded over the relay's %d, counted larger once", u, counted, relayPrompt)
+	}
+	if !strings.Contains(u.Tokenizer, "cl100k_base") || !strings.Contains(u.Tokenizer, "nearest known") {
+		t.Errorf("tokenizer %q does not say it is the nearest known one", u.Tokenizer)
+	}
+	if d := llm.DescribeTokenizer("gpt-4o-mini"); d != "tiktoken o200k_base (gpt-4o-mini's own)" {
+		t.Errorf("DescribeTokenizer(gpt-4o-mini) = %q", d)
+	}
+	wantCost := float64(want.PromptTokens+want.CompletionTokens) * 100 / 1e6
+	if math.Abs(u.Cost-wantCost) > 1e-9 || math.Abs(c.Spent()-wantCost) > 1e-9 {
+		t.Errorf("cost %.6f, spent %.6f, want %.6f (from vibe's count)", u.Cost, c.Spent(), wantCost)
+	}
+
+	// The budget: a short question answered at length. Charged with the
+	// relay's figures the second question would fit the budget; charged
+	// with vibe's count of the answer it is refused before it is sent.
+	q := []llm.Message{{Role: llm.RoleUser, Content: "论用神"}}
+	qPrompt, _ := relayUsage(t, q, answer)
+	price := func(tokens int) float64 { return float64(tokens) * 100 / 1e6 }
+	relaySpent := price(max(qPrompt, llm.PromptTokens(llm.Request{Messages: q}, sp.Count)) + relayCompletion)
+	vibeSpent := price(max(qPrompt, llm.PromptTokens(llm.Request{Messages: q}, sp.Count)) + countedAnswer)
+	next := price(llm.PromptTokens(llm.Request{Messages: q}, sp.Count) + 10)
+	budget := (relaySpent+vibeSpent)/2 + next
+	srv.Push(llmtest.Reply{Text: answer, PromptTokens: qPrompt, CompletionTokens: relayCompletion})
+	b, _ := newClient(t, srv, func(o *llm.Options) {
+		o.Model = "qwen2.5-72b-instruct"
+		o.CountTokens = sp.Count
+		o.Prices = map[string]llm.Price{"qwen2.5-72b-instruct": {InputPerMTok: 100, OutputPerMTok: 100}}
+		o.Budget = budget
+	})
+	if _, err := b.Chat(context.Background(), llm.Request{Messages: q, MaxTokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Count()
+	_, err = b.Chat(context.Background(), llm.Request{Messages: q, MaxTokens: 10, PromptVersion: "again"})
+	if !errors.Is(err, llm.ErrBudgetExceeded) || srv.Count() != before {
+		t.Errorf("second question under a budget of %.6f (spent %.6f by the relay's figures, %.6f by vibe's count): err %v, sent %d", budget, relaySpent, vibeSpent, err, srv.Count()-before)
+	}
+
+	// An endpoint that reports more than vibe counts keeps its figures.
+	srv.Push(llmtest.Reply{Text: "好", PromptTokens: 10 * counted, CompletionTokens: 50})
+	h, _ := newClient(t, srv, func(o *llm.Options) { o.CountTokens = sp.Count })
+	r, err = h.Chat(context.Background(), llm.Request{Stage: "s", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Usage.PromptTokens != 10*counted || r.Usage.CompletionTokens != 50 || h.Usage()["s"].CountedLarger != 0 {
+		t.Errorf("endpoint above vibe's count: usage %+v, stage %+v", r.Usage, h.Usage()["s"])
 	}
 }

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 )
@@ -26,6 +27,55 @@ func EncodingFor(model string) string {
 		}
 	}
 	return EncodingCL100K
+}
+
+// TokenizerFor names the tokenizer vibe counts a model's tokens with and
+// says whether it is the model's own: tiktoken's o200k_base or cl100k_base
+// for OpenAI's models, and cl100k_base as the nearest known one for the
+// models of other vendors, whose tokenizers are not bundled (for Chinese it
+// counts more tokens than Qwen's or DeepSeek's, so a budget errs high).
+func TokenizerFor(model string) (encoding string, exact bool) {
+	enc := EncodingFor(model)
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range []string{"gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-3", "text-embedding-ada"} {
+		if strings.HasPrefix(m, p) {
+			return enc, true
+		}
+	}
+	return enc, false
+}
+
+// DescribeTokenizer is how reports name the counter of a model's tokens,
+// e.g. "tiktoken o200k_base (gpt-4o-mini's own)" or "tiktoken cl100k_base
+// (the nearest known to qwen2.5-72b-instruct; its own is not bundled)".
+func DescribeTokenizer(model string) string {
+	enc, exact := TokenizerFor(model)
+	if model == "" {
+		return "tiktoken " + enc + " (no model named)"
+	}
+	if exact {
+		return fmt.Sprintf("tiktoken %s (%s's own)", enc, model)
+	}
+	return fmt.Sprintf("tiktoken %s (the nearest known to %s; its own is not bundled)", enc, model)
+}
+
+// estimateTokenizer names EstimateTokens in reports.
+const estimateTokenizer = "estimate (a Han character a token, other text 4 bytes a token)"
+
+// CompletionTokens counts the tokens of an answer with count: its content
+// and every tool call's name and arguments.
+func CompletionTokens(r Response, count func(string) int) int {
+	if count == nil {
+		count = EstimateTokens
+	}
+	n := count(r.Content)
+	for _, tc := range r.ToolCalls {
+		n += count(tc.Name + tc.Arguments)
+	}
+	return n
 }
 
 // EstimateTokens approximates a token count without a tokenizer: a Han

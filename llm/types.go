@@ -67,10 +67,39 @@ type Request struct {
 	NoCache bool
 }
 
-// Usage counts tokens.
+// Usage counts tokens. PromptTokens and CompletionTokens are the figures
+// the client records, reports and charges against the budget: each is the
+// larger of the endpoint's usage and vibe's own count with the client's
+// tokenizer (Options.CountTokens), so an endpoint that estimates its usage
+// low (a relay counting three characters a token) cannot make a report or a
+// budget low, and one that returns no usage is still counted.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// EndpointPromptTokens and EndpointCompletionTokens are the usage the
+	// endpoint returned (0 when it returned none).
+	EndpointPromptTokens     int `json:"endpoint_prompt_tokens,omitempty"`
+	EndpointCompletionTokens int `json:"endpoint_completion_tokens,omitempty"`
+	// CountedPromptTokens and CountedCompletionTokens are vibe's count of
+	// what was sent and answered.
+	CountedPromptTokens     int `json:"counted_prompt_tokens,omitempty"`
+	CountedCompletionTokens int `json:"counted_completion_tokens,omitempty"`
+}
+
+// Add counts o into u.
+func (u *Usage) Add(o Usage) {
+	u.PromptTokens += o.PromptTokens
+	u.CompletionTokens += o.CompletionTokens
+	u.EndpointPromptTokens += o.EndpointPromptTokens
+	u.EndpointCompletionTokens += o.EndpointCompletionTokens
+	u.CountedPromptTokens += o.CountedPromptTokens
+	u.CountedCompletionTokens += o.CountedCompletionTokens
+}
+
+// CountedLarger says whether vibe's count is above the endpoint's usage in
+// either direction, so the recorded figures are vibe's.
+func (u Usage) CountedLarger() bool {
+	return u.CountedPromptTokens > u.EndpointPromptTokens || u.CountedCompletionTokens > u.EndpointCompletionTokens
 }
 
 // Response is a completed chat response.

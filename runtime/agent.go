@@ -24,6 +24,7 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/websearch"
 )
 
 // Model is the chat model the runtime needs (llm.Client satisfies it).
@@ -66,9 +67,12 @@ type Event struct {
 	Args    json.RawMessage `json:"args,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
-	// CardType and Props describe a card event.
-	CardType string          `json:"card_type,omitempty"`
-	Props    json.RawMessage `json:"props,omitempty"`
+	// CardType and Props describe a card event; Template, when the skill
+	// ships one for the card (skills.CardTemplate), is how the page lays it
+	// out.
+	CardType string               `json:"card_type,omitempty"`
+	Props    json.RawMessage      `json:"props,omitempty"`
+	Template *skills.CardTemplate `json:"template,omitempty"`
 	// Form is a collect_info form definition.
 	Form json.RawMessage `json:"form,omitempty"`
 	// Reason ends a turn on a done event: stop, form, max_steps, offline.
@@ -84,10 +88,14 @@ type Event struct {
 	// Seed, on a done event, is the seed of the turn's random draws (set
 	// when the turn drew): pass it as the request's seed to replay them.
 	Seed *int64 `json:"seed,omitempty"`
+	// Turn, on a done event, is the stored answer's sequence number in its
+	// conversation: POST /api/feedback names the answer by it.
+	Turn int `json:"turn,omitempty"`
 }
 
-// Usage counts the tokens of a turn's model calls, as the endpoint reported
-// them.
+// Usage counts the tokens of a turn's model calls: per call the larger of
+// the endpoint's usage and vibe's count with the model's tokenizer (see
+// llm.Usage).
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -154,6 +162,11 @@ type Config struct {
 	// HistoryKeep bounds the user history kept per user (default
 	// DefaultHistoryKeep).
 	HistoryKeep int
+	// WebSearch, when set, offers the web_search tool (serve.web_search):
+	// the agent may search the web when the skill's knowledge has nothing;
+	// the results are marked outside the skill in the answer and its
+	// citations. nil (the default) offers no such tool.
+	WebSearch websearch.Provider
 }
 
 // Agent runs conversations. It is safe for concurrent use.
@@ -298,6 +311,11 @@ type TurnRequest struct {
 	// each draw's result give the seed a turn used, and a turn replayed
 	// with it (the same tool calls in the same order) draws the same items.
 	Seed *int64
+	// ReplaceLast makes the turn replace the conversation's last question
+	// and its answer (the page's regenerate and edit): they leave the
+	// history the model and the page see, and Message is asked in their
+	// place. It needs a ConversationID with a question in it.
+	ReplaceLast bool
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -338,6 +356,9 @@ type turn struct {
 	// shown are the turn's card and form events, in order, kept with its
 	// answer (with the citations) so a reloaded conversation shows them.
 	shown []Event
+	// answerSeq is the sequence number of the stored answer (0 until it is
+	// stored), which the done event carries.
+	answerSeq int
 
 	mu sync.Mutex
 	// active is the active skills joined by skillSep, primary first;
@@ -391,6 +412,9 @@ func (t *turn) send(ev Event) error {
 	}
 	if ev.Type == EventCard || ev.Type == EventForm {
 		t.shown = append(t.shown, ev)
+	}
+	if ev.Type == EventDone && ev.Turn == 0 {
+		ev.Turn = t.answerSeq
 	}
 	return t.emit(ev)
 }
@@ -502,6 +526,11 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	}
 	text := req.Message
 	if req.Form != nil {
+		// Only for a form the conversation showed: checked before the
+		// form's fields reach the profile.
+		if err := a.checkFormShown(ctx, req.UserID, req.ConversationID); err != nil {
+			return "", err
+		}
 		var err error
 		if text, err = a.formMessage(ctx, req.UserID, req.Form); err != nil {
 			return "", err
@@ -550,6 +579,12 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 			return "", err
 		}
 	}
+	if req.ReplaceLast {
+		if t.nodes || !hasQuestion(all) {
+			return "", ErrNothingToReplace
+		}
+		all = withoutRetracted(append(all, knowledge.StoredMessage{Role: roleRetract}))
+	}
 	for _, m := range all {
 		switch m.Role {
 		case roleSkill:
@@ -568,6 +603,9 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		// counts from its start record. One still unfinished after
 		// recentMessages messages is dropped.)
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: t.active})
+	}
+	if req.ReplaceLast {
+		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleRetract})
 	}
 	if req.Skill != "" && req.Skill != t.active {
 		for _, n := range splitSkills(req.Skill) {
@@ -624,18 +662,18 @@ func (a *Agent) history(ctx context.Context, userID, convID string) ([]knowledge
 		return nil, false, fmt.Errorf("runtime: history: %w", err)
 	}
 	if len(all) < recentMessages {
-		return all, false, nil
+		return withoutRetracted(all), false, nil
 	}
 	for _, m := range all {
 		if m.Role == roleSkill {
-			return all, false, nil
+			return withoutRetracted(all), false, nil
 		}
 	}
 	all, err = a.cfg.Memory.Messages(ctx, userID, convID, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("runtime: history: %w", err)
 	}
-	return all, true, nil
+	return withoutRetracted(all), true, nil
 }
 
 func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMessage) error {
@@ -653,8 +691,16 @@ func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMes
 			return err
 		}
 	}
-	if _, err := a.cfg.Memory.AppendMessages(ctx, t.userID, t.convID, recs); err != nil {
+	stored, err := a.cfg.Memory.AppendMessages(ctx, t.userID, t.convID, recs)
+	if err != nil {
 		return err
+	}
+	for _, m := range stored {
+		if m.Role == llm.RoleAssistant {
+			t.emitMu.Lock()
+			t.answerSeq = m.Seq
+			t.emitMu.Unlock()
+		}
 	}
 	if t.nodes {
 		// A transcript node carries its parent's summary too (a summary
@@ -832,6 +878,11 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		d = "\n" + d
 		answer.WriteString(d)
 		_ = t.send(Event{Type: EventContent, Content: d})
+	}
+	if note := webNote(t.answerCitations(answer.String())); note != "" {
+		// Web results are outside the skill: the answer says so.
+		answer.WriteString(note)
+		_ = t.send(Event{Type: EventContent, Content: note})
 	}
 	if act := t.activeSkill(); act != startActive {
 		recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: act})

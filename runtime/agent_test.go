@@ -215,7 +215,7 @@ func TestOfflineMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{OfflineLabel, "技能 / skill: bazi", "r2", "knowledge/bazi/converted/a.md#1", "医疗"} {
+	for _, want := range []string{OfflineLabelZH, "技能：bazi", "r2", "knowledge/bazi/converted/a.md#1", "医疗"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("offline answer lacks %q:\n%s", want, answer)
 		}
@@ -232,7 +232,7 @@ func TestOfflineModeFallsBackToTheOnlySkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(answer, "using the only skill") || !strings.Contains(answer, "技能 / skill: bazi") {
+	if !strings.Contains(answer, "using the only skill") || !strings.Contains(answer, "Skill: bazi") {
 		t.Fatalf("offline answer without a trigger match:\n%s", answer)
 	}
 }

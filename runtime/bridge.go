@@ -285,19 +285,45 @@ func (b *Bridger) rewrite(ctx context.Context, query, lang string) string {
 	return rw
 }
 
-// themeLanguage is the language of a skill's sources, read from what the
-// build wrote in their language: the glossary's terms, else SKILL.md.
-// Cached with the skill's rule index.
-func (a *Agent) themeLanguage(sk *skills.Skill) string {
+// themeLanguage is the language a question is searched in for a skill's
+// sources: the question's own when the skill's rules (quoted from the
+// sources) are written in it often enough (a theme of English and Chinese
+// books answers either language as asked, with no rewrite), else the
+// sources' language read from what the build wrote in it: the glossary's
+// terms, else what the rules state, else SKILL.md. SKILL.md comes last: its
+// template carries bilingual labels (核心 / Core), so an English skill's
+// SKILL.md can hold enough Han characters to read as Chinese.
+func (a *Agent) themeLanguage(sk *skills.Skill, query string) string {
 	var g *Glossary
+	var shares map[string]float64
 	if idx, err := a.rules.get(sk); err == nil {
 		g = idx.glossary
+		shares = idx.languageShares()
 	}
-	if l := SourceLanguage(g, sk.Description+sk.Body); l != "" {
+	if query != "" && shares[QueryLanguage(query)] >= mixedThemeShare {
+		return QueryLanguage(query)
+	}
+	if l := g.Language(); l != "" {
+		return l
+	}
+	best, bestShare := "", 0.0
+	for l, sh := range shares {
+		if sh > bestShare || (sh == bestShare && l < best) {
+			best, bestShare = l, sh
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if l := TextLanguage(sk.Description + sk.Body); l != "" {
 		return l
 	}
 	return langEN
 }
+
+// mixedThemeShare is the share of a skill's rules written in a language
+// from which the skill counts as written in it too.
+const mixedThemeShare = 0.15
 
 // foreignQuery reports whether a query is written mostly in another script
 // than Han: a letter run is about five letters a word, and a word weighs as

@@ -16,8 +16,12 @@ const EventCitations = "citations"
 // Citation is one source an answer rests on: a rule (with the passage of
 // its evidence) or a retrieved passage.
 type Citation struct {
-	// Kind is "rule" or "passage".
+	// Kind is "rule", "passage" or "web" (a web_search result).
 	Kind string `json:"kind"`
+	// OutsideSkill marks a source that is not the skill's knowledge (a
+	// web_search result); URL is its address.
+	OutsideSkill bool   `json:"outside_skill,omitempty"`
+	URL          string `json:"url,omitempty"`
 	// Skill is the skill the source belongs to, when several are active.
 	Skill string `json:"skill,omitempty"`
 	// RuleID names the rule of a rule citation (R024).
@@ -130,6 +134,8 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 			}
 			return cs
 		}
+	case "web_search":
+		return webCitations(res)
 	default:
 		// search_knowledge and the skills' retrieve tools answer passages.
 		return passageCitations(passagesOf(res))
@@ -164,7 +170,8 @@ func (t *turn) answerCitations(answer string) []Citation {
 	}
 	for i := range cs {
 		cs[i].Cited = (cs[i].RuleID != "" && strings.Contains(answer, cs[i].RuleID)) ||
-			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID))
+			(cs[i].ChunkID != "" && strings.Contains(answer, cs[i].ChunkID)) ||
+			(cs[i].URL != "" && strings.Contains(answer, cs[i].URL))
 	}
 	return cs
 }

@@ -10,7 +10,8 @@ import (
 // fuzzEndpoint posts each input as the body of path to a server over a
 // model that always answers: the handler must not panic, must not fail
 // with a 500 (a bad body is the client's error), and answers 200 only with
-// the body it promises.
+// the body it promises. A form_response for a conversation that showed no
+// form is the client's error too (409).
 func fuzzEndpoint(f *testing.F, path string, seeds []string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -30,7 +31,7 @@ func fuzzEndpoint(f *testing.F, path string, seeds []string) {
 			if ct != "text/event-stream" && ct != "application/json" {
 				t.Fatalf("200 with content type %q", ct)
 			}
-		case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge:
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge:
 			if !strings.Contains(rec.Body.String(), `"message"`) {
 				t.Fatalf("%d without an error message: %s", rec.Code, rec.Body)
 			}
@@ -49,6 +50,8 @@ func FuzzChatRequest(f *testing.F) {
 		`{"message":""}`,
 		`{"message":"hi"} {}`,
 		`[1,2]`,
+		`{"conversation_id":"c1","form_response":{"values":{"identity.birth_info.date":"1990-01-01"}}}`,
+		`{"conversation_id":"nowhere","form_response":{"values":{"a":1}}}`,
 	})
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vibelife/vibe/skills"
 )
 
 // minRuleScore is the relevance a rule needs to be returned by get_rules
@@ -88,6 +91,12 @@ func nonNilRules(rs []skillRule) []skillRule {
 func (a *Agent) rulesAcross(ctx context.Context, active []string, question string, k int) (rulesAnswer, error) {
 	var ans rulesAnswer
 	var best, rest, partial []scoredSkillRule
+	type skillAnswer struct {
+		name    string
+		rules   []scoredRule
+		missing []string
+	}
+	var per []skillAnswer
 	for _, n := range active {
 		sk, err := a.cfg.Skills.Get(n)
 		if err != nil {
@@ -97,12 +106,36 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 		if err != nil {
 			return ans, err
 		}
-		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk), idx.glossary, sk.Name, sk.Theme)
+		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.glossary, sk.Name, sk.Theme)
 		if br.SearchedAs != "" && ans.SearchedAs == "" {
 			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
 		}
 		ans.Unbridged = ans.Unbridged || br.Unbridged
 		rules, missing := idx.answer(question, br, k)
+		per = append(per, skillAnswer{n, rules, missing})
+	}
+	// A question spanning several active skills names terms of each: a
+	// term one skill lacks but another answers (sourdough for the tea
+	// skill, green tea for the bread one) leaves no gap.
+	answered := func(term string, except int) bool {
+		for j, o := range per {
+			if j != except && len(o.rules) > 0 && !slices.Contains(o.missing, term) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range per {
+		var still []string
+		for _, m := range per[i].missing {
+			if !answered(m, i) {
+				still = append(still, m)
+			}
+		}
+		per[i].missing = still
+	}
+	for _, p := range per {
+		n, rules, missing := p.name, p.rules, p.missing
 		for i, r := range rules {
 			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
 			switch {
@@ -140,12 +173,18 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 // answer ranks the rules for a question bridged as br: the question, and
 // what it was carried over as by the model (the glossary's terms stand in
 // for an English question already, in rank), above minRuleScore. When the
-// question's subject is a term of the theme's glossary no rule states in
-// its condition, conclusion or action, missing lists that term and the
-// rules are only partial: the only term the question names (日贵 in "Which
-// four days are the Day Noble (Ri Gui) days?", whatever the score), or,
-// when the best rule matches only weakly (below strongRuleScore), a
-// compound term it names (财多身弱 in "身弱财多怎么办").
+// question's subject is a term no rule states in its condition, conclusion
+// or action, missing lists that term and the rules are only partial
+// (subjectGap): the only term the question names (日贵 in "Which four days
+// are the Day Noble (Ri Gui) days?", whatever the score; when the question
+// is bridged by a model, the only term both the question and the model's
+// rewrite name, which tells "Ri Gui" 日贵 from 日癸), or, when the best rule
+// matches only weakly (below strongRuleScore), a compound term it names
+// (财多身弱 in "身弱财多怎么办", 四吉神 of the rewrite of "Can the four
+// auspicious gods ruin a structure?"). Then, after a weak match, a rule that
+// holds little of the question when the question names a term no rule
+// states is not about it (柱中多庚 → 富贵人 for 德秀贵人, by 贵人): it is left
+// out (aboutSubject), and when none is left the rules are partial too.
 func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, []string) {
 	parts := []weighted{{question, 1}}
 	if br.BridgedBy == "llm" {
@@ -163,9 +202,131 @@ func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, 
 	strong := rules[0].Score >= strongRuleScore
 	missing := idx.subjectGap(question, strong)
 	if br.BridgedBy == "llm" && len(missing) == 0 {
-		missing = idx.subjectGap(br.SearchedAs, strong)
+		missing = idx.confirmedGap(question, br.SearchedAs)
+	}
+	if br.BridgedBy == "llm" && len(missing) == 0 {
+		missing = idx.subjectGap(br.SearchedAs, strong, strings.Fields(br.SearchedAs)...)
+	}
+	if len(missing) == 0 && !strong {
+		texts := []string{question}
+		if br.BridgedBy == "llm" {
+			texts = append(texts, br.SearchedAs)
+		}
+		kept, off := idx.aboutSubject(rules, texts...)
+		if len(kept) == 0 {
+			return rules, off
+		}
+		rules = kept
 	}
 	return rules, missing
+}
+
+// confirmedGap returns the term a question bridged by a model asks about
+// when the question and the model's rewrite name exactly one glossary term
+// in common and no rule states it ("Ri Gui" names 日贵 and 日癸, the rewrite
+// 日贵 丁酉 丁亥 癸巳 癸卯 confirms 日贵); none otherwise.
+func (idx *ruleIndex) confirmedGap(question, rewrite string) []string {
+	if len(idx.rules) == 0 {
+		return nil
+	}
+	inRewrite := map[string]bool{}
+	for _, e := range idx.glossary.namedEntries(rewrite) {
+		inRewrite[e.Term] = true
+	}
+	var both []glossEntry
+	for _, e := range idx.glossary.namedEntries(question) {
+		if inRewrite[e.Term] {
+			both = append(both, e)
+		}
+	}
+	if len(both) != 1 || idx.statesAny(both[0].names) {
+		return nil
+	}
+	return []string{both[0].Term}
+}
+
+// aboutSubject keeps the rules that are about the question's subject when
+// it names terms of the glossary no rule states (of two Han characters or
+// more): a rule that does not state such a term holds its rarest character
+// (touches), or at least minSubjectCoverage of the question's content
+// (subjectCoverage, of the question or of what it was carried over as), as
+// 甲用辛官而透丙合辛 does of 甲日酉月透辛、时丙 without 酉月; 吉神有物，合去 shares
+// only 神 and 去 with 命局里的闲神需要去掉吗. It returns the terms the rules left out missed.
+func (idx *ruleIndex) aboutSubject(rules []scoredRule, texts ...string) ([]scoredRule, []string) {
+	var unstated []glossEntry
+	var qs []query
+	for _, t := range texts {
+		qs = append(qs, idx.prepare(t))
+		for _, e := range idx.glossary.namedEntries(t) {
+			if utf8.RuneCountInString(e.Term) >= minTermRunes && isHanOnly(e.Term) && !idx.statesAny(e.names) &&
+				!slices.ContainsFunc(unstated, func(u glossEntry) bool { return u.Term == e.Term }) {
+				unstated = append(unstated, e)
+			}
+		}
+	}
+	if len(unstated) == 0 {
+		return rules, nil
+	}
+	var kept []scoredRule
+	var off []string
+	for _, r := range rules {
+		cov := 0.0
+		for _, q := range qs {
+			cov = max(cov, idx.subjectCoverage(r.at, q))
+		}
+		if cov >= minSubjectCoverage || slices.ContainsFunc(unstated, func(u glossEntry) bool { return idx.touches(r.at, u) }) {
+			kept = append(kept, r)
+			continue
+		}
+		for _, u := range unstated {
+			if !slices.Contains(off, u.Term) {
+				off = append(off, u.Term)
+			}
+		}
+	}
+	return kept, off
+}
+
+// touches reports whether rule i states the rarest character among the
+// rules of one of the entry's Han names (丙 of 丙火, 闲 of 闲神): it speaks
+// of the term without naming it as the glossary does.
+func (idx *ruleIndex) touches(i int, e glossEntry) bool {
+	for _, n := range e.names {
+		if !isHanOnly(n) {
+			continue
+		}
+		rarest, most := "", -1.0
+		for _, r := range plainText(n) {
+			if w := idx.idf(string(r)); w > most {
+				rarest, most = string(r), w
+			}
+		}
+		if rarest != "" && strings.Contains(idx.statedText[i], rarest) {
+			return true
+		}
+	}
+	return false
+}
+
+// minSubjectCoverage is the share of a question's content a rule must
+// state when the question names a term no rule states: the rules that
+// answer the project's bazi questions hold 0.55 or more of them (甲人生亥子月中
+// of 甲木日主生在亥月子月，以水为印，忌什么), filler 0.3 or less (柱中多庚 → 富贵人
+// of 德秀贵人怎么看).
+const minSubjectCoverage = 0.5
+
+// minTermRunes is the shortest glossary term aboutSubject asks about: a
+// single character is too common to tell.
+const minTermRunes = 2
+
+// statesAny reports whether a rule states one of the Han names.
+func (idx *ruleIndex) statesAny(names []string) bool {
+	for _, n := range names {
+		if isHanOnly(n) && idx.states(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // strongRuleScore is a match trusted whatever the question names besides:
@@ -183,22 +344,31 @@ const strongRuleScore = 0.5
 // shares 日, 生 and 人; not 酉月 in 甲日酉月透辛、时丙).
 const minGapRunes = 3
 
-// subjectGap returns the most specific terms of the glossary the text
-// names (the longest, of minGapRunes characters or more, or the only one;
-// after a strong match only the only one) when no rule
-// states any of their Han names in its condition, conclusion or action;
-// none when a rule does, when the text names no such term, or for a skill
-// without rules.
-func (idx *ruleIndex) subjectGap(text string, strong bool) []string {
+// subjectGap returns the most specific terms the text names (the
+// longest, of minGapRunes characters or more, or the only one; after a
+// strong match only the only one) when no rule states any of their Han
+// names in its condition, conclusion or action; none when a rule does,
+// when the text names no such term, or for a skill without rules. The
+// terms are the glossary's the text names, and the extra ones (a model's
+// rewrite lists the terms of the field it asks about: 四吉神 in 四吉神 财 官
+// 印 食神 破格, which no glossary holds). The only term is the only
+// glossary term the text names, when it is a third of its content or more.
+func (idx *ruleIndex) subjectGap(text string, strong bool, extra ...string) []string {
 	if len(idx.rules) == 0 {
 		return nil
 	}
 	named := idx.glossary.namedEntries(text)
+	glossaryTerms := len(named)
+	for _, x := range extra {
+		if utf8.RuneCountInString(x) >= minGapRunes && isHanOnly(x) && !slices.ContainsFunc(named, func(e glossEntry) bool { return e.Term == x }) {
+			named = append(named, glossEntry{GlossaryTerm: skills.GlossaryTerm{Term: x}, names: []string{x}})
+		}
+	}
 	longest := 0
 	for _, e := range named {
 		longest = max(longest, utf8.RuneCountInString(e.Term))
 	}
-	only := len(named) == 1 && 3*longest >= contentRunes(text)
+	only := len(named) == 1 && glossaryTerms == 1 && 3*longest >= contentRunes(text)
 	if strong && !only || longest < minGapRunes && !only {
 		return nil
 	}
@@ -207,10 +377,8 @@ func (idx *ruleIndex) subjectGap(text string, strong bool) []string {
 		if utf8.RuneCountInString(e.Term) != longest {
 			continue
 		}
-		for _, n := range e.names {
-			if isHanOnly(n) && idx.states(n) {
-				return nil
-			}
+		if idx.statesAny(e.names) {
+			return nil
 		}
 		gap = append(gap, e.Term)
 	}

@@ -77,7 +77,7 @@ func TestRequiresBirthInfoCollects(t *testing.T) {
 		t.Fatal(err)
 	}
 	forms := c.of(EventForm)
-	if len(forms) != 1 || !strings.Contains(string(forms[0].Form), `"name":"identity.birth_info.date"`) || !strings.Contains(c.text(), "needs your birth data") {
+	if len(forms) != 1 || !strings.Contains(string(forms[0].Form), `"name":"identity.birth_info.date"`) || !strings.Contains(c.text(), "本技能需要出生信息") {
 		t.Fatalf("offline events = %+v", c.events)
 	}
 	// Once per activation: the next turn of the conversation asks no more.

@@ -31,6 +31,7 @@ type Metrics struct {
 	errors        *prometheus.CounterVec // kind
 	profileFields *prometheus.CounterVec // outcome
 	requests      *prometheus.CounterVec // route, code
+	feedback      *prometheus.CounterVec // rating, comment
 }
 
 // Search outcomes of vibe_search_total. A search is a hit when the answer
@@ -94,7 +95,7 @@ func NewMetrics() *Metrics {
 	m.modelSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vibe_model_call_duration_seconds",
 		Help: "Time of one model request, streamed to its end, by stage.", Buckets: turnBuckets}, []string{"stage"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_tokens_total",
-		Help: "Tokens the model endpoint reported, by stage and direction (in: prompt, out: completion)."}, []string{"stage", "direction"})
+		Help: "Tokens of the model requests, by stage and direction (in: prompt, out: completion): per request the larger of the endpoint's usage and vibe's count with the model's tokenizer (or the nearest known one)."}, []string{"stage", "direction"})
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_tool_calls_total",
 		Help: "Tool calls by tool and outcome (ok, error); tools the model invented count as tool=\"unknown\"."}, []string{"tool", "outcome"})
 	m.toolSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "vibe_tool_call_duration_seconds",
@@ -113,6 +114,9 @@ func NewMetrics() *Metrics {
 		Help: "Profile fields get_user_profile was asked for, by outcome (found, missing): the profile hit rate."}, []string{"outcome"})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_http_requests_total",
 		Help: "HTTP requests by route and status code."}, []string{"route", "code"})
+	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_feedback_total",
+		Help: "Users' verdicts on answers (POST /api/feedback) by rating (up, down) and comment (yes, no); a changed verdict counts again."}, []string{"rating", "comment"})
+	f(m.feedback)
 	for _, c := range []prometheus.Collector{m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
 		m.tokens, m.toolCalls, m.toolSeconds, m.searches, m.searchSeconds, m.guardrails, m.activeStreams, m.errors,
 		m.profileFields, m.requests,
@@ -127,6 +131,9 @@ func NewMetrics() *Metrics {
 	for _, o := range []string{searchCited, searchUncited, searchEmpty} {
 		m.searches.WithLabelValues(o)
 	}
+	for _, r := range []string{"up", "down"} {
+		m.feedback.WithLabelValues(r, "no")
+	}
 	return m
 }
 
@@ -137,6 +144,15 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// feedbackGiven counts a verdict on an answer.
+func (m *Metrics) feedbackGiven(rating string, comment bool) {
+	c := "no"
+	if comment {
+		c = "yes"
+	}
+	m.feedback.WithLabelValues(rating, c).Inc()
 }
 
 func (m *Metrics) guard(name string) { m.guardrails.WithLabelValues(name).Inc() }

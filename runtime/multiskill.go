@@ -173,7 +173,7 @@ func (a *Agent) candidatesNote(msg string) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "; router: " + routeAdvice(a.cfg.Skills.Route(msg))
+		return "; router: " + routeAdvice(a.cfg.Skills.Route(msg), a.otherLanguage(msg))
 	}
 	return "; the router's candidates for this message, best first: " + strings.Join(fit, ", ")
 }
@@ -457,9 +457,26 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 		res["best"] = m
 	} else {
 		res["best"] = nil
-		res["note"] = routeAdvice(a.cfg.Skills.Route(question))
+		res["note"] = routeAdvice(a.cfg.Skills.Route(question), a.otherLanguage(question))
 	}
 	return jsonOf(res)
 }
 
 func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+// otherLanguage returns the installed skills whose sources are written in
+// another language than msg (themeLanguage), in name order.
+func (a *Agent) otherLanguage(msg string) []string {
+	ql := QueryLanguage(msg)
+	var out []string
+	for _, h := range a.cfg.Skills.Headers() {
+		sk, err := a.cfg.Skills.Get(h.Name)
+		if err != nil {
+			continue
+		}
+		if a.themeLanguage(sk, msg) != ql {
+			out = append(out, h.Name)
+		}
+	}
+	return out
+}

@@ -339,7 +339,7 @@ func TestOfflineAnswersFromEveryActiveSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(answer, "技能 / skill: bazi, tea") ||
+	if !strings.Contains(answer, "技能：bazi, tea") ||
 		!strings.Contains(answer, "[knowledge/bazi/converted/a.md#1]") || !strings.Contains(answer, "[c_6b7125809806262c]") {
 		t.Fatalf("answer:\n%s", answer)
 	}

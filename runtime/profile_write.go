@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
 )
 
 // The profile's write path: upsert_user_profile (a tool), PUT /api/profile
@@ -165,6 +169,61 @@ func (a *Agent) formMessage(ctx context.Context, userID string, f *FormResponse)
 		return "", err
 	}
 	return FormMarker + string(b), nil
+}
+
+// ErrNoFormShown is a form_response for a conversation that shows no form
+// waiting for an answer.
+var ErrNoFormShown = errors.New("the conversation shows no form waiting for an answer")
+
+// checkFormShown accepts a form_response only for the user's existing
+// conversation whose answers showed a form (a collect tool's, collect_info)
+// not answered since; it never creates the conversation. It returns
+// ErrConversationNotFound or ErrNoFormShown (wrapped, naming the id).
+func (a *Agent) checkFormShown(ctx context.Context, userID, convID string) error {
+	if convID == "" {
+		return fmt.Errorf("form_response: %w: give the conversation_id of the conversation that showed the form", ErrNoFormShown)
+	}
+	if err := CheckConversationID(convID); err != nil {
+		return err
+	}
+	if cl, ok := a.cfg.Memory.(ConversationLister); ok {
+		convs, err := cl.Conversations(ctx, userID, 0)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(convs, func(c knowledge.Conversation) bool { return c.ID == convID }) {
+			return fmt.Errorf("conversation %q: %w", convID, ErrConversationNotFound)
+		}
+	}
+	msgs, err := a.cfg.Memory.Messages(ctx, userID, convID, recentMessages)
+	if err != nil {
+		return err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		switch {
+		case m.Role == llm.RoleUser && strings.HasPrefix(m.Content, FormMarker):
+			return fmt.Errorf("form_response: conversation %q: %w (the last form was answered already); send a message instead", convID, ErrNoFormShown)
+		case m.Role == llm.RoleAssistant && showsForm(m.Events):
+			return nil
+		}
+	}
+	return fmt.Errorf("form_response: conversation %q: %w (no answer of it showed a form); send a message instead", convID, ErrNoFormShown)
+}
+
+// showsForm reports whether stored answer events hold a form.
+func showsForm(events json.RawMessage) bool {
+	var evs []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(events, &evs) != nil {
+		return false
+	}
+	return slices.ContainsFunc(evs, func(e struct {
+		Type string `json:"type"`
+	}) bool {
+		return e.Type == EventForm
+	})
 }
 
 // FormMarker starts the user message of a submitted form.

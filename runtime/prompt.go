@@ -77,7 +77,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		for _, h := range a.cfg.Skills.Headers() {
 			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Summary())
 		}
-		sb.WriteString(routeHint(a.cfg.Skills.Route(msg)))
+		sb.WriteString(routeHint(a.cfg.Skills.Route(msg), a.otherLanguage(msg)))
 	}
 
 	// The runtime context, left out when there is none.
@@ -305,7 +305,7 @@ func otherFits(cs []skills.Candidate, active []string) string {
 // message, so that its use_skill choice starts from the same scores the
 // offline mode routes by. They are advice: when no candidate is strong it
 // says so and leaves the choice to the model (routeAdvice).
-func routeHint(cs []skills.Candidate) string {
+func routeHint(cs []skills.Candidate, across []string) string {
 	var fit []skills.Candidate
 	for _, c := range cs {
 		if c.Fits() {
@@ -313,7 +313,7 @@ func routeHint(cs []skills.Candidate) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "路由 / router: " + routeAdvice(cs) + "\n"
+		return "路由 / router: " + routeAdvice(cs, across) + "\n"
 	}
 	var sb strings.Builder
 	sb.WriteString("路由 / router: 与这条消息最相符的技能 / skills that fit this message, best first:")
@@ -338,9 +338,13 @@ func routeHint(cs []skills.Candidate) string {
 // routeAdvice says what the router makes of a message no candidate fits
 // strongly. It never says that no skill fits while the message names a
 // term of an installed skill's glossary in any language (skills.Named): it
-// names those skills and the terms. Weak candidates are listed as advice;
-// the model chooses.
-func routeAdvice(cs []skills.Candidate) string {
+// names those skills and the terms. Nor while the message is written in
+// another language than a skill's sources (across): the router matches
+// words, and a term in translation it has no rendering of is no word the
+// skill knows ("peach blossom" is 桃花), so it names those skills and says
+// the router cannot match a term in translation to them. Weak candidates
+// are listed as advice; the model chooses.
+func routeAdvice(cs []skills.Candidate, across []string) string {
 	list := func(cs []skills.Candidate, terms bool) string {
 		var parts []string
 		for i, c := range cs {
@@ -368,9 +372,16 @@ func routeAdvice(cs []skills.Candidate) string {
 			weak = append(weak, c)
 		}
 	}
+	// A skill whose sources are in another language than the message
+	// shares no word with a term in translation: named, not judged.
+	xl := ""
+	if len(across) > 0 {
+		xl = "; 技能 " + strings.Join(across, ", ") + " 的原文与消息语言不同 / the sources of " + strings.Join(across, ", ") +
+			" are in another language than this message, so the router cannot match a term given in translation: activate it if the question is about its topic"
+	}
 	if len(weak) > 0 {
 		return "没有强匹配的技能 / no candidate is strong; the weak ones, best first: " + list(weak, false) +
-			"; 仅作参考，由你判断 / they are advice: activate one if the question is about its topic, else answer without one"
+			"; 仅作参考，由你判断 / they are advice: activate one if the question is about its topic, else answer without one" + xl
 	}
-	return "路由没有找到与这条消息共用词语的技能 / the router found no skill sharing words with this message; 若问题属于某技能的主题仍可激活 / activate one only if the question is about its topic"
+	return "路由没有找到与这条消息共用词语的技能 / the router found no skill sharing words with this message; 若问题属于某技能的主题仍可激活 / activate one only if the question is about its topic" + xl
 }

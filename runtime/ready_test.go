@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,66 @@ type brokenMemory struct{ *MemStore }
 
 func (brokenMemory) Profile(ctx context.Context, userID string) (json.RawMessage, error) {
 	return nil, errors.New("database is locked")
+}
+
+// TestReadyzNamesNothing is the regression test of issue 26's leak: with the
+// database refusing connections, /readyz (no key) returned the driver's
+// "failed to connect to user=postgres database=… 127.0.0.1:5432" and the
+// model and skill names. It now says ready or not only; the detail is in
+// the log and on the authenticated /api/status.
+func TestReadyzNamesNothing(t *testing.T) {
+	const connErr = "failed to connect to user=postgres database=vibe_prod host=127.0.0.1:5432: connection refused"
+	for _, tt := range []struct {
+		name   string
+		err    error
+		code   int
+		status string
+	}{{"down", errors.New(connErr), 503, "not_ready"}, {"up", nil, 200, "ready"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logBuf syncBuffer
+			a, _ := newTestAgent(t, &fakeModel{}, func(c *Config) {
+				c.Searcher = listingSearcher{docs: 2, err: tt.err}
+				c.ModelName = "gpt-secret-model"
+			})
+			keys := &Keys{}
+			keys.Add("ka", "alice")
+			s, err := NewServer(a, ServerOptions{Keys: keys, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(s)
+			defer ts.Close()
+			for range 2 {
+				code, body := doAuth(t, "GET", ts.URL+"/readyz", "", "")
+				if code != tt.code || body != `{"status":"`+tt.status+`"}`+"\n" {
+					t.Fatalf("/readyz = %d %q, want %d and the status only", code, body, tt.code)
+				}
+				for _, leak := range []string{"postgres", "127.0.0.1", "vibe_prod", "gpt-secret-model", "bazi", "store", "mode"} {
+					if strings.Contains(body, leak) {
+						t.Errorf("/readyz names %q: %s", leak, body)
+					}
+				}
+			}
+			if code, _ := doAuth(t, "GET", ts.URL+"/api/status", "", ""); code != 401 {
+				t.Errorf("/api/status without a key = %d, want 401", code)
+			}
+			code, body := doAuth(t, "GET", ts.URL+"/api/status", "Bearer ka", "")
+			if code != tt.code || !strings.Contains(body, `"names":["bazi"]`) || !strings.Contains(body, "gpt-secret-model") {
+				t.Errorf("/api/status = %d %s, want the detail", code, body)
+			}
+			log := logBuf.String()
+			if tt.err != nil {
+				if !strings.Contains(log, "vibe_prod") || strings.Count(log, "not ready") != 1 {
+					t.Errorf("the log should hold the problem once (three probes, one change): %s", log)
+				}
+				if !strings.Contains(body, "vibe_prod") {
+					t.Errorf("/api/status lacks the store's error: %s", body)
+				}
+			} else if strings.Contains(log, "not ready") {
+				t.Errorf("log: %s", log)
+			}
+		})
+	}
 }
 
 func TestReadyz(t *testing.T) {
@@ -64,7 +125,7 @@ func TestReadyz(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/status", nil))
 			body := rec.Body.String()
 			if rec.Code != tt.code {
 				t.Fatalf("code %d, want %d: %s", rec.Code, tt.code, body)
@@ -80,7 +141,7 @@ func TestReadyz(t *testing.T) {
 		a := agentOver(t, t.TempDir(), &fakeModel{}, func(c *Config) { c.Searcher = fakeSearcher{} })
 		s, _ := NewServer(a, ServerOptions{Insecure: true})
 		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/api/status", nil))
 		if rec.Code != 503 || !strings.Contains(rec.Body.String(), "besides core: run `vibe build <theme>`") {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
 		}

@@ -44,6 +44,27 @@ type ruleIndex struct {
 	statedText []string
 }
 
+// languageShares returns the share of the rules whose stated text is in
+// each language (TextLanguage), nil for a skill without rules.
+func (idx *ruleIndex) languageShares() map[string]float64 {
+	n := 0
+	count := map[string]int{}
+	for _, t := range idx.statedText {
+		if l := TextLanguage(t); l != "" {
+			count[l]++
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(count))
+	for l, c := range count {
+		out[l] = float64(c) / float64(n)
+	}
+	return out
+}
+
 // The fields of a rule, and how much a query gram found in each counts: a
 // match in the condition or the conclusion is the rule itself; in the
 // evidence quote, its source's wording; in the source's heading path, only
@@ -449,6 +470,8 @@ type weighted struct {
 type scoredRule struct {
 	knowledge.TieredRule
 	Score float64
+	// at is the rule's place in the index.
+	at int
 }
 
 // rank returns the k rules most relevant to the query parts: each part's
@@ -499,7 +522,7 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 			}
 		}
 		if rel && s > 0 && s >= min && (min == 0 || idx.matchedEnough(i, qs)) {
-			all = append(all, scoredRule{idx.rules[i], s})
+			all = append(all, scoredRule{idx.rules[i], s, i})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
@@ -610,12 +633,18 @@ func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMess
 		}
 		parts = append(parts, weighted{q, 0.5})
 	}
-	// The prompt's rules pass get_rules' cut-off, and none is put in
-	// while the message asks about a term no rule states.
-	if len(idx.subjectGap(msg, false)) > 0 {
+	// The prompt's rules pass get_rules' cut-off (answer), and none is put
+	// in while the message asks about a term no rule states; after a weak
+	// match, a rule not about the message's subject is left out as
+	// get_rules leaves it out.
+	if _, missing := idx.answer(msg, Bridged{}, k); len(missing) > 0 {
 		return nil, nil
 	}
-	return plainRules(idx.rank(parts, k, minContextScore)), nil
+	rules := idx.rank(parts, k, minContextScore)
+	if len(rules) > 0 && rules[0].Score < strongRuleScore {
+		rules, _ = idx.aboutSubject(rules, msg)
+	}
+	return plainRules(rules), nil
 }
 
 // stopWords are English words too common to tell rules apart.

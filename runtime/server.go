@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -69,6 +70,10 @@ type Server struct {
 	mux   *http.ServeMux
 
 	tokens tokenCounter // per user, today (when the store does not share them)
+
+	// readyLogged is the last set of readiness problems logged.
+	readyMu     sync.Mutex
+	readyLogged string
 }
 
 // NewServer returns the HTTP handler of the API.
@@ -105,6 +110,7 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 		fails: newRateLimiter(opts.FailedAuthPerMin, opts.Now)}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /api/status", s.auth(s.status))
 	s.mux.HandleFunc("GET /api/skills", s.auth(s.listSkills))
 	s.mux.HandleFunc("POST /api/chat", s.auth(s.chat))
 	s.mux.HandleFunc("POST /api/tools/execute", s.auth(s.executeTool))
@@ -116,7 +122,23 @@ func NewServer(a *Agent, opts ServerOptions) (*Server, error) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
 	s.observe(w, r, http.HandlerFunc(s.route))
+}
+
+// apiCSP is the Content-Security-Policy of every response but the chat
+// page's (pageCSP): a JSON body, an error or a redirect loads nothing and
+// is framed by nobody.
+const apiCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries, whatever
+// answers it (a handler, the mux's 404, 405 and redirects, the limiters'
+// 429): no framing, no content sniffing, no referrer, and a CSP.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", apiCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // Metrics returns the metrics of the server and its agent; serve them on a
@@ -358,13 +380,61 @@ type documentLister interface {
 	Documents(ctx context.Context, theme string) ([]knowledge.Document, error)
 }
 
-// readyz answers 200 when the server can answer as configured and 503
-// otherwise, with every check and what to do about a failing one: the skills
-// loaded (at least one besides core), the memory store answering, the
-// knowledge store answering (and each skill's theme holding documents, a
-// warning when not), and the model configured or the retrieval-only mode.
+// readyz answers 200 {"status":"ready"} when the server can answer as
+// configured and 503 {"status":"not_ready"} otherwise, and nothing else: it
+// needs no key, so it names no store, connection, model or skill. What is
+// wrong goes to the log (once for each new set of problems) and to the
+// authenticated GET /api/status.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	code, _, problems := s.readiness(r.Context())
+	s.logReadiness(problems)
+	status := "ready"
+	if code != http.StatusOK {
+		status = "not_ready"
+	}
+	body := map[string]string{"status": status}
+	if s.opts.Insecure {
+		// The sign-in page says that any key works: it does for anyone
+		// who can reach the API, so this tells nobody anything more.
+		body["auth"] = "insecure-dev"
+	}
+	writeJSON(w, code, body)
+}
+
+// status is GET /api/status: readyz with every check and what to do about
+// a failing one.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	code, body, problems := s.readiness(r.Context())
+	s.logReadiness(problems)
+	writeJSON(w, code, body)
+}
+
+// logReadiness logs the problems that make the server not ready when they
+// differ from the last ones logged (a balancer probes every few seconds),
+// and the return to ready.
+func (s *Server) logReadiness(problems []string) {
+	key := strings.Join(problems, "\n")
+	s.readyMu.Lock()
+	changed := key != s.readyLogged
+	s.readyLogged = key
+	s.readyMu.Unlock()
+	if !changed {
+		return
+	}
+	if len(problems) == 0 {
+		s.opts.Logger.Info("ready")
+		return
+	}
+	s.opts.Logger.Warn("not ready", "problems", problems)
+}
+
+// readiness runs the checks of /readyz: the skills loaded (at least one
+// besides core), the memory store answering, the knowledge store answering
+// (and each skill's theme holding documents, a warning when not), and the
+// model configured or the retrieval-only mode. It returns the status code,
+// the detailed body and the problems.
+func (s *Server) readiness(ctx context.Context) (int, map[string]any, []string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	a := s.agent
 	checks := map[string]any{}
@@ -431,12 +501,24 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		body["status"], body["problems"] = "not_ready", problems
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, body)
+	return code, body, problems
+}
+
+// SkillInfo is one entry of GET /api/skills: the skill's front matter and
+// the language it is written in ("zh" or "en"), which the chat page shows
+// its labels in.
+type SkillInfo struct {
+	skills.Header
+	Language string `json:"language,omitempty"`
 }
 
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
 	_ = s.agent.Skills().Refresh()
-	writeJSON(w, 200, map[string]any{"skills": s.agent.Skills().Headers()})
+	out := []SkillInfo{}
+	for _, h := range s.agent.Skills().Headers() {
+		out = append(out, SkillInfo{Header: h, Language: s.agent.skillLanguage(h.Name)})
+	}
+	writeJSON(w, 200, map[string]any{"skills": out})
 }
 
 // ChatRequest is the body of POST /api/chat.
@@ -450,6 +532,9 @@ type ChatRequest struct {
 	// Seed replays the random draws of a recorded turn (the done event's
 	// seed).
 	Seed *int64 `json:"seed,omitempty"`
+	// ReplaceLast asks message in place of the conversation's last
+	// question and its answer (the page's regenerate and edit).
+	ReplaceLast bool `json:"replace_last,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -499,6 +584,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusBadRequest, "invalid_request_error", "form_response needs the conversation_id of the conversation that showed the form")
 			return
 		}
+		if err := CheckConversationID(req.ConversationID); err != nil {
+			writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		}
+		// Before the conversation is opened (which would create it).
+		if err := s.agent.checkFormShown(r.Context(), userOf(r), req.ConversationID); err != nil {
+			switch {
+			case errors.Is(err, ErrConversationNotFound):
+				writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("conversation %q not found: a form_response answers a form a conversation of yours showed", req.ConversationID))
+			case errors.Is(err, ErrNoFormShown):
+				writeErr(w, http.StatusConflict, "invalid_request_error", err.Error())
+			default:
+				writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+			}
+			return
+		}
 	} else if _, err := CheckInput(req.Message, s.agent.cfg.MaxInputChars); err != nil {
 		s.agent.metrics.guard(guardInputRejected)
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", "message: "+err.Error())
@@ -518,6 +619,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if req.ReplaceLast && req.ConversationID == "" {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "replace_last needs the conversation_id of the conversation whose last question it replaces")
+		return
+	}
 	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {
 		return
 	}
@@ -529,7 +634,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
+	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed, ReplaceLast: req.ReplaceLast}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})

@@ -62,6 +62,9 @@ var coreTools = []llm.Tool{
 // first's).
 func (a *Agent) toolsFor(active string) []llm.Tool {
 	out := append([]llm.Tool(nil), coreTools...)
+	if a.cfg.WebSearch != nil {
+		out = append(out, webSearchTool)
+	}
 	seen := map[string]bool{}
 	for _, n := range splitSkills(active) {
 		sk, err := a.cfg.Skills.Get(n)
@@ -272,6 +275,8 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		return a.userSummaryToolRun(ctx, t.userID)
 	case "search_knowledge":
 		return a.searchTool(ctx, activeSet, str(args, "skill"), str(args, "query"), intArg(args, "k", 5))
+	case "web_search":
+		return a.webSearchRun(ctx, args)
 	case "get_rules":
 		if active == "" {
 			return nil, errors.New("get_rules: no skill is active; call use_skill first")
@@ -449,7 +454,7 @@ func (a *Agent) skillTool(ctx context.Context, t *turn, active, name string, arg
 		if ct == "" {
 			ct = tool.Name
 		}
-		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props}); err != nil {
+		if err := t.send(Event{Type: EventCard, CardType: ct, Props: props, Template: tool.Card}); err != nil {
 			return nil, err
 		}
 		return jsonOf(map[string]any{"shown": ct})
@@ -840,7 +845,7 @@ func (a *Agent) searchFull(ctx context.Context, active, query string, k int) (re
 	if idx, err := a.rules.get(sk); err == nil {
 		g = idx.glossary
 	}
-	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk), g, sk.Name, sk.Theme)
+	br := a.bridger.Bridge(ctx, query, a.themeLanguage(sk, query), g, sk.Name, sk.Theme)
 	res.SearchedAs, res.BridgedBy, res.Unbridged = br.SearchedAs, br.BridgedBy, br.Unbridged
 	res.QueryLang, res.SourceLang = br.QueryLang, br.SourceLang
 	if br.Unbridged {

@@ -60,7 +60,7 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 		v.Set("freshness", f)
 	}
 	if q.Language != "" {
-		v.Set("search_lang", q.Language)
+		v.Set("search_lang", braveLang(q.Language))
 	}
 	sep := "?"
 	if strings.Contains(b.Endpoint, "?") {
@@ -82,4 +82,18 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 func stripTags(s string) string {
 	r := strings.NewReplacer("<strong>", "", "</strong>", "", "<b>", "", "</b>", "")
 	return r.Replace(s)
+}
+
+// braveLang maps an ISO 639-1 code to Brave's search_lang, which names
+// Chinese by script and Japanese as jp.
+func braveLang(l string) string {
+	switch strings.ToLower(l) {
+	case "zh", "zh-cn", "zh-hans":
+		return "zh-hans"
+	case "zh-tw", "zh-hk", "zh-hant":
+		return "zh-hant"
+	case "ja":
+		return "jp"
+	}
+	return strings.ToLower(l)
 }

@@ -96,14 +96,14 @@ func TestBraveAgainstFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Search(context.Background(), Query{Text: "tea brewing", Max: 5, Recent: "month"})
+	got, err := p.Search(context.Background(), Query{Text: "tea brewing", Max: 5, Recent: "month", Language: "zh"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0] != (Result{URL: "https://tea.example/study", Title: "Tea brewing study", Snippet: "A 2024 study", Published: "2024-11-02"}) {
 		t.Errorf("got %+v", got)
 	}
-	for _, want := range []string{"q=tea+brewing", "count=5", "freshness=pm"} {
+	for _, want := range []string{"q=tea+brewing", "count=5", "freshness=pm", "search_lang=zh-hans"} {
 		if !strings.Contains(gotQuery, want) {
 			t.Errorf("query %q lacks %s", gotQuery, want)
 		}

@@ -169,6 +169,10 @@ type CheckConfig struct {
 
 // ServeConfig configures vibe serve.
 type ServeConfig struct {
+	// WebSearch offers the agent a web_search tool (the search: section's
+	// provider) for questions the skill's knowledge has nothing on; its
+	// results are marked outside the skill. Off by default.
+	WebSearch      bool   `yaml:"web_search"`
 	Addr           string `yaml:"addr"`
 	MaxSteps       int    `yaml:"max_steps"`
 	MaxInputChars  int    `yaml:"max_input_chars"`
@@ -342,7 +346,13 @@ func LoadConfigSources(path string, getenv func(string) string) (Config, Sources
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return cfg, src, fmt.Errorf("%s: %w (see `vibe config --help` for the keys)", path, err)
+			var doc yaml.Node
+			if yaml.Unmarshal(data, &doc) == nil {
+				if e := explainConfig(path, &doc); e != nil {
+					return cfg, src, e
+				}
+			}
+			return cfg, src, fmt.Errorf("%s: %s (`vibe config --keys` lists every key)", path, cleanYAMLError(err))
 		}
 		var doc yaml.Node
 		if yaml.Unmarshal(data, &doc) == nil && len(doc.Content) == 1 {

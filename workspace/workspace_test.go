@@ -84,8 +84,22 @@ func TestLoadConfigErrorsNameTheProblem(t *testing.T) {
 	p := filepath.Join(dir, "vibe.yaml")
 	os.WriteFile(p, []byte("llm:\n  modle: x\n"), 0o644)
 	_, err := LoadConfig(p, env(nil))
-	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "modle") {
-		t.Fatalf("want an error naming line 2 and the key, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "vibe.yaml:2: unknown key llm.modle (did you mean llm.model?)") {
+		t.Fatalf("want an error naming line 2, the key and the nearest one, got %v", err)
+	}
+	// Values: the key, the value and a valid example, no Go type names.
+	for yaml, want := range map[string]string{
+		"serve:\n  max_steps: five\n":          `vibe.yaml:2: serve.max_steps: "five" is not a whole number; for example ` + "`max_steps: 8`",
+		"convert:\n  timeout: 2 minutes\n":     `vibe.yaml:2: convert.timeout: "2 minutes" is not a duration (a number with a unit: ms, s, m or h); for example ` + "`timeout: 2m`",
+		"check:\n  min_lexical_support: [1]\n": "vibe.yaml:2: check.min_lexical_support is a list, want a number; for example `min_lexical_support: 0.3`",
+		"serve: 8080\n":                        `vibe.yaml:1: serve must be a mapping of keys (key: value on lines of their own), not "8080"`,
+		"llm:\n  prices: [1]\n":                "vibe.yaml:",
+	} {
+		os.WriteFile(p, []byte(yaml), 0o644)
+		_, err := LoadConfig(p, env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "workspace.") || strings.Contains(err.Error(), "!!") || strings.Contains(err.Error(), "time.Duration") {
+			t.Errorf("%q: got %v, want %q and no Go type names", yaml, err, want)
+		}
 	}
 	_, err = LoadConfig(filepath.Join(dir, "none.yaml"), env(map[string]string{"VIBE_CHUNK_MAX_TOKENS": "lots"}))
 	if err == nil || !strings.Contains(err.Error(), "VIBE_CHUNK_MAX_TOKENS") {

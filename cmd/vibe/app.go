@@ -40,6 +40,9 @@ type app struct {
 	// extract stage.
 	buildLLM    string
 	buildBudget float64
+	// buildRetryFailed is `vibe build --retry-failed`: the curate stage
+	// converts again the files whose conversion it remembers failing.
+	buildRetryFailed bool
 	// buildMetricsFile is `vibe build --metrics-file`; llmClients are the
 	// LLM clients the build's stages made, whose usage it reports.
 	buildMetricsFile string
@@ -49,6 +52,12 @@ type app struct {
 	cfg        *workspace.Config
 	cfgSources workspace.Sources
 	log        *slog.Logger
+
+	// cmdPath is the running command ("vibe build"), for messages that
+	// name the command to run; newTheme is set by the commands that may
+	// start a theme (curate), which get no nearest-theme refusal.
+	cmdPath  string
+	newTheme bool
 
 	// chatModel, when set, is the model vibe serve and vibe chat use instead
 	// of the configured endpoint (benchmarks give an instant one).
@@ -74,6 +83,9 @@ func (a *app) workspace() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := workspace.CheckNotSourceTree(ws.Root, dir != ""); err != nil {
+		return nil, withExit(exitError, withHint(err, "run vibe in a workspace of its own (`mkdir ~/bakery && cd ~/bakery`), or name one with --workspace DIR (or VIBE_WORKSPACE)"))
+	}
 	a.ws = ws
 	return ws, nil
 }
@@ -90,7 +102,7 @@ func (a *app) config() (*workspace.Config, error) {
 	}
 	cfg, src, err := workspace.LoadConfigSources(ws.ConfigPath(), a.getenv)
 	if err != nil {
-		return nil, withExit(exitError, withHint(err, "fix the value, or run `vibe config --keys` for every key and its environment variable"))
+		return nil, withExit(exitError, withHint(err, "fix it in vibe.yaml (or the environment variable named); `vibe config --keys` lists every key and its environment variable"))
 	}
 	if src.Of("store.driver") == "env DATABASE_URL" {
 		// A stray DATABASE_URL in the shell must not move vibe silently.
@@ -111,6 +123,11 @@ func (a *app) theme(args []string) (*workspace.Workspace, string, error) {
 	ws, err := a.workspace()
 	if err != nil {
 		return nil, "", err
+	}
+	if !a.newTheme {
+		if err := nearThemeError(ws, a.cmdPath, args[0]); err != nil {
+			return nil, "", err
+		}
 	}
 	return ws, args[0], nil
 }
@@ -175,9 +192,11 @@ local providers, and says so.`,
 		SilenceErrors: true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.cmdPath = cmd.CommandPath()
 			return a.setupLogger()
 		},
 	}
+	root.SetFlagErrorFunc(flagErrorWithSuggestion)
 	root.SetOut(a.io.Out)
 	root.SetErr(a.io.ErrOut)
 	root.SetIn(a.io.In)
@@ -190,6 +209,14 @@ local providers, and says so.`,
 	for _, c := range commands(a) {
 		root.AddCommand(c)
 	}
+	var named func(c *cobra.Command)
+	named = func(c *cobra.Command) {
+		namedArgs(c)
+		for _, sub := range c.Commands() {
+			named(sub)
+		}
+	}
+	named(root)
 	return root
 }
 

@@ -116,6 +116,7 @@ as a Prometheus textfile: .vibe/metrics/build_<theme>.prom, or --metrics-file
 	_ = cmd.Flags().MarkDeprecated("until", "use --until-stage STAGE")
 	cmd.Flags().StringVar(&a.buildLLM, "llm", "", "extractor of the extract stage: offline or openai (default: openai when an endpoint is configured)")
 	cmd.Flags().BoolVar(&takeOver, "take-over", false, "build the theme even though the store holds it from another workspace (its documents are replaced)")
+	cmd.Flags().BoolVar(&a.buildRetryFailed, "retry-failed", false, "convert again the sources whose conversion took too long or needed too much memory on an earlier run (remembered by their bytes, skipped otherwise)")
 	cmd.Flags().Float64Var(&a.buildBudget, "budget", 0, "most the extract stage may spend on the LLM (overrides llm.budget)")
 	cmd.Flags().StringVar(&a.buildMetricsFile, "metrics-file", "", "write the build's metrics (Prometheus text format) to `FILE` (default .vibe/metrics/build_<theme>.prom)")
 	return cmd

@@ -176,6 +176,9 @@ func TestBuildWritesMetricsTextfile(t *testing.T) {
 			{"vibe_model_tokens_total", []string{"stage", stage, "direction", "in"}, float64(u.PromptTokens)},
 			{"vibe_model_tokens_total", []string{"stage", stage, "direction", "out"}, float64(u.CompletionTokens)},
 			{"vibe_model_cost_total", []string{"stage", stage}, u.Cost},
+			{"vibe_model_endpoint_tokens_total", []string{"stage", stage, "direction", "in"}, float64(u.EndpointPromptTokens)},
+			{"vibe_model_endpoint_tokens_total", []string{"stage", stage, "direction", "out"}, float64(u.EndpointCompletionTokens)},
+			{"vibe_model_counted_larger_calls_total", []string{"stage", stage}, float64(u.CountedLarger)},
 		}
 		for _, c := range checks {
 			if v, ok := value(c.name, append([]string{"theme", "demo"}, c.labels...)...); !ok || v != c.want {

@@ -64,10 +64,14 @@ func (a *app) writeBuildMetrics(path, theme string, runs []stageRun, took time.D
 	cached := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_cached_calls_total",
 		Help: "LLM answers the build took from the cache in .vibe/cache/llm, sending nothing."}, []string{"theme", "stage"})
 	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_tokens_total",
-		Help: "Tokens the endpoint reported for the build's requests, by direction (in: prompt, out: completion)."}, []string{"theme", "stage", "direction"})
+		Help: "Tokens of the build's requests, by direction (in: prompt, out: completion): per request the larger of the endpoint's usage and vibe's count with the model's tokenizer (or the nearest known one); cost and budget use them."}, []string{"theme", "stage", "direction"})
+	endpointTokens := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_endpoint_tokens_total",
+		Help: "The usage the endpoint returned for the build's requests, by direction (in: prompt, out: completion)."}, []string{"theme", "stage", "direction"})
+	countedLarger := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_counted_larger_calls_total",
+		Help: "Requests recorded with vibe's token count because it was above the endpoint's usage (or the endpoint returned none)."}, []string{"theme", "stage"})
 	cost := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_model_cost_total",
 		Help: "Estimated cost of the build's LLM requests at llm.prices (the prices' currency)."}, []string{"theme", "stage"})
-	reg.MustRegister(stageSeconds, stageCPU, stageOutcome, buildSeconds, buildOK, buildTime, calls, cached, tokens, cost)
+	reg.MustRegister(stageSeconds, stageCPU, stageOutcome, buildSeconds, buildOK, buildTime, calls, cached, tokens, endpointTokens, countedLarger, cost)
 
 	for _, r := range runs {
 		stageSeconds.WithLabelValues(theme, r.name).Set(r.took.Seconds())
@@ -89,6 +93,9 @@ func (a *app) writeBuildMetrics(path, theme string, runs []stageRun, took time.D
 			t.CachedHits += u.CachedHits
 			t.PromptTokens += u.PromptTokens
 			t.CompletionTokens += u.CompletionTokens
+			t.EndpointPromptTokens += u.EndpointPromptTokens
+			t.EndpointCompletionTokens += u.EndpointCompletionTokens
+			t.CountedLarger += u.CountedLarger
 			t.Cost += u.Cost
 			usage[stage] = t
 		}
@@ -104,6 +111,9 @@ func (a *app) writeBuildMetrics(path, theme string, runs []stageRun, took time.D
 		cached.WithLabelValues(theme, s).Add(float64(u.CachedHits))
 		tokens.WithLabelValues(theme, s, "in").Add(float64(u.PromptTokens))
 		tokens.WithLabelValues(theme, s, "out").Add(float64(u.CompletionTokens))
+		endpointTokens.WithLabelValues(theme, s, "in").Add(float64(u.EndpointPromptTokens))
+		endpointTokens.WithLabelValues(theme, s, "out").Add(float64(u.EndpointCompletionTokens))
+		countedLarger.WithLabelValues(theme, s).Add(float64(u.CountedLarger))
 		cost.WithLabelValues(theme, s).Add(u.Cost)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

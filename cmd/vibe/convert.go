@@ -87,6 +87,8 @@ pdf_engine, workers, timeout, max_memory_bytes) and VIBE_CONVERT_* variables; fl
 				if err := workspace.ValidateTheme(args[0]); err != nil {
 					if _, statErr := os.Stat(args[0]); statErr == nil {
 						return flagErrorf("%s is a file or directory: pass -o OUTDIR to convert it outside a theme", args[0])
+					} else if strings.ContainsAny(args[0], `/\.`) {
+						return withExit(exitError, withHint(fmt.Errorf("convert: %s does not exist", args[0]), "give a file or directory that exists with -o OUTDIR (`vibe convert book.pdf -o out`), or a theme name (`vibe convert bazi`)"))
 					}
 					return flagErrorf("%v", err)
 				}
@@ -134,6 +136,11 @@ func (a *app) stageConvert(ctx context.Context, theme string) error {
 
 // runConvert converts and reports. Some files failing is exit status 1.
 func (a *app) runConvert(ctx context.Context, opts *convertOptions) error {
+	for _, in := range opts.Inputs {
+		if _, err := os.Stat(in); errors.Is(err, fs.ErrNotExist) {
+			return withExit(exitError, withHint(fmt.Errorf("convert: %s does not exist", in), "give a file or directory that exists (PDF, EPUB, DOCX, HTML, TXT or Markdown), e.g. `vibe convert book.pdf -o "+opts.OutDir+"`"))
+		}
+	}
 	cfg, err := a.config()
 	if err != nil {
 		return err
@@ -287,6 +294,8 @@ func convertHint(err error) string {
 		return "re-save the file as UTF-8, or replace it with an undamaged copy"
 	case errors.Is(err, convert.ErrWouldOverwrite):
 		return "pass --force to overwrite it, or choose another output directory"
+	case errors.Is(err, convert.ErrTooDeep):
+		return "the page nests its elements deeper than any real page does (generated or hostile HTML); if its text matters, save it from a browser as plain text and convert that"
 	case errors.Is(err, convert.ErrDamaged):
 		return "the file is truncated or damaged; download or export it again"
 	}

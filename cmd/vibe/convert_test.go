@@ -230,3 +230,18 @@ func TestConvertQuotesFileNames(t *testing.T) {
 		t.Errorf("the file name is not shown escaped:\n%s", errOut)
 	}
 }
+
+// TestConvertHTMLTooDeep: vibe convert on a page nested 100,000 deep says the
+// nesting is too deep, never that the file is truncated or damaged (issue
+// 26).
+func TestConvertHTMLTooDeep(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"in/deep.html": "<html><body>" + strings.Repeat("<div>", 100000) + "text" + "</body></html>",
+	})
+	code, out, errOut := runVibe(t, nil, "--workspace", dir, "convert", filepath.Join(dir, "in"), "-o", filepath.Join(dir, "out"))
+	all := out + errOut
+	if code == 0 || !strings.Contains(all, "nested more than 512 deep") || !strings.Contains(all, "deeper than any real page") || strings.Contains(all, "truncated or damaged") {
+		t.Fatalf("exit %d:\n%s", code, all)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +38,9 @@ type curateOptions struct {
 	From  []string
 	JSON  bool
 	Quiet bool
+	// RetryFailed converts again the files whose conversion failed for
+	// good on an earlier run (too long, too much memory).
+	RetryFailed bool
 
 	// Suggest asks the model for a reading list (About describes the
 	// theme to it); Offline is --llm offline of `vibe build`.
@@ -151,6 +155,7 @@ Exit status 1 when some source could not be read or downloaded.`,
   vibe curate tea --research "green tea brewing temperature studies" --recent year`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a.newTheme = true // curate starts themes: bazzi beside bazi is a new one
 			_, theme, err := a.theme(args)
 			if err != nil {
 				return err
@@ -183,6 +188,7 @@ Exit status 1 when some source could not be read or downloaded.`,
 	}
 	cmd.Flags().StringArrayVar(&opts.From, "from", nil, "add a source (path, directory, glob, URL or git repository) to curate.yaml and gather it; repeatable")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the lock (every source, kept or dropped and why) as JSON")
+	cmd.Flags().BoolVar(&opts.RetryFailed, "retry-failed", false, "convert again the files whose conversion took too long or needed too much memory on an earlier run (remembered by their bytes, skipped otherwise)")
 	cmd.Flags().BoolVar(&opts.Suggest, "suggest", false, "have the model propose a reading list (knowledge/<theme>/reading-list.yaml) to accept works from; needs a model")
 	cmd.Flags().StringVar(&opts.About, "about", "", "with --suggest: what the theme is about, in a sentence, for the model")
 	cmd.Flags().StringVar(&opts.Research, "research", "", "search the web (vibe.yaml search:) for this question and gather the results the theme does not hold")
@@ -193,7 +199,14 @@ Exit status 1 when some source could not be read or downloaded.`,
 
 // stageCurate is the curate stage of `vibe build`.
 func (a *app) stageCurate(ctx context.Context, theme string) error {
-	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet})
+	return curateRun(ctx, &curateOptions{IO: a.io, Workspace: a.workspace, Config: a.config, Extract: a.convertText, ExtractDoc: a.convertDoc, Judge: a.curateJudge, Theme: theme, Quiet: a.quiet, RetryFailed: a.buildRetryFailed})
+}
+
+// lastingConvertError reports whether a conversion error would come back
+// for the same bytes: curate remembers such a failure and skips the file on
+// later runs (--retry-failed tries again).
+func lastingConvertError(err error) bool {
+	return errors.Is(err, convert.ErrTimeout) || errors.Is(err, convert.ErrTooMuchMemory)
 }
 
 // curateJudge is the credibility judge of `vibe curate` and the build's
@@ -266,6 +279,12 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	}
 	newFrom := map[string]bool{}
 	for _, fr := range opts.From {
+		if err := fromExists(fr); err != nil {
+			// One message before anything runs: nothing was gathered,
+			// and curate.yaml is not touched.
+			return withExit(exitError, withHint(fmt.Errorf("curate %s: --from %s: %w", opts.Theme, fr, err),
+				"give a file, directory, glob ('books/*.pdf') or URL that exists; nothing was gathered or added to "+ws.Rel(curateFile)))
+		}
 		src := workspaceRelative(ws.Root, fr)
 		if listed[src] || newFrom[src] {
 			continue
@@ -291,6 +310,7 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		MaxGarbledRatio:  firstNonZeroF(q.MaxGarbledRatio, cfg.Curate.MaxGarbledRatio),
 		NearDuplicate:    q.NearDuplicate,
 		MaxDownloadBytes: cfg.Curate.MaxDownloadBytes,
+		MaxFileBytes:     cfg.Convert.MaxFileBytes,
 		DownloadTimeout:  cfg.Curate.DownloadTimeout,
 		MaxRedirects:     cfg.Curate.MaxRedirects,
 		MaxRepoBytes:     cfg.Curate.MaxRepoBytes,
@@ -301,6 +321,8 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 		ExtractDoc:       opts.ExtractDoc,
 		CacheDir:         ws.CacheDir("curate"),
 		ExtractVersion:   convert.Version,
+		Lasting:          lastingConvertError,
+		RetryFailed:      opts.RetryFailed,
 		CredibilityFloor: f.Credibility.Floor,
 		JudgeNote:        "offline: no model configured, so the grade rests on the measured findings alone",
 	}
@@ -350,9 +372,6 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "added to %s: %s\n", ws.Rel(curateFile), strings.Join(add, ", "))
 		}
 	}
-	for _, s := range notAdded {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: not added to %s: --from %s gathered nothing (see above)\n", ws.Rel(curateFile), s)
-	}
 	if err := settleTentative(opts.IO.ErrOut, opts, ws, tents, res); err != nil {
 		return err
 	}
@@ -365,7 +384,10 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 			failed++
 		}
 	}
-	reportCurateWarnings(opts.IO.ErrOut, ws, opts.Theme, res, opts.Quiet)
+	// A --from that gathered nothing is reported once, by the error below:
+	// its own warnings and failed entry would repeat it (and tell the user
+	// to fix curate.yaml, which does not list it).
+	reportCurateWarnings(opts.IO.ErrOut, ws, opts.Theme, res, opts.Quiet, newFrom)
 	if opts.JSON {
 		if err := printJSON(opts.IO.Out, res.Lock); err != nil {
 			return err
@@ -373,6 +395,9 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 	} else {
 		w := opts.IO.Out
 		for _, e := range res.Lock.Sources {
+			if e.Failed && newFrom[e.Origin] {
+				continue // the --from error below says it
+			}
 			if opts.Quiet && !e.Failed {
 				// -q: only what went wrong.
 				continue
@@ -403,17 +428,18 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 			fmt.Fprintf(w, "curate %s: %d kept, %d dropped, %s (%s)\n", opts.Theme, res.Kept(), res.Dropped(), state, ws.Rel(filepath.Join(ws.SourceDir(opts.Theme), curate.LockName)))
 		}
 	}
-	if errs := res.SourceErrors(); len(errs) > 0 {
-		var names []string
-		for _, e := range errs {
+	var names []string
+	for _, e := range res.SourceErrors() {
+		if !newFrom[e.Source] {
 			names = append(names, e.Source)
 		}
-		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: %d listed source(s) gave nothing to gather: %s (see above)", opts.Theme, len(errs), strings.Join(names, ", ")),
+	}
+	if len(names) > 0 {
+		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: %d listed source(s) gave nothing to gather: %s (see above)", opts.Theme, len(names), strings.Join(names, ", ")),
 			fmt.Sprintf("fix the path (or mount the disk), or remove the source with `vibe sources remove %s SOURCE`; vibe gathers PDF, EPUB, DOCX, HTML, TXT and Markdown files", opts.Theme)))
 	}
 	if len(notAdded) > 0 {
-		return withExit(exitFailure, withHint(fmt.Errorf("curate %s: --from %s gathered nothing, so it was not added to %s", opts.Theme, strings.Join(notAdded, ", "), ws.Rel(curateFile)),
-			"give a PDF, EPUB, DOCX, HTML, TXT or Markdown file, a directory or glob holding some, or a URL that downloads one"))
+		return notAddedError(ws, opts.Theme, curateFile, notAdded, res)
 	}
 	if n := failed; n > 0 {
 		return withExit(exitFailure, fmt.Errorf("curate %s: %d source(s) could not be read or downloaded (see above)", opts.Theme, n))
@@ -425,9 +451,9 @@ func curateRun(ctx context.Context, opts *curateOptions) error {
 // listed source that failed (and the copies kept for it), links left
 // unfollowed, unsupported files, and copies put back from their origin.
 // quiet leaves out the notes; warnings always print.
-func reportCurateWarnings(w io.Writer, ws *workspace.Workspace, theme string, res curate.Result, quiet bool) {
+func reportCurateWarnings(w io.Writer, ws *workspace.Workspace, theme string, res curate.Result, quiet bool, fromOnly map[string]bool) {
 	for _, s := range res.Sources {
-		if s.Err != nil {
+		if s.Err != nil && !fromOnly[s.Source] {
 			fmt.Fprintf(w, "warning: source %s: %v\n", s.Source, s.Err)
 			if n := len(s.Carried); n > 0 {
 				fmt.Fprintf(w, "warning: source %s gave nothing: kept the %d copies gathered from it before (%s); they go only when you remove it with `vibe sources remove %s %s`\n",
@@ -492,4 +518,65 @@ func firstNonZeroF(a, b float64) float64 {
 		return a
 	}
 	return b
+}
+
+// fromExists says why a local --from path cannot be gathered (it does not
+// exist); URLs, git sources and globs are left to curate.
+func fromExists(from string) error {
+	for _, p := range []string{"http://", "https://", "github:", "git+"} {
+		if strings.HasPrefix(from, p) {
+			return nil
+		}
+	}
+	if strings.ContainsAny(from, "*?[") {
+		return nil
+	}
+	path := from
+	if rest, ok := strings.CutPrefix(from, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		path = filepath.Join(home, rest)
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return errors.New("no such file or directory")
+	}
+	return nil
+}
+
+// notAddedError is the one message for --from sources that gathered
+// nothing: why (the source's error, or why each of its files was dropped)
+// and what to do about that reason.
+func notAddedError(ws *workspace.Workspace, theme, curateFile string, notAdded []string, res curate.Result) error {
+	var why []string
+	dropped := false
+	for _, s := range res.Sources {
+		if !slices.Contains(notAdded, s.Source) {
+			continue
+		}
+		if s.Err != nil {
+			why = append(why, s.Err.Error())
+			continue
+		}
+		for _, e := range res.Lock.Sources {
+			if e.Status != curate.StatusKept && (e.Origin == s.Source || strings.HasPrefix(e.Origin, strings.TrimSuffix(s.Source, "/")+"/")) {
+				why = append(why, e.Origin+": "+e.Reason)
+				dropped = true
+			}
+		}
+	}
+	it := "it was"
+	if len(notAdded) > 1 {
+		it = "they were"
+	}
+	msg := fmt.Sprintf("curate %s: --from %s gathered nothing, so %s not added to %s", theme, strings.Join(notAdded, ", "), it, ws.Rel(curateFile))
+	if len(why) > 0 {
+		msg += ": " + nameList(why, 3)
+	}
+	hint := "give a PDF, EPUB, DOCX, HTML, TXT or Markdown file, a directory or glob holding some, or a URL that downloads one"
+	if dropped {
+		hint = "each file was dropped for the reason given: a text too short is kept with a lower curate.min_chars (vibe.yaml, or quality: min_chars in " + ws.Rel(curateFile) + "); a near-duplicate of a kept source adds nothing"
+	}
+	return withExit(exitFailure, withHint(errors.New(msg), hint))
 }

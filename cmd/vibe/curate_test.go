@@ -26,7 +26,7 @@ func TestNewCurateCmdFlags(t *testing.T) {
 		{"from twice", []string{"tea", "--from", "a/", "--from", "b/*.pdf"}, []string{"a/", "b/*.pdf"}, false, ""},
 		{"json", []string{"tea", "--json"}, nil, true, ""},
 		{"bad theme", []string{"Tea!"}, nil, false, "theme"},
-		{"no theme", []string{}, nil, false, "accepts 1 arg"},
+		{"no theme", []string{}, nil, false, "curate: missing the theme argument, e.g. `vibe curate bazi --from ~/books/bazi/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,6 +34,7 @@ func TestNewCurateCmdFlags(t *testing.T) {
 			a := &app{io: ios, getenv: func(string) string { return "" }, workspaceDir: t.TempDir()}
 			var got *curateOptions
 			cmd := newCurateCmdWith(a, func(ctx context.Context, o *curateOptions) error { got = o; return nil })
+			namedArgs(cmd) // as newRootCmd does
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(ios.Out)
 			cmd.SetErr(ios.ErrOut)
@@ -97,10 +98,16 @@ func TestCurateCommand(t *testing.T) {
 		t.Errorf("re-run: exit %d\n%s", code, out)
 	}
 
-	// A missing source: exit 1, the rest still gathered.
+	// A --from path that does not exist: one message before anything runs
+	// (exit 2), nothing gathered, curate.yaml untouched. (A listed source
+	// that disappears: TestCurateVanishedAndEmptySources.)
+	before, _ := os.ReadFile(filepath.Join(ws, "knowledge", "tea", "curate.yaml"))
 	code, out, errOut = runVibe(t, nil, "--workspace", ws, "curate", "tea", "--from", filepath.Join(ws, "nope.pdf"))
-	if code != exitFailure || !strings.Contains(out, "nope.pdf does not exist") || !strings.Contains(out, "kept     books/a.txt") {
-		t.Errorf("missing source: exit %d\n%s\n%s", code, out, errOut)
+	if code != exitError || !strings.HasPrefix(errOut, "vibe: curate tea: --from "+filepath.Join(ws, "nope.pdf")+": no such file or directory\n") || out != "" {
+		t.Errorf("missing --from: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(filepath.Join(ws, "knowledge", "tea", "curate.yaml")); string(after) != string(before) {
+		t.Errorf("a missing --from changed curate.yaml:\n%s", after)
 	}
 }
 
@@ -247,7 +254,7 @@ func TestCurateVanishedAndEmptySources(t *testing.T) {
 	os.WriteFile(filepath.Join(pics, "a.png"), []byte("\x89PNG"), 0o644)
 	os.WriteFile(filepath.Join(pics, "b.xlsx"), []byte("PK"), 0o644)
 	code, out, errOut = runVibe(t, nil, "--workspace", ws, "curate", "pics", "--from", pics)
-	if code != exitFailure || !strings.Contains(errOut, "2 unsupported: a.png, b.xlsx") || !strings.Contains(errOut, "PDF, EPUB, DOCX, HTML, TXT and Markdown") {
+	if code != exitFailure || !strings.Contains(errOut, "2 unsupported: a.png, b.xlsx") || !strings.Contains(errOut, "PDF, EPUB, DOCX, HTML, TXT or Markdown") {
 		t.Errorf("pictures: exit %d\n%s\n%s", code, out, errOut)
 	}
 	empty := filepath.Join(ws, "empty")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,58 @@ type evalOptions struct {
 	generate bool
 	max      int
 	noCache  bool
+	// thresholds are --threshold MEASURE=FRACTION.
+	thresholds []string
+}
+
+// thresholdKeys are the measures a threshold gates, as vibe.yaml, the eval
+// file, the environment and --threshold name them.
+var thresholdKeys = []string{"routing", "rule_hit", "passage_recall", "tools", "contains", "faithfulness", "fact_coverage"}
+
+// thresholdField is the field of t that key gates.
+func thresholdField(t *agenteval.Thresholds, key string) **float64 {
+	switch key {
+	case "routing":
+		return &t.Routing
+	case "rule_hit":
+		return &t.RuleHit
+	case "passage_recall":
+		return &t.PassageRecall
+	case "tools":
+		return &t.Tools
+	case "contains":
+		return &t.Contains
+	case "faithfulness":
+		return &t.Faithfulness
+	case "fact_coverage":
+		return &t.FactCoverage
+	}
+	return nil
+}
+
+// overThresholds are the thresholds above the eval file's: those the
+// environment sets (VIBE_EVAL_THRESHOLDS_*), then --threshold.
+func overThresholds(cfg *workspace.Config, src workspace.Sources, flags []string) (agenteval.Thresholds, error) {
+	var over agenteval.Thresholds
+	all, err := evalThresholds(cfg.Eval.Thresholds)
+	if err != nil {
+		return over, err
+	}
+	for _, k := range thresholdKeys {
+		if strings.HasPrefix(src.Of("eval.thresholds."+k), "env ") {
+			*thresholdField(&over, k) = *thresholdField(&all, k)
+		}
+	}
+	for _, fl := range flags {
+		k, v, ok := strings.Cut(fl, "=")
+		field := thresholdField(&over, strings.TrimSpace(k))
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || field == nil || err != nil || x < 0 || x > 1 {
+			return over, flagErrorf("--threshold %q: give MEASURE=FRACTION, e.g. --threshold passage_recall=0.9 (a fraction from 0 to 1; measures: %s)", fl, strings.Join(thresholdKeys, ", "))
+		}
+		*field = &x
+	}
+	return over, nil
 }
 
 func newEvalCmd(a *app) *cobra.Command {
@@ -51,11 +104,20 @@ the report says which parts were skipped. With a model, every chat answer and ev
 verdict is cached under .vibe/cache/eval and .vibe/cache/llm, so a rerun sends nothing
 and gives the same report (--no-cache asks again).
 
-Thresholds are eval.thresholds in vibe.yaml (deterministic measures default to 100%,
-so any failed case fails the run), overridden by thresholds: in the eval file.
+Each measure is gated by a threshold; the first of these that sets it wins:
+  1. --threshold MEASURE=FRACTION (e.g. --threshold passage_recall=0.9)
+  2. the environment: VIBE_EVAL_THRESHOLDS_<MEASURE> (VIBE_EVAL_THRESHOLDS_PASSAGE_RECALL=0.9)
+  3. thresholds: in the eval file
+  4. eval.thresholds in vibe.yaml
+  5. the default: 100% for the deterministic measures (any failed case fails the run),
+     80% for the judged ones
 --baseline FILE (a previous --format json report) also fails on any regression.
-Exit status: 0 pass, 1 a measure below its threshold or a regression (the failed cases
-are named), 2 the eval could not run.
+
+The report lists each case that fell short: FAIL when it is part of why the run
+fails (a measure it missed is below its threshold), BELOW when the measures it
+missed still meet their thresholds (not gated). The last line is the verdict and
+matches the exit status: "pass (exit 0)", or "FAIL (exit 1)" naming each gated
+measure below its threshold and the regressions. Exit status 2: the eval could not run.
 
 --generate drafts cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml
 for review; it never writes eval.yaml.`,
@@ -63,7 +125,8 @@ for review; it never writes eval.yaml.`,
   vibe eval bazi --format junit --output eval.xml
   vibe eval bazi --format json --output eval.json && vibe eval bazi --baseline eval.json
   vibe eval bazi --format markdown >> "$GITHUB_STEP_SUMMARY"
-  vibe eval bazi --generate`,
+  vibe eval bazi --generate
+  vibe eval bazi --threshold rule_hit=0.6 --threshold passage_recall=0.75`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, theme, err := a.theme(args)
@@ -87,6 +150,7 @@ for review; it never writes eval.yaml.`,
 	cmd.Flags().BoolVar(&opts.generate, "generate", false, "draft cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml")
 	cmd.Flags().IntVar(&opts.max, "max", 40, "with --generate: the most cases to draft")
 	cmd.Flags().BoolVar(&opts.noCache, "no-cache", false, "ask the model again instead of replaying cached answers and verdicts")
+	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "MEASURE=FRACTION: gate a measure at this value, over the environment, the eval file and vibe.yaml; repeatable ("+strings.Join(thresholdKeys, ", ")+")")
 	return cmd
 }
 
@@ -130,6 +194,10 @@ func (a *app) runEval(ctx context.Context, opts *evalOptions) error {
 	if err != nil {
 		return withExit(exitError, err)
 	}
+	over, err := overThresholds(cfg, a.cfgSources, opts.thresholds)
+	if err != nil {
+		return err
+	}
 	var baseline *agenteval.Report
 	if opts.baseline != "" {
 		if baseline, err = agenteval.LoadReport(opts.baseline); err != nil {
@@ -160,7 +228,7 @@ func (a *app) runEval(ctx context.Context, opts *evalOptions) error {
 	}
 	rel := ws.Rel(path)
 	rep, err := agenteval.Run(ctx, ag, f, rel, agenteval.Options{Theme: opts.theme, RulesK: cfg.Eval.RulesK, PassagesK: cfg.Eval.PassagesK,
-		Thresholds: th, Judge: judge})
+		Thresholds: th, Over: over, Judge: judge})
 	ag.Wait()
 	if err != nil {
 		var hint string

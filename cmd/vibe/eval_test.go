@@ -349,9 +349,10 @@ func TestEvalBazi(t *testing.T) {
 			Turns []any  `json:"turns"`
 		} `json:"cases"`
 		Measures []struct {
-			Name  string  `json:"name"`
-			Value float64 `json:"value"`
-			N     int     `json:"n"`
+			Name      string   `json:"name"`
+			Value     float64  `json:"value"`
+			N         int      `json:"n"`
+			Threshold *float64 `json:"threshold"`
 		} `json:"measures"`
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
@@ -366,7 +367,77 @@ func TestEvalBazi(t *testing.T) {
 	if len(rep.Cases) < 40 || dialogues < 3 {
 		t.Fatalf("%d cases, %d dialogues", len(rep.Cases), dialogues)
 	}
+	ruleGate := 0.0
 	for _, m := range rep.Measures {
 		t.Logf("bazi eval: %s = %.4f over %d", m.Name, m.Value, m.N)
+		if m.Name == "rule_hit" && m.Threshold != nil {
+			ruleGate = *m.Threshold
+		}
+	}
+	// Rules are gated (issue 27: the threshold was 0, so nothing was).
+	if ruleGate <= 0 {
+		t.Errorf("the bazi eval does not gate rule_hit (threshold %v)", ruleGate)
+	}
+	// A gated measure below its threshold: exit 1, and the last line says
+	// which (the environment over the eval file's passage_recall 0.7).
+	env := map[string]string{"VIBE_LLM_PROVIDER": "offline", "VIBE_EVAL_THRESHOLDS_PASSAGE_RECALL": "0.99"}
+	code, text, errOut = runVibeUnraced(t, env, "-w", ws, "eval", "bazi")
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if code != 1 || !strings.HasPrefix(last, "eval bazi: FAIL (exit 1): passage recall@5 ") || !strings.Contains(last, "is below its threshold 99.0%") {
+		t.Errorf("eval bazi with passage_recall gated at 0.99: exit %d, last line %q\n%s", code, last, errOut)
+	}
+}
+
+// The verdict line is the last line and matches the exit status; a case
+// that falls short in a measure still meeting its threshold is BELOW (not
+// gated), one in a measure below it FAIL; thresholds come from the flag,
+// then the environment, then the eval file, then vibe.yaml.
+func TestEvalVerdictAndThresholdPrecedence(t *testing.T) {
+	ws := evalWorkspace(t)
+	p := filepath.Join(ws, "skills/demo/knowledge/rules.yaml")
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(data), "    - id: R015\n", "    - id: R915\n", 1)), 0o644)
+	evalFile := filepath.Join(ws, "knowledge/demo/eval.yaml")
+	ev, _ := os.ReadFile(evalFile)
+	os.WriteFile(evalFile, []byte(strings.Replace(string(ev), "skill: demo\ncases:\n", "skill: demo\nthresholds:\n  rule_hit: 0.8\ncases:\n", 1)), 0o644)
+	os.WriteFile(filepath.Join(ws, "vibe.yaml"), []byte("eval:\n  thresholds:\n    rule_hit: 1\n"), 0o644)
+	env := func(kv ...string) map[string]string {
+		m := map[string]string{"VIBE_LLM_PROVIDER": "offline"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	lastLine := func(out string) string {
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	for _, c := range []struct {
+		name  string
+		env   map[string]string
+		flags []string
+		code  int
+		last  string
+		mark  string
+	}{
+		// The file's 0.8 over vibe.yaml's 1: one rule case of 18 missed
+		// (94.4%) passes, the case marked BELOW.
+		{"file over vibe.yaml", env(), nil, 0,
+			"eval demo: pass (exit 0): every gated measure meets its threshold; 20 of 21 cases met every expectation, 1 below expectation but not gated (BELOW above) (offline mode)",
+			"BELOW green-bud-temperature (knowledge/demo/eval.yaml:"},
+		{"environment over the file", env("VIBE_EVAL_THRESHOLDS_RULE_HIT", "1"), nil, 1,
+			"eval demo: FAIL (exit 1): rule hit@3 94.4% is below its threshold 100.0%; 20 of 21 cases met every expectation (offline mode)",
+			"FAIL green-bud-temperature (knowledge/demo/eval.yaml:"},
+		{"flag over the environment", env("VIBE_EVAL_THRESHOLDS_RULE_HIT", "1"), []string{"--threshold", "rule_hit=0.9"}, 0,
+			"eval demo: pass (exit 0)", "BELOW green-bud-temperature"},
+	} {
+		code, out, errOut := runVibe(t, c.env, append([]string{"-w", ws, "eval", "demo"}, c.flags...)...)
+		if code != c.code || !strings.HasPrefix(lastLine(out), c.last) || !strings.Contains(out, c.mark) {
+			t.Errorf("%s: exit %d, want %d; last line %q, want %q and %q in\n%s\n%s", c.name, code, c.code, lastLine(out), c.last, c.mark, out, errOut)
+		}
+	}
+	if code, _, errOut := runVibe(t, env(), "-w", ws, "eval", "demo", "--threshold", "rule_hit=high"); code != 2 || !strings.Contains(errOut, "give MEASURE=FRACTION, e.g. --threshold passage_recall=0.9") {
+		t.Errorf("a bad --threshold: exit %d\n%s", code, errOut)
 	}
 }

@@ -435,7 +435,8 @@ func recordExtractUsage(ws *workspace.Workspace, theme, extractor string, usage 
 			continue
 		}
 		p := integrate.PassUsage{Pass: stage}
-		p.Add(integrate.PassUsage{Requests: u.Requests, CachedHits: u.CachedHits, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost})
+		p.Add(integrate.PassUsage{Requests: u.Requests, CachedHits: u.CachedHits, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Cost: u.Cost,
+			EndpointPromptTokens: u.EndpointPromptTokens, EndpointCompletionTokens: u.EndpointCompletionTokens, CountedLarger: u.CountedLarger, Tokenizer: u.Tokenizer})
 		rec.Passes = append(rec.Passes, p)
 		rec.Total.Add(p)
 	}
@@ -468,10 +469,32 @@ func printUsage(opts *extractOptions, c *llm.Client) {
 		total.CachedHits += u.CachedHits
 		total.PromptTokens += u.PromptTokens
 		total.CompletionTokens += u.CompletionTokens
+		total.EndpointPromptTokens += u.EndpointPromptTokens
+		total.EndpointCompletionTokens += u.EndpointCompletionTokens
+		total.CountedLarger += u.CountedLarger
+		total.SentPromptTokens += u.SentPromptTokens
+		total.CountedCompletionTokens += u.CountedCompletionTokens
 		total.Cost += u.Cost
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "llm %-16s %4d requests, %4d cached, %9d prompt + %8d completion tokens, cost %.4f\n",
 		"total:", total.Requests, total.CachedHits, total.PromptTokens, total.CompletionTokens, total.Cost)
+	if total.Requests > 0 {
+		fmt.Fprintln(opts.IO.ErrOut, "llm "+tokenSourceLine(total, c.Tokenizer()))
+	}
+}
+
+// tokenSourceLine says whose token figures a usage report shows: per
+// request the larger of the endpoint's usage and vibe's count.
+func tokenSourceLine(u llm.StageUsage, tokenizer string) string {
+	src := "the endpoint's usage for every request (at least vibe's count)"
+	switch {
+	case u.CountedLarger == u.Requests:
+		src = "vibe's count for every request (above the endpoint's usage)"
+	case u.CountedLarger > 0:
+		src = fmt.Sprintf("vibe's count for %d of %d requests (above the endpoint's usage), the endpoint's for the rest", u.CountedLarger, u.Requests)
+	}
+	return fmt.Sprintf("tokens: %s; the endpoint reported %d prompt + %d completion, vibe counted %d + %d with %s",
+		src, u.EndpointPromptTokens, u.EndpointCompletionTokens, u.SentPromptTokens, u.CountedCompletionTokens, tokenizer)
 }
 
 // printLLMStats says what the LLM passes merged, dropped and re-read.

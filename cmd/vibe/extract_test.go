@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/extract"
 	"github.com/vibelife/vibe/knowledge/schema"
@@ -249,6 +253,73 @@ func TestExtractLLMCacheAndDryRun(t *testing.T) {
 	code, out, errOut = runVibe(t, remote, "--workspace", dir, "extract", "bazi", "--dry-run")
 	if code != 0 || srv.Count() != sent || !strings.Contains(out, "a dry run does not call") {
 		t.Errorf("dry run with a remote embedder: exit %d, %d requests:\n%s%s", code, srv.Count()-sent, out, errOut)
+	}
+}
+
+// TestExtractUsageWithUnderCountingEndpoint runs the LLM extraction against
+// an endpoint that estimates its usage like a relay, three characters a
+// token (2-3 times low for Chinese): the usage report and meta.json record
+// vibe's larger count with the model's tokenizer, say so, and keep the
+// endpoint's figures beside it.
+func TestExtractUsageWithUnderCountingEndpoint(t *testing.T) {
+	dir := extractWorkspace(t)
+	srv := llmtest.New(t)
+	var mu sync.Mutex
+	endpointPrompt := 0
+	srv.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		rep := fakeExtractModel(r)
+		msgs, _ := json.Marshal(r.Messages)
+		rep.PromptTokens = utf8.RuneCount(msgs) / 3
+		rep.CompletionTokens = utf8.RuneCountInString(rep.Text)/3 + 10
+		mu.Lock()
+		endpointPrompt += rep.PromptTokens
+		mu.Unlock()
+		return rep
+	})
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
+	if err := os.WriteFile(filepath.Join(dir, "vibe.yaml"), []byte("llm:\n  model: qwen2.5-72b-instruct\n  prices:\n    qwen2.5-72b-instruct: {input_per_mtok: 1, output_per_mtok: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runVibe(t, env, "--workspace", dir, "extract", "bazi")
+	if code != 0 || srv.Count() == 0 {
+		t.Fatalf("exit %d, %d requests:\n%s%s", code, srv.Count(), out, errOut)
+	}
+	total := regexp.MustCompile(`llm total: +\d+ requests, +\d+ cached, +(\d+) prompt`).FindStringSubmatch(errOut)
+	if total == nil {
+		t.Fatalf("no usage total:\n%s", errOut)
+	}
+	reported, _ := strconv.Atoi(total[1])
+	mu.Lock()
+	defer mu.Unlock()
+	if reported <= endpointPrompt {
+		t.Errorf("report says %d prompt tokens, the endpoint's estimate was %d: want vibe's larger count", reported, endpointPrompt)
+	}
+	for _, want := range []string{"llm tokens: vibe's count for every request (above the endpoint's usage)", fmt.Sprintf("the endpoint reported %d prompt", endpointPrompt),
+		"tiktoken cl100k_base (the nearest known to qwen2.5-72b-instruct; its own is not bundled)"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("usage report lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code, _, errOut := runVibe(t, map[string]string{"VIBE_LLM_PROVIDER": "offline"}, "--workspace", dir, "integrate", "bazi"); code != 0 {
+		t.Fatalf("integrate exit %d: %s", code, errOut)
+	}
+	var meta struct {
+		Usage struct {
+			Total struct {
+				Requests       int    `json:"requests"`
+				PromptTokens   int    `json:"prompt_tokens"`
+				EndpointPrompt int    `json:"endpoint_prompt_tokens"`
+				CountedLarger  int    `json:"counted_larger"`
+				Tokenizer      string `json:"tokenizer"`
+			} `json:"total"`
+		} `json:"extract_llm_usage"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "skills", "bazi", "meta.json"))
+	if err != nil || json.Unmarshal(data, &meta) != nil {
+		t.Fatalf("meta.json: %v\n%s", err, data)
+	}
+	if u := meta.Usage.Total; u.PromptTokens != reported || u.EndpointPrompt != endpointPrompt || u.CountedLarger != u.Requests || !strings.Contains(u.Tokenizer, "cl100k_base") {
+		t.Errorf("meta.json extract_llm_usage total %+v, want %d prompt tokens (vibe's), the endpoint's %d beside them, every request counted larger", u, reported, endpointPrompt)
 	}
 }
 

@@ -93,7 +93,8 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		Theme: theme, SkillDir: ws.SkillDir(theme), Glossary: filepath.Join(ws.KnowledgeDir(theme), "glossary.yaml"),
 		Regenerate: regenerate, Version: version, Now: a.now,
 		DeclaredTools: filepath.Join(ws.KnowledgeDir(theme), integrate.DeclaredToolsName), RelTo: ws.Root,
-		Limits: cfg.Check,
+		EvalCases: filepath.Join(ws.KnowledgeDir(theme), "eval.yaml"),
+		Limits:    cfg.Check,
 	}
 	if opt.GlossaryInputs, err = a.glossaryInputs(ctx, theme); err != nil {
 		return withExit(exitError, err)

@@ -156,13 +156,13 @@ func TestReplayRelayBaziChat(t *testing.T) {
 		}
 	}
 	t.Logf("get_rules: a rule that answers, or none with a note, for %d of %d recorded questions", good, len(rec.Questions))
-	// Measured: 16 of 21. The issue asks for every question; the five
-	// left return rules that share the question's words but do not answer
-	// it (癸巳生人得戊寅日 for the Day Noble days, which are 丁酉 丁亥 癸巳 癸卯;
-	// 论生子岁运 for the four auspicious gods; 乙运庚年 for spring 乙 wood;
-	// 吉神有物，合去 for 闲神; 柱中多庚 → 富贵人 for 德秀贵人).
-	if good < 16 {
-		t.Errorf("get_rules answered or said it could not for %d of %d questions, want at least the 16 measured", good, len(rec.Questions))
+	// Measured: 20 of 21 (16 before get_rules took the subject the model's
+	// rewrite confirms, the rewrite's own compound terms, and left out weak
+	// rules that hold little of a question naming a term no rule states).
+	// The one left returns rules that share the question's words but do not
+	// answer it: 乙运庚年 and 逢甲乙木生旺运 for spring 乙 wood's 用神.
+	if good < 20 {
+		t.Errorf("get_rules answered or said it could not for %d of %d questions, want at least the 20 measured", good, len(rec.Questions))
 	}
 }
 

@@ -204,6 +204,7 @@ func TestSuggestAcceptGatherResearch(t *testing.T) {
 		{URL: site.URL + "/article", Title: "近年子平法研究综述", PublishedDate: "2026-05-04T00:00:00"},
 		{URL: site.URL + "/books/渊海子平.md", Title: "渊海子平"},
 		{URL: site.URL + "/gone", Title: "a dead link"},
+		{URL: site.URL + "/books/子平真诠.md", Title: "子平真诠 另一处"},
 	})
 	code, out, errOut = runVibe(t, senv, "-w", ws, "curate", "bazi", "--research", q, "--json")
 	if code != 0 {
@@ -223,10 +224,15 @@ func TestSuggestAcceptGatherResearch(t *testing.T) {
 	if g := got[site.URL+"/gone"]; g.Status != curate.StatusDropped || !g.Failed {
 		t.Errorf("dead result: %+v", g)
 	}
+	// The same text as a held book under another address: deduplicated
+	// against what the theme holds.
+	if d := got[site.URL+"/books/子平真诠.md"]; d.Status != curate.StatusDropped || !strings.Contains(d.Reason, "duplicate of") || !strings.Contains(d.Reason, "子平真诠.md") {
+		t.Errorf("a copy of a held book: %+v", d)
+	}
 	if asked := search.Asked(); len(asked) != 3 || asked[2].Query != q || asked[2].TimeRange != "year" {
 		t.Errorf("searches %+v: want the question asked once more, for the last year", asked)
 	}
-	if !strings.Contains(errOut, "3 result(s), 1 already held") {
+	if !strings.Contains(errOut, "4 result(s), 1 already held") {
 		t.Errorf("--research report:\n%s", errOut)
 	}
 	f, _ = curate.LoadFile(filepath.Join(ws, "knowledge", "bazi", "curate.yaml"))
@@ -295,5 +301,38 @@ func TestAcceptedCopyThatFailsIsTriedOnce(t *testing.T) {
 	// --research without a search configured is a usage error.
 	if code, _, errOut = runVibe(t, nil, "-w", ws2, "curate", "tea", "--research", "tea"); code != exitError || !strings.Contains(errOut, "needs a web search") {
 		t.Errorf("--research without search: exit %d %s", code, errOut)
+	}
+}
+
+// TestChatWebSearchAtRunTime: serve.web_search on (with a search
+// configured) gives the agent web_search; the answer says which part is
+// from the web. On without a search configured, the agent refuses to start.
+func TestChatWebSearchAtRunTime(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	search := websearchtest.NewSearXNG(t, map[string][]websearchtest.Hit{
+		"子平法 2026 研究": {{URL: "https://journal.example/ziping", Title: "子平法新研究", Content: "近年学界的研究"}},
+	})
+	model := llmtest.New(t, llmtest.ToolCall("web_search", `{"query":"子平法 2026 研究"}`), llmtest.Text("技能中没有。网络上一篇文章说近年研究多从文献学入手。"))
+	env := map[string]string{"OPENAI_BASE_URL": model.URL, "OPENAI_API_KEY": "k", "VIBE_SERVE_WEB_SEARCH": "true"}
+	code, _, errOut := runVibe(t, env, "-w", ws, "chat", "--skill", "bazi", "2026年子平法有什么新研究？")
+	if code != exitError || !strings.Contains(errOut, "serve.web_search is on") || !strings.Contains(errOut, "provider: searxng") {
+		t.Errorf("web_search on without a search: exit %d %s", code, errOut)
+	}
+	env["VIBE_SEARCH_PROVIDER"], env["VIBE_SEARCH_URL"] = "searxng", search.URL
+	code, out, errOut := runVibe(t, env, "-w", ws, "chat", "--skill", "bazi", "2026年子平法有什么新研究？")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "不属于本技能的知识库") || !strings.Contains(out, "https://journal.example/ziping") {
+		t.Errorf("the answer does not mark the web part:\n%s", out)
+	}
+	if asked := search.Asked(); len(asked) != 1 || asked[0].Query != "子平法 2026 研究" {
+		t.Errorf("searches %+v", asked)
+	}
+	if reqs := model.Requests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Tools), `"web_search"`) {
+		t.Errorf("web_search not offered to the model")
 	}
 }

@@ -47,7 +47,8 @@ func newServeCmd(a *app) *cobra.Command {
 
   POST /api/chat               Server-Sent Events: content, tool_call, tool_result, card, form, done, error
   POST /v1/chat/completions    OpenAI-compatible; model "vibe" or "vibe/<skill>"
-  GET  /v1/models, /api/skills, /healthz, /readyz
+  GET  /v1/models, /api/skills, /healthz, /readyz (ready or not only)
+  GET  /api/status             readiness with its detail (key needed)
   POST /api/tools/execute      run one tool: {"skill":..., "tool":..., "args":{...}}
 
 Every request needs "Authorization: Bearer <key>". Keys map to user ids:
@@ -126,6 +127,13 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		// serve.command_plugins: [] (or null) refuses every command plugin.
 		CommandPluginSkills: append([]string{}, cfg.Serve.CommandPlugins...),
 	}
+	if cfg.Serve.WebSearch {
+		p, err := searchProvider(cfg)
+		if err != nil {
+			return nil, nil, withExit(exitError, withHint(fmt.Errorf("serve.web_search is on but the web search cannot be used: %w", err), searchHint))
+		}
+		rc.WebSearch = p
+	}
 	closer := func() {}
 	if st, err := a.openStore(ctx); err != nil && opt.requireStore {
 		return nil, nil, storeOpenError(cfg, err)
@@ -150,8 +158,10 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		model := chatModelName(cfg)
 		// One request per conversation step: the concurrency bound is the
 		// number of turns in flight, not llm.max_concurrency (a build setting).
+		count, tokenizer := tokenCounter(model)
 		rc.Model = llm.New(llm.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: model,
-			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries})
+			MaxConcurrency: 256, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+			CountTokens: count, Tokenizer: tokenizer})
 		rc.ModelName = model
 	}
 	if rc.Model != nil && opt.wrapModel != nil {

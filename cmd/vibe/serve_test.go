@@ -146,6 +146,17 @@ func post(t *testing.T, url, key, body string) *http.Response {
 	return resp
 }
 
+func get(t *testing.T, url, key string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 func sseEvents(t *testing.T, r io.Reader) []runtime.Event {
 	t.Helper()
 	var out []runtime.Event
@@ -434,11 +445,9 @@ func TestServeDemoEndToEnd(t *testing.T) {
 		t.Fatalf("stream (%d chunks) = %q", chunks, s)
 	}
 
-	// /readyz over the demo workspace: the store holds the theme's documents.
-	r, err := http.Get(ts.URL + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// /api/status (the detail of /readyz) over the demo workspace: the
+	// store holds the theme's documents.
+	r := get(t, ts.URL+"/api/status", "ka")
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"documents":{"demo":5}`) || !strings.Contains(string(b), `"mode":"model"`) {
@@ -464,7 +473,7 @@ func TestServeDemoOffline(t *testing.T) {
 		}
 	}
 	text := evs[0].Content
-	for _, want := range []string{runtime.OfflineLabel, "技能 / skill: demo", "rules:", "passages:", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {
+	for _, want := range []string{runtime.OfflineLabel, "Skill: demo", "**Rules**", "**Passages**", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("offline answer lacks %q:\n%s", want, text)
 		}
@@ -482,13 +491,10 @@ func TestServeDemoOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
+	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabelZH) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
 		t.Fatalf("offline completion:\n%s", c)
 	}
-	r, err := http.Get(ts.URL + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := get(t, ts.URL+"/api/status", "ka")
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
 	if r.StatusCode != 200 || !strings.Contains(string(b), `"mode":"retrieval-only"`) {
@@ -613,7 +619,7 @@ func TestDemoScript(t *testing.T) {
 	// summary.
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "eval demo: pass,") {
+	if !strings.HasPrefix(last, "eval demo: pass (exit 0): every gated measure meets its threshold; 21 of 21 cases") {
 		t.Errorf("the demo does not end with the eval summary; last line %q", last)
 	}
 	checked := false
@@ -642,7 +648,7 @@ func TestDemoScript(t *testing.T) {
 	if chat < 0 || check < chat {
 		t.Errorf("the check does not come after the chat:\n%s", text)
 	}
-	if !strings.Contains(text[chat:check], "技能 / skill: demo") || strings.Contains(text, "no trigger matched") {
+	if !strings.Contains(text[chat:check], "Skill: demo") || strings.Contains(text, "no trigger matched") {
 		t.Errorf("the offline chat did not pick the demo skill by its triggers:\n%s", text[chat:])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +33,11 @@ type Options struct {
 	// RulesK and PassagesK are the k of rule hit@k and passage recall@k
 	// (defaults 3 and 5). MRR is taken over the top 10.
 	RulesK, PassagesK int
-	Thresholds        Thresholds
+	// Thresholds are the gates below the eval file's own (vibe.yaml and
+	// the defaults); Over are those above it (the environment and flags).
+	// A run gates on Thresholds, then the file's thresholds:, then Over.
+	Thresholds Thresholds
+	Over       Thresholds
 	// Judge grades answers for faithfulness and facts; nil skips those
 	// measures (they are reported as skipped).
 	Judge Judge
@@ -87,11 +92,17 @@ type Measure struct {
 
 // CaseResult is one case's outcome.
 type CaseResult struct {
-	ID       string       `json:"id"`
-	Line     int          `json:"line,omitempty"`
-	Pass     bool         `json:"pass"`
-	Failures []string     `json:"failures,omitempty"`
-	Turns    []TurnResult `json:"turns"`
+	ID       string   `json:"id"`
+	Line     int      `json:"line,omitempty"`
+	Pass     bool     `json:"pass"`
+	Failures []string `json:"failures,omitempty"`
+	// Missed names the measures the case fell short in; Gating is set when
+	// one of them is below its threshold, so the case is part of why the
+	// run fails. A failed case that is not gating fell short only in
+	// measures that still meet their thresholds (or have none).
+	Missed []string     `json:"missed,omitempty"`
+	Gating bool         `json:"gating,omitempty"`
+	Turns  []TurnResult `json:"turns"`
 }
 
 // TurnResult is what one turn showed.
@@ -115,7 +126,7 @@ func Run(ctx context.Context, ag Agent, f *File, path string, opt Options) (*Rep
 	if opt.PassagesK <= 0 {
 		opt.PassagesK = 5
 	}
-	th := opt.Thresholds.Merge(f.Thresholds)
+	th := opt.Thresholds.Merge(f.Thresholds).Merge(&opt.Over)
 	rep := &Report{Theme: opt.Theme, File: path, Mode: "model", RulesK: opt.RulesK, PassagesK: opt.PassagesK, Failed: []string{}}
 	offline := ag.Offline()
 	if offline {
@@ -129,18 +140,21 @@ func Run(ctx context.Context, ag Agent, f *File, path string, opt Options) (*Rep
 	for _, n := range measureOrder {
 		ms[n] = &Measure{Name: n}
 	}
+	var cr CaseResult // the case being run
 	count := func(name string, ok bool) {
 		m := ms[name]
 		m.N++
 		if ok {
 			m.sum++
+		} else if !slices.Contains(cr.Missed, name) {
+			cr.Missed = append(cr.Missed, name)
 		}
 	}
 	for _, c := range f.Cases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cr := CaseResult{ID: c.ID, Line: c.line, Pass: true}
+		cr = CaseResult{ID: c.ID, Line: c.line, Pass: true}
 		conv := "eval-" + c.ID
 		routed := "" // offline: the skill the conversation is in
 		for ti, t := range c.turns(f.Skill) {
@@ -181,7 +195,33 @@ func Run(ctx context.Context, ag Agent, f *File, path string, opt Options) (*Rep
 		}
 		rep.Measures = append(rep.Measures, *m)
 	}
+	markGating(rep)
 	return rep, nil
+}
+
+// markGating sets each failed case's Gating: it fell short in a measure
+// below its threshold. A failed case that missed no counted measure (a
+// judged score) gates when the run fails.
+func markGating(rep *Report) {
+	failed := map[string]bool{}
+	for _, m := range rep.Measures {
+		if !m.Pass {
+			failed[m.Name] = true
+		}
+	}
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		c.Gating = false
+		if c.Pass {
+			continue
+		}
+		if len(c.Missed) == 0 {
+			c.Gating = !rep.Pass
+		}
+		for _, n := range c.Missed {
+			c.Gating = c.Gating || failed[n]
+		}
+	}
 }
 
 func (t Thresholds) of(measure string) *float64 {
