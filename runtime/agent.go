@@ -385,6 +385,14 @@ type turn struct {
 	// as a citations event before done.
 	citations []Citation
 	citeSeen  map[string]bool
+	// inTurn is set for a model turn (not the tools API): use_skill then
+	// answers with a confirmation, its instructions being in the prompt.
+	inTurn bool
+	// inContext are the rules the model has this turn (skill|id): listed
+	// in the system prompt or returned by get_rules already.
+	inContext map[string]bool
+	// collect is set when the step's prompt offers a collect step.
+	collect bool
 }
 
 // turnSeed returns the seed of the turn's draws, choosing one on first use.
@@ -767,6 +775,7 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 
 func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
 	transcript := t.transcript
+	t.inTurn = true
 	startActive, startTopic := t.active, t.topic
 	t.question = msg
 	startProtocol := recordedProtocol(all)
@@ -806,7 +815,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
 			Messages: msgs,
-			Tools:    a.turnTools(active, msg),
+			Tools:    a.turnTools(a.stepState(t, active, all), msg),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
@@ -872,6 +881,12 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		note := fmt.Sprintf("\n（已达到单轮最多 %d 步的上限 serve.max_steps，回答可能不完整。）", a.cfg.MaxSteps)
 		answer.WriteString(note)
 		_ = t.send(Event{Type: EventContent, Content: note})
+	}
+	if c := verdictCaveat(answer.String()); c != "" {
+		a.metrics.guard(guardVerdictCaveat)
+		c = "\n" + c
+		answer.WriteString(c)
+		_ = t.send(Event{Type: EventContent, Content: c})
 	}
 	if d := Disclaimer(msg, answer.String()); d != "" && reason != "form" {
 		a.metrics.guard(guardDisclaimer)
@@ -989,6 +1004,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 					// Passages reach the model wrapped (wrap.go); the
 					// event keeps the JSON.
 					results[i] = modelResult(c.Name, out)
+					if c.Name == "get_rules" && t.inTurn {
+						results[i] = t.leanRules(out)
+					}
 					t.addCitations(a.toolCitations(ctx, c.Name, out))
 					a.recordHistory(ctx, t, c.Name, json.RawMessage(c.Arguments), out)
 				}
