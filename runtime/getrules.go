@@ -51,7 +51,8 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 	if err != nil {
 		return nil, err
 	}
-	res := map[string]any{"skill": active[0], "question": question, "rules": nonNilRules(ans.Rules)}
+	// Grave verdicts go out as the tradition's, with a caveat (verdicts.go).
+	res := map[string]any{"skill": active[0], "question": question, "rules": nonNilRules(safeSkillRules(ans.Rules))}
 	if len(active) > 1 {
 		res["skills"] = active
 	}
@@ -63,7 +64,7 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 	}
 	switch {
 	case len(ans.Partial) > 0:
-		res["partial"] = ans.Partial
+		res["partial"] = safeSkillRules(ans.Partial)
 		res["note"] = fmt.Sprintf("没有规则论及 %s；以下规则只涉及问题的其他部分，不能直接作答 / no rule states %s, which the question asks about; the partial rules touch only the rest of it and do not answer it: say so, and answer from search_knowledge passages if they do (searched as: %s)",
 			strings.Join(ans.Missing, "、"), strings.Join(ans.Missing, ", "), searched)
 	case len(ans.Rules) == 0:
@@ -91,6 +92,12 @@ func nonNilRules(rs []skillRule) []skillRule {
 func (a *Agent) rulesAcross(ctx context.Context, active []string, question string, k int) (rulesAnswer, error) {
 	var ans rulesAnswer
 	var best, rest, partial []scoredSkillRule
+	type skillAnswer struct {
+		name    string
+		rules   []scoredRule
+		missing []string
+	}
+	var per []skillAnswer
 	for _, n := range active {
 		sk, err := a.cfg.Skills.Get(n)
 		if err != nil {
@@ -100,12 +107,36 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 		if err != nil {
 			return ans, err
 		}
-		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk), idx.glossary, sk.Name, sk.Theme)
+		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.glossary, sk.Name, sk.Theme)
 		if br.SearchedAs != "" && ans.SearchedAs == "" {
 			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
 		}
 		ans.Unbridged = ans.Unbridged || br.Unbridged
 		rules, missing := idx.answer(question, br, k)
+		per = append(per, skillAnswer{n, rules, missing})
+	}
+	// A question spanning several active skills names terms of each: a
+	// term one skill lacks but another answers (sourdough for the tea
+	// skill, green tea for the bread one) leaves no gap.
+	answered := func(term string, except int) bool {
+		for j, o := range per {
+			if j != except && len(o.rules) > 0 && !slices.Contains(o.missing, term) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range per {
+		var still []string
+		for _, m := range per[i].missing {
+			if !answered(m, i) {
+				still = append(still, m)
+			}
+		}
+		per[i].missing = still
+	}
+	for _, p := range per {
+		n, rules, missing := p.name, p.rules, p.missing
 		for i, r := range rules {
 			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
 			switch {

@@ -44,6 +44,27 @@ type ruleIndex struct {
 	statedText []string
 }
 
+// languageShares returns the share of the rules whose stated text is in
+// each language (TextLanguage), nil for a skill without rules.
+func (idx *ruleIndex) languageShares() map[string]float64 {
+	n := 0
+	count := map[string]int{}
+	for _, t := range idx.statedText {
+		if l := TextLanguage(t); l != "" {
+			count[l]++
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(count))
+	for l, c := range count {
+		out[l] = float64(c) / float64(n)
+	}
+	return out
+}
+
 // The fields of a rule, and how much a query gram found in each counts: a
 // match in the condition or the conclusion is the rule itself; in the
 // evidence quote, its source's wording; in the source's heading path, only

@@ -146,6 +146,13 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 	defer func() {
 		if err != nil {
 			tx.Rollback()
+			// A cancelled context rolls the transaction back from
+			// database/sql's own goroutine and closes its statements, so
+			// the statement running then fails with "statement is closed":
+			// the cancellation is the cause, and errors.Is finds it.
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				err = fmt.Errorf("%w (%v)", cerr, err)
+			}
 			err = fmt.Errorf("replace %s: %w", doc.ID, err)
 		}
 	}()
