@@ -39,6 +39,10 @@ type IntegrateOptions struct {
 	// GlossaryInputs are the chunks' heading and document titles the
 	// glossary is mined from besides the knowledge.
 	GlossaryInputs GlossaryInputs
+	// Dictionary is the user's Chinese–English dictionary (vibe.yaml
+	// glossary.dictionary, LoadDictionary): the mined terms without English
+	// renderings get its, the glossary its characters' words; nil: none.
+	Dictionary *Dictionary
 	// Regenerate rewrites every generated region, discarding hand edits.
 	Regenerate bool
 	// Version is the vibe version recorded in meta.json.
@@ -71,6 +75,11 @@ type IntegrateOptions struct {
 	// RelTo, when set, makes the paths in error messages relative to it (the
 	// workspace root).
 	RelTo string
+	// EvalCases is the theme's knowledge/<theme>/eval.yaml: its first
+	// questions (in each of its languages) become the SKILL.md front
+	// matter's examples, which the chat page's welcome offers. Empty or
+	// missing gives none.
+	EvalCases string
 }
 
 // Result says what Integrate did.
@@ -131,6 +140,8 @@ type knowledgeSet struct {
 	terms []string
 	// glossary is the built glossary.
 	glossary skills.Glossary
+	// examples are the front matter's example questions (exampleQuestions).
+	examples []string
 }
 
 // buildGlossary builds the skill's glossary (glossary.go): mined from the
@@ -160,7 +171,7 @@ func (ks *knowledgeSet) buildGlossary(ctx context.Context, opt IntegrateOptions,
 		}
 		g = kept.Overlay(mg)
 	}
-	g = g.Overlay(markHand(hand))
+	g = withDictionary(g.Overlay(markHand(hand)), opt.Dictionary)
 	for _, t := range g.Terms {
 		if t.From != skills.FromMined {
 			ks.terms = append(ks.terms, strings.TrimSpace(t.Term))
@@ -229,6 +240,9 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	}
 	L := corpusLanguage(ks)
 	res.Language = L.code
+	if ks.examples, err = exampleQuestions(opt.EvalCases, relPath(opt.RelTo, opt.EvalCases)); err != nil {
+		return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
+	}
 	g, warn, err := ks.buildGlossary(ctx, opt, L)
 	if err != nil {
 		return Result{}, fmt.Errorf("integrate %s: glossary: %w", opt.Theme, err)
@@ -485,6 +499,7 @@ func renderRegions(theme string, ks *knowledgeSet, tools ToolsFile, L labels, p 
 	s := ks.sop.SOP
 	fm := FrontMatter{Name: theme, DisplayName: normalizeSpace(p.DisplayName), Description: normalizeSpace(p.Description), RequiresBirthInfo: needsBirth(ks)}
 	fm.Triggers = skillTriggers(theme, ks, p.Triggers, 8)
+	fm.Examples = ks.examples
 	fmData, _ := yaml.Marshal(fm)
 
 	var b strings.Builder

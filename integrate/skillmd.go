@@ -25,6 +25,7 @@ type FrontMatter struct {
 	RequiresBirthInfo bool     `yaml:"requires_birth_info,omitempty"`
 	Version           string   `yaml:"version,omitempty"`
 	Tools             []string `yaml:"tools,omitempty"`
+	Examples          []string `yaml:"examples,omitempty"`
 }
 
 // splitFrontMatter splits SKILL.md into the front matter node, the body and

@@ -67,9 +67,12 @@ type Event struct {
 	Args    json.RawMessage `json:"args,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	IsError bool            `json:"is_error,omitempty"`
-	// CardType and Props describe a card event.
-	CardType string          `json:"card_type,omitempty"`
-	Props    json.RawMessage `json:"props,omitempty"`
+	// CardType and Props describe a card event; Template, when the skill
+	// ships one for the card (skills.CardTemplate), is how the page lays it
+	// out.
+	CardType string               `json:"card_type,omitempty"`
+	Props    json.RawMessage      `json:"props,omitempty"`
+	Template *skills.CardTemplate `json:"template,omitempty"`
 	// Form is a collect_info form definition.
 	Form json.RawMessage `json:"form,omitempty"`
 	// Reason ends a turn on a done event: stop, form, max_steps, offline.
@@ -85,6 +88,9 @@ type Event struct {
 	// Seed, on a done event, is the seed of the turn's random draws (set
 	// when the turn drew): pass it as the request's seed to replay them.
 	Seed *int64 `json:"seed,omitempty"`
+	// Turn, on a done event, is the stored answer's sequence number in its
+	// conversation: POST /api/feedback names the answer by it.
+	Turn int `json:"turn,omitempty"`
 }
 
 // Usage counts the tokens of a turn's model calls: per call the larger of
@@ -305,6 +311,11 @@ type TurnRequest struct {
 	// each draw's result give the seed a turn used, and a turn replayed
 	// with it (the same tool calls in the same order) draws the same items.
 	Seed *int64
+	// ReplaceLast makes the turn replace the conversation's last question
+	// and its answer (the page's regenerate and edit): they leave the
+	// history the model and the page see, and Message is asked in their
+	// place. It needs a ConversationID with a question in it.
+	ReplaceLast bool
 }
 
 // Role names of persisted non-chat records: the active skill, and the
@@ -345,6 +356,9 @@ type turn struct {
 	// shown are the turn's card and form events, in order, kept with its
 	// answer (with the citations) so a reloaded conversation shows them.
 	shown []Event
+	// answerSeq is the sequence number of the stored answer (0 until it is
+	// stored), which the done event carries.
+	answerSeq int
 
 	mu sync.Mutex
 	// active is the active skills joined by skillSep, primary first;
@@ -371,6 +385,14 @@ type turn struct {
 	// as a citations event before done.
 	citations []Citation
 	citeSeen  map[string]bool
+	// inTurn is set for a model turn (not the tools API): use_skill then
+	// answers with a confirmation, its instructions being in the prompt.
+	inTurn bool
+	// inContext are the rules the model has this turn (skill|id): listed
+	// in the system prompt or returned by get_rules already.
+	inContext map[string]bool
+	// collect is set when the step's prompt offers a collect step.
+	collect bool
 }
 
 // turnSeed returns the seed of the turn's draws, choosing one on first use.
@@ -398,6 +420,9 @@ func (t *turn) send(ev Event) error {
 	}
 	if ev.Type == EventCard || ev.Type == EventForm {
 		t.shown = append(t.shown, ev)
+	}
+	if ev.Type == EventDone && ev.Turn == 0 {
+		ev.Turn = t.answerSeq
 	}
 	return t.emit(ev)
 }
@@ -562,6 +587,12 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 			return "", err
 		}
 	}
+	if req.ReplaceLast {
+		if t.nodes || !hasQuestion(all) {
+			return "", ErrNothingToReplace
+		}
+		all = withoutRetracted(append(all, knowledge.StoredMessage{Role: roleRetract}))
+	}
 	for _, m := range all {
 		switch m.Role {
 		case roleSkill:
@@ -580,6 +611,9 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 		// counts from its start record. One still unfinished after
 		// recentMessages messages is dropped.)
 		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleSkill, Content: t.active})
+	}
+	if req.ReplaceLast {
+		newRecords = append(newRecords, knowledge.StoredMessage{Role: roleRetract})
 	}
 	if req.Skill != "" && req.Skill != t.active {
 		for _, n := range splitSkills(req.Skill) {
@@ -636,18 +670,18 @@ func (a *Agent) history(ctx context.Context, userID, convID string) ([]knowledge
 		return nil, false, fmt.Errorf("runtime: history: %w", err)
 	}
 	if len(all) < recentMessages {
-		return all, false, nil
+		return withoutRetracted(all), false, nil
 	}
 	for _, m := range all {
 		if m.Role == roleSkill {
-			return all, false, nil
+			return withoutRetracted(all), false, nil
 		}
 	}
 	all, err = a.cfg.Memory.Messages(ctx, userID, convID, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("runtime: history: %w", err)
 	}
-	return all, true, nil
+	return withoutRetracted(all), true, nil
 }
 
 func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMessage) error {
@@ -665,8 +699,16 @@ func (a *Agent) persist(ctx context.Context, t *turn, recs []knowledge.StoredMes
 			return err
 		}
 	}
-	if _, err := a.cfg.Memory.AppendMessages(ctx, t.userID, t.convID, recs); err != nil {
+	stored, err := a.cfg.Memory.AppendMessages(ctx, t.userID, t.convID, recs)
+	if err != nil {
 		return err
+	}
+	for _, m := range stored {
+		if m.Role == llm.RoleAssistant {
+			t.emitMu.Lock()
+			t.answerSeq = m.Seq
+			t.emitMu.Unlock()
+		}
 	}
 	if t.nodes {
 		// A transcript node carries its parent's summary too (a summary
@@ -733,6 +775,7 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 
 func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
 	transcript := t.transcript
+	t.inTurn = true
 	startActive, startTopic := t.active, t.topic
 	t.question = msg
 	startProtocol := recordedProtocol(all)
@@ -772,7 +815,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
 			Messages: msgs,
-			Tools:    a.turnTools(active, msg),
+			Tools:    a.turnTools(a.stepState(t, active, all), msg),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
@@ -838,6 +881,12 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		note := fmt.Sprintf("\n（已达到单轮最多 %d 步的上限 serve.max_steps，回答可能不完整。）", a.cfg.MaxSteps)
 		answer.WriteString(note)
 		_ = t.send(Event{Type: EventContent, Content: note})
+	}
+	if c := verdictCaveat(answer.String()); c != "" {
+		a.metrics.guard(guardVerdictCaveat)
+		c = "\n" + c
+		answer.WriteString(c)
+		_ = t.send(Event{Type: EventContent, Content: c})
 	}
 	if d := Disclaimer(msg, answer.String()); d != "" && reason != "form" {
 		a.metrics.guard(guardDisclaimer)
@@ -955,6 +1004,9 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 					// Passages reach the model wrapped (wrap.go); the
 					// event keeps the JSON.
 					results[i] = modelResult(c.Name, out)
+					if c.Name == "get_rules" && t.inTurn {
+						results[i] = t.leanRules(out)
+					}
 					t.addCitations(a.toolCitations(ctx, c.Name, out))
 					a.recordHistory(ctx, t, c.Name, json.RawMessage(c.Arguments), out)
 				}

@@ -29,7 +29,9 @@ func TestWholeConversation(t *testing.T) {
 	if _, err := a.Turn(ctx, TurnRequest{UserID: "alice", ConversationID: "conv1", Message: "帮我看看八字"}, c1.emit); err != nil {
 		t.Fatal(err)
 	}
-	if r := toolResult(t, c1, "use_skill"); r["skill"] != "bazi" || !strings.Contains(r["instructions"].(string), "compute_chart") {
+	// use_skill confirms; the instructions come once, in the next system
+	// prompt (progressive disclosure).
+	if r := toolResult(t, c1, "use_skill"); r["skill"] != "bazi" || r["instructions"] != nil || !strings.Contains(m.requests[1].Messages[0].Content, "compute_chart") {
 		t.Fatalf("use_skill result = %v", r)
 	}
 	prof := toolResult(t, c1, "get_user_profile")
@@ -215,7 +217,7 @@ func TestOfflineMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{OfflineLabel, "技能 / skill: bazi", "r2", "knowledge/bazi/converted/a.md#1", "医疗"} {
+	for _, want := range []string{OfflineLabelZH, "技能：bazi", "r2", "knowledge/bazi/converted/a.md#1", "医疗"} {
 		if !strings.Contains(answer, want) {
 			t.Errorf("offline answer lacks %q:\n%s", want, answer)
 		}
@@ -232,7 +234,7 @@ func TestOfflineModeFallsBackToTheOnlySkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(answer, "using the only skill") || !strings.Contains(answer, "技能 / skill: bazi") {
+	if !strings.Contains(answer, "using the only skill") || !strings.Contains(answer, "Skill: bazi") {
 		t.Fatalf("offline answer without a trigger match:\n%s", answer)
 	}
 }

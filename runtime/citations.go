@@ -122,10 +122,12 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 		var out struct {
 			Skills []string    `json:"skills"`
 			Rules  []skillRule `json:"rules"`
+			// Partial rules reach the model too, which may cite them.
+			Partial []skillRule `json:"partial"`
 		}
 		if json.Unmarshal(res, &out) == nil {
 			var cs []Citation
-			for _, r := range out.Rules {
+			for _, r := range append(out.Rules, out.Partial...) {
 				skill := ""
 				if len(out.Skills) > 1 {
 					skill = r.Skill

@@ -26,6 +26,7 @@ type MemStore struct {
 	history   map[string][]knowledge.HistoryEntry
 	userSums  map[string]knowledge.UserSummary
 	historyID int64
+	feedback  map[feedbackKey]knowledge.Feedback
 }
 
 // convKey is a conversation id within its user.

@@ -15,3 +15,5 @@ func TestMemStoreProfileUpdates(t *testing.T) { storetest.RunProfileUpdates(t, N
 func TestMemStoreHistory(t *testing.T) {
 	storetest.RunHistory(t, NewMemStore())
 }
+
+func TestMemStoreFeedback(t *testing.T) { storetest.RunFeedback(t, NewMemStore()) }

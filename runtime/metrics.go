@@ -31,6 +31,7 @@ type Metrics struct {
 	errors        *prometheus.CounterVec // kind
 	profileFields *prometheus.CounterVec // outcome
 	requests      *prometheus.CounterVec // route, code
+	feedback      *prometheus.CounterVec // rating, comment
 }
 
 // Search outcomes of vibe_search_total. A search is a hit when the answer
@@ -67,6 +68,9 @@ const (
 	guardOutputSoftened = "output_softened"
 	guardDisclaimer     = "disclaimer"
 	guardMaxSteps       = "max_steps"
+	// guardVerdictCaveat: a grave verdict (death, disaster, divorce,
+	// ruin) got the caveat that it is the tradition's, not a certainty.
+	guardVerdictCaveat = "verdict_caveat"
 )
 
 // latencyBuckets cover a tool call or a search (1 ms .. 30 s).
@@ -104,7 +108,7 @@ func NewMetrics() *Metrics {
 	m.searchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vibe_search_duration_seconds",
 		Help: "Time of one knowledge search (query embedding included).", Buckets: latencyBuckets})
 	m.guardrails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_guardrail_triggers_total",
-		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps."}, []string{"guard"})
+		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps, verdict_caveat (a grave verdict relayed as the tradition's)."}, []string{"guard"})
 	m.activeStreams = prometheus.NewGauge(prometheus.GaugeOpts{Name: "vibe_active_streams",
 		Help: "Chat responses being streamed now (/api/chat and /v1/chat/completions)."})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_errors_total",
@@ -113,6 +117,9 @@ func NewMetrics() *Metrics {
 		Help: "Profile fields get_user_profile was asked for, by outcome (found, missing): the profile hit rate."}, []string{"outcome"})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_http_requests_total",
 		Help: "HTTP requests by route and status code."}, []string{"route", "code"})
+	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_feedback_total",
+		Help: "Users' verdicts on answers (POST /api/feedback) by rating (up, down) and comment (yes, no); a changed verdict counts again."}, []string{"rating", "comment"})
+	f(m.feedback)
 	for _, c := range []prometheus.Collector{m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
 		m.tokens, m.toolCalls, m.toolSeconds, m.searches, m.searchSeconds, m.guardrails, m.activeStreams, m.errors,
 		m.profileFields, m.requests,
@@ -127,6 +134,9 @@ func NewMetrics() *Metrics {
 	for _, o := range []string{searchCited, searchUncited, searchEmpty} {
 		m.searches.WithLabelValues(o)
 	}
+	for _, r := range []string{"up", "down"} {
+		m.feedback.WithLabelValues(r, "no")
+	}
 	return m
 }
 
@@ -137,6 +147,15 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// feedbackGiven counts a verdict on an answer.
+func (m *Metrics) feedbackGiven(rating string, comment bool) {
+	c := "no"
+	if comment {
+		c = "yes"
+	}
+	m.feedback.WithLabelValues(rating, c).Inc()
 }
 
 func (m *Metrics) guard(name string) { m.guardrails.WithLabelValues(name).Inc() }

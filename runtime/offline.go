@@ -10,8 +10,13 @@ import (
 	"github.com/vibelife/vibe/llm"
 )
 
-// OfflineLabel starts every retrieval-only answer.
-const OfflineLabel = "【离线检索模式 / retrieval-only mode: no model configured; these are retrieved rules and passages, not a generated answer】"
+// OfflineLabel starts every retrieval-only answer of a skill written in
+// English; OfflineLabelZH one of a skill written in Chinese. (The labels of
+// an answer are in its skill's language: offlineText.)
+var (
+	OfflineLabel   = offlineText[langEN].mode
+	OfflineLabelZH = offlineText[langZH].mode
+)
 
 // offlineTurn answers without a model: the skill the router finds the
 // message is about (skills.Set.Match: triggers, glossary, rules' wording),
@@ -27,29 +32,33 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 	}
 	var sb strings.Builder
 	var form json.RawMessage
-	sb.WriteString(OfflineLabel + "\n")
+	only := false
 	if hs := a.cfg.Skills.Headers(); skill == "" && len(hs) == 1 {
 		// No trigger matched, but there is only one skill to ask.
-		skill = hs[0].Name
-		sb.WriteString("（没有技能与问题相符，使用唯一的技能 / no skill fits the question; using the only skill）\n")
+		skill, only = hs[0].Name, true
+	}
+	L := a.labelsFor(skill, msg)
+	sb.WriteString(L.mode + "\n\n")
+	if only {
+		sb.WriteString(L.onlySkill + "\n")
 	}
 	if len(answering) <= 1 {
 		answering = []string{skill}
 	}
 	if skill == "" {
-		sb.WriteString("没有技能与问题相符。可用技能 / no skill fits the question; available: " + names(a.cfg.Skills.Headers()) + "\n")
+		sb.WriteString(L.noSkill + names(a.cfg.Skills.Headers()) + "\n")
 	} else {
 		newly := skill != primarySkill(t.active)
 		if newly {
 			recs = append(recs, knowledge.StoredMessage{Role: roleSkill, Content: skill})
 			t.active = skill
 		}
-		fmt.Fprintf(&sb, "技能 / skill: %s\n", strings.Join(answering, ", "))
-		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 {
+		fmt.Fprintf(&sb, "%s%s\n", L.skill, strings.Join(answering, ", "))
+		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 && needsChart(msg) {
 			// The collect step, once the skill is chosen: it reads
 			// birth data the profile lacks.
 			form = birthInfoForm(need)
-			sb.WriteString("（本技能需要出生信息，请填写表单 / this skill needs your birth data: please fill in the form）\n")
+			sb.WriteString(L.needBirth + "\n")
 		}
 		nrules := 0
 		for _, sn := range answering {
@@ -63,7 +72,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			}
 			t.addCitations(a.ruleCitations(ctx, label, rules))
 			if len(rules) > 0 && nrules == 0 {
-				sb.WriteString("\n相关规则 / rules:\n")
+				sb.WriteString("\n**" + L.rules + "**\n\n")
 			}
 			nrules += len(rules)
 			for _, r := range rules {
@@ -86,21 +95,27 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 				t.addCitations(passageCitations(ps))
 			}
 			if err == nil && res.Unbridged {
-				fmt.Fprintf(&sb, "\n（问题与原文语言不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关 / the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it）\n", LanguageName(res.QueryLang), LanguageName(res.SourceLang))
+				fmt.Fprintf(&sb, "\n"+L.unbridged+"\n", LanguageName(res.QueryLang), LanguageName(res.SourceLang))
 			}
 			if err == nil && len(ps) > 0 {
-				sb.WriteString("\n相关原文 / passages:\n")
+				sb.WriteString("\n**" + L.passages + "**\n\n")
 				for _, p := range ps {
-					text := []rune(strings.Join(strings.Fields(p.Text), " "))
+					text := []rune(plainExcerpt(p.Text))
 					if len(text) > 200 {
 						text = append(text[:200], '…')
 					}
-					fmt.Fprintf(&sb, "- [%s] %s (%s, %d-%d): %s\n", p.ChunkID, strings.Join(p.HeadingPath, " > "), p.Source, p.Start, p.End, string(text))
+					note := ""
+					if len(knowledge.GraveTerms(string(text))) > 0 {
+						// The book's grave verdict, not the answer's.
+						note = "（典籍的说法，非确定预言 / the book's verdict, not a certain prediction）"
+						a.metrics.guard(guardVerdictCaveat)
+					}
+					fmt.Fprintf(&sb, "- [%s] %s (%s, %d-%d): %s%s\n", p.ChunkID, strings.Join(p.HeadingPath, " > "), p.Source, p.Start, p.End, string(text), note)
 				}
 			}
 		}
 		if nrules == 0 && a.cfg.Searcher == nil {
-			sb.WriteString("（没有找到相关规则 / no relevant rule found）\n")
+			sb.WriteString(L.noRule + "\n")
 		}
 	}
 	if d := Disclaimer(msg); d != "" {

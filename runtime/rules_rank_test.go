@@ -190,7 +190,7 @@ func TestOfflineAnswerListsOnlyRelevantRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(answer, "相关规则 / rules:"); got != tt.rules {
+		if got := strings.Contains(answer, "**相关规则**"); got != tt.rules {
 			t.Errorf("%q: rules listed = %v, want %v:\n%s", tt.msg, got, tt.rules, answer)
 		}
 		if tt.rules && !strings.Contains(answer, "R002") {

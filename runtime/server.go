@@ -392,7 +392,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if code != http.StatusOK {
 		status = "not_ready"
 	}
-	writeJSON(w, code, map[string]string{"status": status})
+	body := map[string]string{"status": status}
+	if s.opts.Insecure {
+		// The sign-in page says that any key works: it does for anyone
+		// who can reach the API, so this tells nobody anything more.
+		body["auth"] = "insecure-dev"
+	}
+	writeJSON(w, code, body)
 }
 
 // status is GET /api/status: readyz with every check and what to do about
@@ -498,9 +504,21 @@ func (s *Server) readiness(ctx context.Context) (int, map[string]any, []string) 
 	return code, body, problems
 }
 
+// SkillInfo is one entry of GET /api/skills: the skill's front matter and
+// the language it is written in ("zh" or "en"), which the chat page shows
+// its labels in.
+type SkillInfo struct {
+	skills.Header
+	Language string `json:"language,omitempty"`
+}
+
 func (s *Server) listSkills(w http.ResponseWriter, r *http.Request) {
 	_ = s.agent.Skills().Refresh()
-	writeJSON(w, 200, map[string]any{"skills": s.agent.Skills().Headers()})
+	out := []SkillInfo{}
+	for _, h := range s.agent.Skills().Headers() {
+		out = append(out, SkillInfo{Header: h, Language: s.agent.skillLanguage(h.Name)})
+	}
+	writeJSON(w, 200, map[string]any{"skills": out})
 }
 
 // ChatRequest is the body of POST /api/chat.
@@ -514,6 +532,9 @@ type ChatRequest struct {
 	// Seed replays the random draws of a recorded turn (the done event's
 	// seed).
 	Seed *int64 `json:"seed,omitempty"`
+	// ReplaceLast asks message in place of the conversation's last
+	// question and its answer (the page's regenerate and edit).
+	ReplaceLast bool `json:"replace_last,omitempty"`
 }
 
 // sse writes Server-Sent Events, each write bounded by a deadline so a
@@ -598,6 +619,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if req.ReplaceLast && req.ConversationID == "" {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "replace_last needs the conversation_id of the conversation whose last question it replaces")
+		return
+	}
 	if req.ConversationID != "" && !s.openConversation(w, r, req.ConversationID, "omit conversation_id to start a new conversation") {
 		return
 	}
@@ -609,7 +634,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.streaming()()
 	out := s.newSSE(w)
 	defer out.end()
-	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed}, func(ev Event) error {
+	_, err := s.turn(ctx, TurnRequest{UserID: userOf(r), ConversationID: req.ConversationID, Message: req.Message, Skill: req.Skill, Form: req.FormResponse, Seed: req.Seed, ReplaceLast: req.ReplaceLast}, func(ev Event) error {
 		b := marshal(ev)
 		return out.send(ev.Type, b)
 	})

@@ -178,10 +178,12 @@ func (a *Agent) collectTool(t *turn, tool skills.Tool, args map[string]any) (jso
 		fields = append(fields, m)
 	}
 	form := map[string]any{"tool": tool.Name, "fields": fields}
+	// The prompt shown is the model's reason for asking, else the tool's
+	// own prompt; never its description, which is written for the model.
 	if r := str(args, "reason"); r != "" {
 		form["reason"] = r
-	} else if tool.Description != "" {
-		form["reason"] = tool.Description
+	} else if tool.Prompt != "" {
+		form["reason"] = tool.Prompt
 	}
 	raw, err := jsonOf(form)
 	if err != nil {

@@ -38,6 +38,7 @@ const oracleTools = `tools:
   - name: ask_question
     type: collect
     description: asks what the reading is about
+    prompt: What would you like the reading to be about?
     form:
       - {name: question, type: string, required: true, description: your question}
       - {name: area, type: string, enum: [love, work, health]}

@@ -42,6 +42,9 @@ func (s *Server) registerWeb() {
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = "/"
 			static.ServeHTTP(w, r2)
+		case r.URL.Path == "/favicon.ico":
+			h.Set("Cache-Control", "max-age=86400")
+			static.ServeHTTP(w, r)
 		case strings.HasPrefix(r.URL.Path, "/ui/"):
 			name := path.Base(r.URL.Path)
 			if name == "index.html" {
@@ -57,11 +60,13 @@ func (s *Server) registerWeb() {
 	}
 	s.mux.HandleFunc("GET /{$}", page)
 	s.mux.HandleFunc("GET /ui/", page)
+	s.mux.HandleFunc("GET /favicon.ico", page)
 	s.mux.HandleFunc("GET /api/profile", s.auth(s.getProfile))
 	s.mux.HandleFunc("PUT /api/profile", s.auth(s.putProfile))
 	s.mux.HandleFunc("DELETE /api/profile", s.auth(s.deleteProfile))
 	s.mux.HandleFunc("GET /api/conversations", s.auth(s.listConversations))
 	s.mux.HandleFunc("GET /api/conversations/{id}", s.auth(s.conversationHistory))
+	s.mux.HandleFunc("POST /api/feedback", s.auth(s.postFeedback))
 }
 
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
@@ -170,6 +175,10 @@ type HistoryMessage struct {
 	// events in order, then its citations event; absent when there were
 	// none, and for answers stored before they were kept.
 	Events json.RawMessage `json:"events,omitempty"`
+	// Turn, on an assistant message, names it for POST /api/feedback;
+	// Feedback is the user's verdict on it, when they gave one.
+	Turn     int                 `json:"turn,omitempty"`
+	Feedback *knowledge.Feedback `json:"feedback,omitempty"`
 }
 
 func (s *Server) conversationHistory(w http.ResponseWriter, r *http.Request) {
@@ -184,13 +193,28 @@ func (s *Server) conversationHistory(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
 		return
 	}
+	verdicts := map[int]knowledge.Feedback{}
+	if fs, ok := s.agent.cfg.Memory.(knowledge.FeedbackStore); ok {
+		fb, err := fs.ConversationFeedback(r.Context(), user, id)
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+			return
+		}
+		for _, f := range fb {
+			verdicts[f.Turn] = f
+		}
+	}
 	out := []HistoryMessage{}
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
 			out = append(out, HistoryMessage{Role: m.Role, Content: m.Content})
 		case "assistant":
-			out = append(out, HistoryMessage{Role: m.Role, Content: m.Content, Events: m.Events})
+			h := HistoryMessage{Role: m.Role, Content: m.Content, Events: m.Events, Turn: m.Seq}
+			if f, ok := verdicts[m.Seq]; ok {
+				h.Feedback = &f
+			}
+			out = append(out, h)
 		}
 	}
 	writeJSON(w, 200, map[string]any{"id": id, "messages": out})
@@ -216,5 +240,6 @@ func (a *Agent) conversationMessages(ctx context.Context, userID, id string) ([]
 			return nil, ErrConversationNotFound
 		}
 	}
-	return a.cfg.Memory.Messages(ctx, userID, id, 0)
+	msgs, err := a.cfg.Memory.Messages(ctx, userID, id, 0)
+	return withoutRetracted(msgs), err
 }

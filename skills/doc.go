@@ -66,6 +66,7 @@ package skills
 //	requires: [bazi]                  # skills this one builds on
 //	tools: [compute_chart, search_knowledge]
 //	requires_birth_info: true
+//	examples: [伤官见官会怎样？, What does a clash of the day pillar mean?]  # the chat page's welcome
 //
 // requires is resolved at load: a required skill that is not installed is a
 // load error naming both skills (with Options.OnError the skill, and any

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // checkFrontTools refuses a front matter `tools` entry that is neither a
@@ -24,6 +25,30 @@ func checkFrontTools(sk *Skill) error {
 	}
 	return fmt.Errorf("tools: %s is neither a tool of tools/tools.yaml (%s) nor a core tool (%s); declare it in tools/tools.yaml or remove it from tools",
 		strings.Join(unknown, ", "), orNone(own), strings.Join(BuiltinTools, ", "))
+}
+
+// MaxExamples and MaxExampleRunes bound the front matter's examples: the
+// chat page shows each on a button of its welcome.
+const (
+	MaxExamples     = 8
+	MaxExampleRunes = 200
+)
+
+// checkExamples refuses front matter examples the welcome cannot show: an
+// empty one, one too long, or too many.
+func checkExamples(ex []string) error {
+	if len(ex) > MaxExamples {
+		return fmt.Errorf("examples: %d questions; the welcome shows at most %d: keep the best ones", len(ex), MaxExamples)
+	}
+	for i, q := range ex {
+		switch n := utf8.RuneCountInString(strings.TrimSpace(q)); {
+		case n == 0:
+			return fmt.Errorf("examples[%d] is empty: write a question a person would ask, or remove it", i)
+		case n > MaxExampleRunes:
+			return fmt.Errorf("examples[%d] has %d characters; at most %d: shorten the question", i, n, MaxExampleRunes)
+		}
+	}
+	return nil
 }
 
 func orNone(s []string) string {

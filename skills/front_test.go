@@ -118,3 +118,37 @@ func TestFrontMatterToolsMustExist(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The front matter's examples reach the API's skill list; an empty, an
+// over-long, or too many examples fail the load naming the field.
+func TestFrontMatterExamples(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "tea", "---\nname: tea\ndescription: tea\nexamples: ['How hot for green tea?', 绿茶用多少度的水？]\n---\n# Tea\n", "")
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := s.Get("tea")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sk.Examples, []string{"How hot for green tea?", "绿茶用多少度的水？"}) {
+		t.Fatalf("examples = %q", sk.Examples)
+	}
+	if b, _ := json.Marshal(s.Headers()); !strings.Contains(string(b), `"examples":["How hot for green tea?","绿茶用多少度的水？"]`) {
+		t.Errorf("headers JSON lacks the examples: %s", b)
+	}
+	many := "[" + strings.Repeat("q, ", MaxExamples) + "q]"
+	for front, want := range map[string]string{
+		"examples: [ok, '  ']": "examples[1] is empty",
+		"examples: [" + strings.Repeat("长", MaxExampleRunes+1) + "]": "examples[0] has 201 characters",
+		"examples: " + many: "examples: 9 questions; the welcome shows at most 8",
+	} {
+		bad := t.TempDir()
+		writeSkill(t, bad, "tea", "---\nname: tea\ndescription: tea\n"+front+"\n---\n# Tea\n", "")
+		_, err := Open(bad, Options{})
+		if err == nil || !strings.Contains(err.Error(), "SKILL.md front matter: "+want) {
+			t.Errorf("%s: err = %v, want %q", front, err, want)
+		}
+	}
+}

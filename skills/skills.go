@@ -90,6 +90,10 @@ type Header struct {
 	// RequiresBirthInfo says the skill reads the user's birth data: while
 	// the profile lacks identity.birth_info the runtime collects it first.
 	RequiresBirthInfo bool `yaml:"requires_birth_info,omitempty" json:"requires_birth_info,omitempty"`
+	// Examples are questions a person may ask the skill, in its languages:
+	// the chat page's welcome offers them (vibe integrate takes them from
+	// the theme's eval.yaml).
+	Examples []string `yaml:"examples,omitempty" json:"examples,omitempty"`
 }
 
 // BuiltinTools are the names of the runtime's core tools, which a skill's
@@ -160,8 +164,11 @@ type Tool struct {
 	// Steps are a flow tool's steps; its state lives in the user's skill
 	// data (skill_data.<skill>.flows.<tool>).
 	Steps []FlowStep `yaml:"steps,omitempty" json:"steps,omitempty"`
-	// Form lists the fields a collect tool's form asks for.
-	Form []Field `yaml:"form,omitempty" json:"form,omitempty"`
+	// Form lists the fields a collect tool's form asks for; Prompt is the
+	// sentence shown to the user above it (the description is the
+	// model's, and is never shown).
+	Form   []Field `yaml:"form,omitempty" json:"form,omitempty"`
+	Prompt string  `yaml:"prompt,omitempty" json:"prompt,omitempty"`
 	// Sources scope a retrieve tool's search to some of the theme's
 	// sources (matched against a passage's source path or document name);
 	// none searches them all.
@@ -172,6 +179,10 @@ type Tool struct {
 	// the cache.
 	Version string `yaml:"version,omitempty" json:"version,omitempty"`
 	Cache   *bool  `yaml:"cache,omitempty" json:"cache,omitempty"`
+
+	// Card, on a display tool, is the skill's own layout of its card
+	// (CardTemplate); without one the page shows the props as a table.
+	Card *CardTemplate `yaml:"card,omitempty" json:"card,omitempty"`
 }
 
 // Protocol is a rules/*.md protocol file: pulled into the prompt when the
@@ -352,6 +363,9 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 		sk.Tools = tf.Tools
 	}
 	if err := checkFrontTools(sk); err != nil {
+		return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
+	}
+	if err := checkExamples(sk.Examples); err != nil {
 		return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
 	}
 	entries, err := fs.ReadDir(fsys, "rules")

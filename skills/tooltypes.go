@@ -93,6 +93,12 @@ func (t Tool) Issues(fsys fs.FS) []ToolIssue {
 	if len(t.Form) > 0 && t.Type != TypeCollect {
 		add("form", "tool %s is of type %s and has a form, which only collect tools show: make it type collect or drop form", t.Name, t.Type)
 	}
+	if t.Card != nil {
+		out = append(out, cardIssues(t)...)
+	}
+	if t.Prompt != "" && t.Type != TypeCollect {
+		add("prompt", "tool %s is of type %s and has a prompt, which only collect tools show above their form: make it type collect or drop prompt", t.Name, t.Type)
+	}
 	if len(t.Sources) > 0 && t.Type != TypeRetrieve {
 		add("sources", "tool %s is of type %s and has sources, which only retrieve tools search: make it type retrieve or drop sources", t.Name, t.Type)
 	}

@@ -34,6 +34,17 @@ type Config struct {
 	Serve     ServeConfig     `yaml:"serve"`
 	Eval      EvalConfig      `yaml:"eval"`
 	Search    SearchConfig    `yaml:"search"`
+	Glossary  GlossaryConfig  `yaml:"glossary"`
+}
+
+// GlossaryConfig tunes the glossary `vibe integrate` builds
+// (docs/glossary.md).
+type GlossaryConfig struct {
+	// Dictionary is a Chinese–English dictionary in the CC-CEDICT format
+	// (relative to the workspace root), the user's own: offline, the mined
+	// terms get its English renderings and the glossary its characters'
+	// words. Empty: none.
+	Dictionary string `yaml:"dictionary"`
 }
 
 // SearchConfig selects the web search curate researches with

@@ -109,8 +109,13 @@ func TestOfflineAnswerListsTheRuleForAnEnglishQuestion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, rules, listed := strings.Cut(answer, "相关规则 / rules:")
-		rules, _, _ = strings.Cut(rules, "相关原文 / passages:")
+		// The labels are in the question's language.
+		_, rules, listed := strings.Cut(answer, "**相关规则**")
+		if !listed {
+			_, rules, listed = strings.Cut(answer, "**Rules**")
+		}
+		rules, _, _ = strings.Cut(rules, "**相关原文**")
+		rules, _, _ = strings.Cut(rules, "**Passages**")
 		if listed != (tt.cond != "") || tt.cond != "" && !strings.Contains(rules, tt.cond) {
 			t.Errorf("%q: rules listed %v, want the rule on %q:\n%s", tt.msg, listed, tt.cond, answer)
 		}

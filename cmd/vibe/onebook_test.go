@@ -54,8 +54,8 @@ func TestOneBookKeepsTheFamousRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rules, _ := strings.Cut(answer, "相关规则 / rules:")
-	rules, _, _ = strings.Cut(rules, "相关原文 / passages:")
+	_, rules, _ := strings.Cut(answer, "**相关规则**")
+	rules, _, _ = strings.Cut(rules, "**相关原文**")
 	if !strings.Contains(rules, "伤官见官，则为祸百端") {
 		t.Errorf("the answer does not list the rule 伤官见官 → 为祸百端:\n%s", answer)
 	}

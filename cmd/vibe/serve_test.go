@@ -473,7 +473,7 @@ func TestServeDemoOffline(t *testing.T) {
 		}
 	}
 	text := evs[0].Content
-	for _, want := range []string{runtime.OfflineLabel, "技能 / skill: demo", "rules:", "passages:", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {
+	for _, want := range []string{runtime.OfflineLabel, "Skill: demo", "**Rules**", "**Passages**", "[c_", "knowledge/demo/source/green-tea.md", "Brewing Green Tea > Chapter"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("offline answer lacks %q:\n%s", want, text)
 		}
@@ -491,7 +491,7 @@ func TestServeDemoOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabel) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
+	if c := res.Choices[0].Message.Content; !strings.HasPrefix(c, runtime.OfflineLabelZH) || !strings.Contains(c, "普洱茶冲泡要略") || !strings.Contains(c, "[c_") || strings.Contains(c, "no trigger matched") {
 		t.Fatalf("offline completion:\n%s", c)
 	}
 	r := get(t, ts.URL+"/api/status", "ka")
@@ -648,7 +648,7 @@ func TestDemoScript(t *testing.T) {
 	if chat < 0 || check < chat {
 		t.Errorf("the check does not come after the chat:\n%s", text)
 	}
-	if !strings.Contains(text[chat:check], "技能 / skill: demo") || strings.Contains(text, "no trigger matched") {
+	if !strings.Contains(text[chat:check], "Skill: demo") || strings.Contains(text, "no trigger matched") {
 		t.Errorf("the offline chat did not pick the demo skill by its triggers:\n%s", text[chat:])
 	}
 }

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/vibelife/vibe/internal/iostreams"
 
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
@@ -38,10 +42,13 @@ func chromium(t *testing.T) string {
 }
 
 // webModel is the scripted model behind the page: the brew flow (rules and
-// passages, the plugin, a card, an answer citing the passage by chunk id), a
-// form asking for the birth date, the structured form answer, and an
-// answer carrying script and javascript: links.
+// passages, the plugin, the skill's card, a Markdown answer citing the
+// passage by chunk id and linking to a URL holding [R001]; each answer
+// numbered, so a regenerated one differs), a form asking for the birth
+// date, the structured form answer, and an answer carrying script and
+// javascript: links.
 func webModel(t *testing.T) func(llmtest.Request) llmtest.Reply {
+	var answers atomic.Int32
 	return func(req llmtest.Request) llmtest.Reply {
 		q := req.LastUserMessage()
 		tools := toolMessages(req)
@@ -73,13 +80,16 @@ func webModel(t *testing.T) func(llmtest.Request) llmtest.Reply {
 			return brewCardCall(t, tools)
 		default:
 			p := temperaturePassage(t, tools["search_knowledge"])
-			return llmtest.Text(fmt.Sprintf("For **300 ml** of green tea use about 6 g of leaves and water at 80 °C, never at a rolling boil; spring buds want 75 to 80 °C [%s].", p.ChunkID))
+			return llmtest.Text(fmt.Sprintf("## Water for green tea\n\nFor **300 ml** of green tea use about 6 g of leaves and water at 80 °C, never at a rolling boil; spring buds want 75 to 80 °C [%s].\n\n"+
+				"| Leaf | Water |\n|---|---|\n| spring buds | 75–80 °C |\n| mature leaves | 80–85 °C |\n\n"+
+				"- warm the glass first\n- pour the water down the side\n\nMore in [the tea guide](https://example.org/guide[R001]) (answer %d).", p.ChunkID, answers.Add(1)))
 		}
 	}
 }
 
 // screenshotDir is where the page test writes its screenshots (git ignores
-// .vibe/); VIBE_SCREENSHOTS overrides it.
+// .vibe/); VIBE_SCREENSHOTS overrides it (VIBE_SCREENSHOTS=$PWD/docs/img
+// refreshes the ones docs/page.md shows).
 func screenshotDir(t *testing.T) string {
 	dir := os.Getenv("VIBE_SCREENSHOTS")
 	if dir == "" {
@@ -91,71 +101,112 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
-// TestChatPageInChromium drives the page served by vibe serve in headless
-// Chromium: sign in, pick the demo skill, ask, see the streamed answer and
-// the card, open a citation, fill and submit a form that lands in the
-// profile, see the profile, check another user does not see the
-// conversations, and that model output cannot run script.
-func TestChatPageInChromium(t *testing.T) {
-	exe := chromium(t)
-	fake := llmtest.New(t)
-	fake.SetFallback(webModel(t))
-	ts := demoServer(t, map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "test"})
-	shots := screenshotDir(t)
+// browser is a headless Chromium driving one page, with the helpers the
+// page tests use: each step fails the test with a screenshot of the page
+// as it was.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+}
 
+type C = chromedp.CSS
+
+func newBrowser(t *testing.T) *browser {
+	exe := chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-gpu", true))
+		chromedp.WindowSize(1100, 760), chromedp.Flag("disable-gpu", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
+	t.Cleanup(cancelA)
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	t.Cleanup(cancel)
 	// The first action starts the browser: its context must not carry the
 	// timeout (that would stop the browser); the later ones do.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelT()
+	t.Cleanup(cancelT)
+	return &browser{t: t, ctx: ctx, shots: screenshotDir(t)}
+}
 
-	type C = chromedp.CSS
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			buf, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
-		})
-	}
-	poll := func(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
-	js := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool]("("+expr+", true)")(ctx, tg)
-			return err
-		})
-	}
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			_ = chromedp.Do(ctx, shot("failed"))
-			t.Fatalf("%s: %v (the page as it was: %s)", what, err, filepath.Join(shots, "failed.png"))
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(C(sel)))
+func (b *browser) shot(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
 		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
+			return err
 		}
-		return s
+		return os.WriteFile(filepath.Join(b.shots, name+".png"), buf, 0o644)
+	})
+}
+
+func poll(expr string) chromedp.Action[chromedp.Void] { return chromedp.Poll[chromedp.Void](expr) }
+
+func js(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool]("("+expr+", true)")(ctx, tg)
+		return err
+	})
+}
+
+func (b *browser) step(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	start := time.Now()
+	defer func() { b.t.Logf("%s: %.1fs", what, time.Since(start).Seconds()) }()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		_ = chromedp.Do(b.ctx, b.shot("failed"))
+		b.t.Fatalf("%s: %v (the page as it was: %s)", what, err, filepath.Join(b.shots, "failed.png"))
 	}
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(C(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// eval evaluates a JavaScript expression into v's type.
+func eval[T any](b *browser, expr string) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// TestChatPageInChromium drives the page served by vibe serve in headless
+// Chromium: sign in, the welcome with the skill's example questions, pick
+// the demo skill, ask, see the streamed Markdown answer with one source
+// list and the skill's own card, open a citation, copy, regenerate and edit
+// the last message, give feedback, fill and submit a form that lands in
+// the profile, see the profile, check another user does not see the
+// conversations, and that model output cannot run script.
+func TestChatPageInChromium(t *testing.T) {
+	fake := llmtest.New(t)
+	fake.SetFallback(webModel(t))
+	ts := demoServer(t, map[string]string{"OPENAI_BASE_URL": fake.URL, "OPENAI_API_KEY": "test"})
+	br := newBrowser(t)
+	ctx, shots, step, text, shot := br.ctx, br.shots, br.step, br.text, br.shot
 
 	// Sign in: a wrong key is refused, the right one opens the chat.
 	step("open the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(C("#signin-form")))
 	step("a wrong key", chromedp.SendKeys(C("#api-key"), "nope"), chromedp.Click(C("#signin-button")),
 		poll(`document.getElementById("signin-error").textContent.includes("refused")`))
+	if hint := eval[bool](br, `document.getElementById("signin-hint").hidden`); !hint {
+		t.Errorf("a server with keys shows the --insecure-dev hint")
+	}
 	step("sign in", js(`document.getElementById("api-key").value = ""`), chromedp.SendKeys(C("#api-key"), "ka"), chromedp.Click(C("#signin-button")),
-		chromedp.WaitVisible(C("#app")), poll(`document.querySelectorAll("#skill option").length > 1`), shot("1-signed-in"))
+		chromedp.WaitVisible(C("#app")), poll(`document.querySelectorAll("#skill option").length > 1`),
+		chromedp.WaitVisible(C(".welcome .example")), shot("1-signed-in"))
+	// The welcome offers the skill's own example questions: the demo
+	// theme's first eval questions, which vibe integrate put in SKILL.md.
+	if w := text(".welcome"); !strings.Contains(w, "Can I make green tea with water straight off the boil?") {
+		t.Errorf("the welcome shows %q", w)
+	}
 
 	// Pick the demo skill, ask, and watch the answer stream in with its card.
 	step("ask", chromedp.SetValue(C("#skill"), "demo"), chromedp.SendKeys(C("#input"), "How hot should the water be for green tea in a 300 ml glass?"),
@@ -169,17 +220,95 @@ func TestChatPageInChromium(t *testing.T) {
 	if b := text(".msg.assistant .body strong"); b != "300 ml" {
 		t.Errorf("bold text: %q", b)
 	}
+	// The answer is Markdown rendered: a heading, a table, a list; one
+	// source list; no citation button inside the link whose URL holds
+	// [R001]; the card laid out by the demo skill's own template.
+	type answerShape struct {
+		Heading, Rows, Items, SourceLists, CitesInLinks int
+		Link                                            string
+		Card                                            string
+		Tiles                                           int
+		CardCite                                        bool
+	}
+	shape := eval[answerShape](br, `(() => {
+			const m = document.querySelector(".msg.assistant");
+			const card = m.querySelector('.card[data-card-type="brew_card"]');
+			const a = m.querySelector(".body a");
+			return {Heading: m.querySelectorAll(".body h4").length, Rows: m.querySelectorAll(".body table tbody tr").length,
+				Items: m.querySelectorAll(".body ul li").length, SourceLists: m.querySelectorAll(".sources").length,
+				CitesInLinks: m.querySelectorAll(".body a .cite, .body a button").length, Link: a ? a.getAttribute("href") : "",
+				Card: card.dataset.template || "", Tiles: card.querySelectorAll(".stat").length,
+				CardCite: card.querySelectorAll(".card-sources .cite").length === 1};
+		})()`)
+	if shape.Heading != 1 || shape.Rows != 2 || shape.Items != 2 || shape.SourceLists != 1 || shape.CitesInLinks != 0 ||
+		shape.Link != "https://example.org/guide[R001]" || shape.Card != "stats" || shape.Tiles < 3 || !shape.CardCite {
+		t.Errorf("the answer as rendered: %+v", shape)
+	}
 
 	// Open the citation: the source panel shows the passage's heading path
 	// with the passage highlighted.
+	barH := eval[float64](br, `document.querySelector(".topbar").getBoundingClientRect().height`)
 	step("open a citation", chromedp.Click(C(".msg.assistant .body .cite")), chromedp.WaitVisible(C("#panel")),
 		chromedp.WaitVisible(C("#panel-body mark")), shot("3-citation"))
 	if p := text("#panel-body"); !strings.Contains(p, "75 to 80 °C") {
 		t.Errorf("the source panel shows %q", p)
 	}
+	// With the panel open the top bar keeps its one line.
+	if h := eval[float64](br, `document.querySelector(".topbar").getBoundingClientRect().height`); h > barH+1 {
+		t.Errorf("the top bar is %.0f px high with the panel open, %.0f without: it wraps", h, barH)
+	}
+
+	// Copy, regenerate, edit: the last answer is replaced in place, and
+	// the history the model and the server keep loses the replaced one.
+	step("copy", chromedp.Click(C("#panel-close")), chromedp.Click(C(".msg.assistant .act.copy")),
+		poll(`document.querySelector(".msg.assistant .act.copy").textContent === "Copied"`))
+	step("regenerate", chromedp.Click(C(".msg.assistant .act.regenerate")),
+		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("(answer 2)"))`),
+		poll(`document.querySelector(".msg.assistant .act.regenerate") !== null`), shot("3b-regenerated"))
+	if n := eval[int](br, `document.querySelectorAll("#messages .msg").length`); n != 2 {
+		t.Errorf("after regenerate the chat shows %d messages, want the question and its new answer", n)
+	}
+	step("edit", chromedp.Click(C(".msg.user .act.edit")), chromedp.WaitVisible(C("#editing")),
+		poll(`document.getElementById("input").value.startsWith("How hot")`),
+		js(`document.getElementById("input").value = ""`),
+		chromedp.SendKeys(C("#input"), "How hot should the water be for green tea in a 300 ml cup?"), chromedp.Click(C("#send")),
+		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("(answer 3)"))`),
+		poll(`document.getElementById("editing").hidden`))
+	edited := eval[string](br, `document.querySelector(".msg.assistant")._answer.conv`)
+	hist := getJSON(t, ts.URL+"/api/conversations/"+edited, "ka")
+	var shown []string
+	for _, m := range hist["messages"].([]any) {
+		mm := m.(map[string]any)
+		shown = append(shown, fmt.Sprint(mm["role"], ": ", mm["content"]))
+	}
+	if len(shown) != 2 || !strings.Contains(shown[0], "300 ml cup?") || !strings.Contains(shown[1], "(answer 3)") {
+		t.Errorf("the conversation after regenerate and edit: %q", shown)
+	}
+	for _, r := range fake.Requests() {
+		if strings.Contains(r.LastUserMessage(), "300 ml cup?") {
+			for _, m := range r.Messages {
+				if strings.Contains(m.Content, "(answer 1)") || strings.Contains(m.Content, "(answer 2)") || strings.Contains(m.Content, "300 ml glass?") {
+					t.Errorf("the edited question's request carries a replaced message: %.80q", m.Content)
+				}
+			}
+		}
+	}
+
+	// Feedback: thumbs down with a comment, stored with the answer.
+	step("thumbs down", chromedp.Click(C(".msg.assistant .act.thumb.down")), chromedp.WaitVisible(C(".feedback-form textarea")),
+		chromedp.SendKeys(C(".feedback-form textarea"), "It should say how long to steep."), chromedp.Click(C(".feedback-form button")),
+		chromedp.WaitVisible(C(".feedback-done")), shot("3c-feedback"))
+	if p := eval[string](br, `document.querySelector(".msg.assistant .act.thumb.down").getAttribute("aria-pressed")`); p != "true" {
+		t.Errorf("the thumbs-down button is not shown pressed: %q", p)
+	}
+	hist = getJSON(t, ts.URL+"/api/conversations/"+edited, "ka")
+	fbs := fmt.Sprint(dig(hist["messages"].([]any)[1], "feedback", "rating"), " ", dig(hist["messages"].([]any)[1], "feedback", "comment"))
+	if fbs != "down It should say how long to steep." {
+		t.Errorf("stored feedback: %q", fbs)
+	}
 
 	// A form: filled and submitted as a structured answer that lands in the profile.
-	step("ask for a form", chromedp.Click(C("#panel-close")), chromedp.SendKeys(C("#input"), "Please remember my birth date"), chromedp.Click(C("#send")),
+	step("ask for a form", chromedp.SendKeys(C("#input"), "Please remember my birth date"), chromedp.Click(C("#send")),
 		chromedp.WaitVisible(C(`.form-card input[name="identity.birth_info.date"]`)), shot("4-form"))
 	step("fill the form", chromedp.SetValue(C(`.form-card input[name="identity.birth_info.date"]`), "1990-05-01"),
 		chromedp.SendKeys(C(`.form-card input[name="identity.name"]`), "Alice"),
@@ -414,5 +543,69 @@ func TestChatPageHeadersAndAuth(t *testing.T) {
 	}
 	if p := getJSON(t, ts.URL+"/api/profile", "kb"); len(p["profile"].(map[string]any)) != 0 {
 		t.Fatalf("after clearing: %v", p)
+	}
+}
+
+// insecureDemoServer is vibe serve --insecure-dev over the demo workspace,
+// with no model: retrieval-only answers.
+func insecureDemoServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ws := demoWorkspace(t)
+	ios, _, _, errOut := iostreams.Test()
+	a := &app{io: ios, getenv: func(string) string { return "" }, now: time.Now, workspaceDir: ws}
+	srv, _, closeServer, err := a.newServer(context.Background(), &ServeOptions{IO: ios, InsecureDev: true})
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); closeServer() })
+	return ts
+}
+
+// TestChatPageInsecureOfflineInChromium: under --insecure-dev the sign-in
+// says any key works; the welcome's example question asked in
+// retrieval-only mode gives an answer in the question's language (no
+// Chinese label on the English demo skill), rendered as Markdown, listing
+// its rules and passages once; the favicon is served.
+func TestChatPageInsecureOfflineInChromium(t *testing.T) {
+	ts := insecureDemoServer(t)
+	br := newBrowser(t)
+	resp, err := http.Get(ts.URL + "/favicon.ico")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/favicon.ico: %v %v", err, resp.StatusCode)
+	}
+	resp.Body.Close()
+	br.step("open the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(C("#signin-hint")), br.shot("0-insecure-dev-sign-in"))
+	if h := br.text("#signin-hint"); !strings.Contains(h, "any key") {
+		t.Errorf("the hint says %q", h)
+	}
+	br.step("sign in with any key", chromedp.SendKeys(C("#api-key"), "whatever"), chromedp.Click(C("#signin-button")),
+		chromedp.WaitVisible(C(".welcome .example")), poll(`document.getElementById("mode").textContent.includes("retrieval-only")`))
+	// The English example: the answer's labels are in the question's language.
+	br.step("ask an example question", js(`[...document.querySelectorAll(".welcome .example")].find(b => b.textContent.startsWith("Can I make green tea")).click()`),
+		poll(`document.querySelectorAll(".msg.assistant .actions .act").length > 0`),
+		chromedp.WaitVisible(C(".msg.assistant .body li .cite")), br.shot("10-retrieval-only-answer"))
+	type offlineShape struct {
+		Text        string
+		Lists       int
+		Items       int
+		SourceLists int
+		Bold        []string
+		Mode        float64
+	}
+	got := eval[offlineShape](br, `(() => {
+			const m = document.querySelector(".msg.assistant");
+			return {Text: m.querySelector(".body").textContent, Lists: m.querySelectorAll(".body ul").length,
+				Items: m.querySelectorAll(".body li").length, SourceLists: m.querySelectorAll(".sources").length,
+				Bold: [...m.querySelectorAll(".body strong")].map(b => b.textContent),
+				Mode: document.querySelector(".topbar").getBoundingClientRect().height};
+		})()`)
+	if strings.Contains(got.Text, "相关规则") || strings.Contains(got.Text, "技能") || strings.Contains(got.Text, "##") ||
+		!strings.Contains(got.Text, "Retrieval-only mode") || got.Lists < 1 || got.Items < 2 || got.SourceLists != 0 || len(got.Bold) == 0 {
+		t.Errorf("the retrieval-only answer as rendered: %+v", got)
+	}
+	br.step("open a source", chromedp.Click(C(".msg.assistant .body li .cite")), chromedp.WaitVisible(C("#panel")), br.shot("11-retrieval-only-source"))
+	if h := eval[float64](br, `document.querySelector(".topbar").getBoundingClientRect().height`); h > got.Mode+1 {
+		t.Errorf("the top bar is %.0f px high with the panel open, %.0f without: it wraps", h, got.Mode)
 	}
 }

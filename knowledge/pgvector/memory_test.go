@@ -124,6 +124,10 @@ func TestHistory(t *testing.T) {
 	storetest.RunHistory(t, openFreshURL(t, testURL(t)))
 }
 
+func TestFeedback(t *testing.T) {
+	storetest.RunFeedback(t, openFreshURL(t, testURL(t)))
+}
+
 // schemaAt makes a fresh schema of the test database migrated to version
 // (dropped when the test ends) and returns the database URL, the schema's
 // name and a connection whose search path is the schema, closed at the end.

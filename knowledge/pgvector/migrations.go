@@ -120,6 +120,7 @@ CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day DATE NOT NULL, tokens BIG
 	{10, "message events", `
 ALTER TABLE mem_message ADD COLUMN events JSONB;
 `},
+	{11, "answer feedback", feedbackSQL},
 }
 
 // migrationLock is the advisory lock key held while migrating.

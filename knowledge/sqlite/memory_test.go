@@ -139,3 +139,12 @@ func dbAt(t *testing.T, version int, stmts ...string) string {
 	}
 	return path
 }
+
+func TestFeedback(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "f.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.RunFeedback(t, s)
+}

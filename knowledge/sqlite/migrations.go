@@ -91,6 +91,7 @@ CREATE INDEX temp.fts_map_c ON fts_map(c);
 UPDATE chunks SET fts_rowid = (SELECT r FROM fts_map WHERE c = chunks.id);
 DROP TABLE temp.fts_map;
 `},
+	{9, "answer feedback", feedbackSQL},
 }
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),

@@ -1,7 +1,8 @@
 // vibe chat page: no framework, no build step, no network but this server.
 // Model output is never inserted as HTML: Markdown is rendered by escaping
 // every character first and adding only a fixed set of tags; links keep
-// http(s) and relative targets only.
+// http(s) and relative targets only. A skill's card templates are filled
+// with text nodes only.
 "use strict";
 
 (function () {
@@ -11,7 +12,69 @@
     conv: "",
     skills: [],
     passages: {}, // chunk_id -> passage, from this page's tool results
+    lang: "en",
+    offline: false, // the server answers in retrieval-only mode
+    editing: false, // the composer holds an edit of the last question
+    busy: false,
   };
+
+  // ---------- Labels ----------
+  // The page speaks the language of the skill chosen (of all the skills
+  // when they share one): GET /api/skills gives each skill's.
+  const LABELS = {
+    en: {
+      signinIntro: "Sign in with your API key. It is kept in this browser tab only.",
+      insecureHint: "This server runs with --insecure-dev: any key signs you in (as the user dev).",
+      apiKey: "API key", signIn: "Sign in", newChat: "+ New conversation", conversations: "Conversations",
+      skill: "Skill", automatic: "automatic", profile: "Profile", signOut: "Sign out", ask: "Ask a question…", send: "Send",
+      editing: "Editing your last message", cancel: "Cancel",
+      welcome: "What would you like to know?", welcomeExamples: "Try one of these questions:",
+      welcomeNoExamples: "Ask a question: answers cite the passages of the books they rest on.",
+      mode: "retrieval-only mode: no model configured",
+      sources: "Sources", copy: "Copy", copied: "Copied", regenerate: "Regenerate", edit: "Edit",
+      up: "Helpful", down: "Not helpful", comment: "What was good, wrong or missing? (optional)",
+      sendFeedback: "Send", thanks: "Thank you: your feedback is saved.",
+      submit: "Submit", fillIn: "Please fill in:", formAnswer: "Form",
+      notRetrieved: "This source was not retrieved in this page's session.",
+      rule: "Rule", evidence: "Evidence", passage: "Passage", source: "Source",
+      yourProfile: "Your profile", clearProfile: "Clear everything stored about me", nothingStored: "Nothing is stored about you.",
+      error: "Error", refused: "Your key was refused: sign in again.", keyRefused: "That key was refused.", unreachable: "Could not reach the server: ",
+    },
+    zh: {
+      signinIntro: "用 API 密钥登录。密钥只保存在这个浏览器标签页里。",
+      insecureHint: "本服务以 --insecure-dev 运行：任意密钥都能登录（用户为 dev）。",
+      apiKey: "API 密钥", signIn: "登录", newChat: "+ 新对话", conversations: "对话",
+      skill: "技能", automatic: "自动", profile: "个人资料", signOut: "退出", ask: "输入你的问题…", send: "发送",
+      editing: "正在修改上一条消息", cancel: "取消",
+      welcome: "想了解什么？", welcomeExamples: "可以试试这些问题：",
+      welcomeNoExamples: "请提问：回答会引用所依据的原文。",
+      mode: "离线检索模式：未配置模型",
+      sources: "来源", copy: "复制", copied: "已复制", regenerate: "重新生成", edit: "修改",
+      up: "有帮助", down: "没帮助", comment: "哪里好、哪里错或缺了什么？（可不填）",
+      sendFeedback: "提交", thanks: "谢谢，反馈已保存。",
+      submit: "提交", fillIn: "请填写：", formAnswer: "表单",
+      notRetrieved: "本页会话中没有检索到这条来源。",
+      rule: "规则", evidence: "依据", passage: "原文", source: "来源",
+      yourProfile: "我的资料", clearProfile: "清除关于我的全部资料", nothingStored: "没有保存关于你的任何资料。",
+      error: "出错", refused: "密钥被拒绝，请重新登录。", keyRefused: "这个密钥被拒绝。", unreachable: "无法连接服务器：",
+    },
+  };
+  function t(k) { return (LABELS[state.lang] || LABELS.en)[k] || LABELS.en[k] || k; }
+  function pageLanguage() {
+    const sel = $("skill").value;
+    const langs = new Set();
+    for (const s of state.skills) if (!sel || s.name === sel) if (s.language) langs.add(s.language);
+    return langs.size === 1 ? [...langs][0] : "en";
+  }
+  function applyLabels() {
+    document.documentElement.lang = state.lang === "zh" ? "zh-CN" : "en";
+    for (const e of document.querySelectorAll("[data-i18n]")) e.textContent = t(e.dataset.i18n);
+    for (const e of document.querySelectorAll("[data-i18n-placeholder]")) e.placeholder = t(e.dataset.i18nPlaceholder);
+    const auto = $("skill").querySelector('option[value=""]');
+    if (auto) auto.textContent = t("automatic");
+    $("mode").textContent = state.offline ? t("mode") : "";
+    $("mode").title = $("mode").textContent;
+  }
 
   // ---------- HTTP ----------
   async function api(method, path, body) {
@@ -22,7 +85,7 @@
     }
     const r = await fetch(path, opt);
     if (r.status === 401) {
-      signOut("Your key was refused: sign in again.");
+      signOut(t("refused"));
       throw new Error("unauthorized");
     }
     const text = await r.text();
@@ -52,15 +115,18 @@
   }
   const CITE_ID = /^(?:c_[0-9a-f]{6,}|R\d{2,4}|[A-Za-z0-9_.:\/\-]+#\d+)$/;
   function inline(s) {
-    // s is already escaped.
-    const codes = [];
-    s = s.replace(/`([^`]+)`/g, (_, c) => { codes.push(c); return "\u0000" + (codes.length - 1) + "\u0000"; });
-    s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
-    s = s.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>");
+    // s is already escaped. Code spans and links are set aside first, so
+    // no citation button is ever made inside them (a URL holding [R001]).
+    const kept = [];
+    const keep = (html) => { kept.push(html); return "\u0000" + (kept.length - 1) + "\u0000"; };
+    s = s.replace(/`([^`]+)`/g, (_, c) => keep("<code>" + c + "</code>"));
     s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (m, text, url) => {
       const href = safeURL(url);
-      return href ? '<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + text + "</a>" : text;
+      return href ? keep('<a href="' + href + '" target="_blank" rel="noopener noreferrer">' + text + "</a>") : text;
     });
+    s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+    s = s.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>");
+    s = s.replace(/(^|[^\w])_([^_\s][^_]*)_(?!\w)/g, "$1<em>$2</em>");
     // [chunk-id] citations become buttons opening the source panel.
     // A bracket holding only citation ids: chunk ids (c_…, path#n) or rule
     // ids (R012), comma-separated.
@@ -69,18 +135,23 @@
       if (!ids.every((id) => CITE_ID.test(id))) return m;
       return ids.map((id) => '<button type="button" class="cite" data-cite="' + id + '">' + id + "</button>").join(" ");
     });
-    s = s.replace(/\u0000(\d+)\u0000/g, (_, i) => "<code>" + codes[+i] + "</code>");
+    s = s.replace(/\u0000(\d+)\u0000/g, (_, i) => kept[+i]);
     return s;
+  }
+  function tableRow(line) {
+    return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
   }
   function markdown(src) {
     const lines = escapeHTML(src).split("\n");
     const out = [];
-    let list = "", code = false, para = [];
+    let list = "", code = false, para = [], quote = [];
     const flush = () => {
       if (para.length) { out.push("<p>" + inline(para.join(" ")) + "</p>"); para = []; }
+      if (quote.length) { out.push("<blockquote>" + inline(quote.join(" ")) + "</blockquote>"); quote = []; }
     };
     const endList = () => { if (list) { out.push("</" + list + ">"); list = ""; } };
-    for (const line of lines) {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
       if (/^```/.test(line)) {
         flush(); endList();
         out.push(code ? "</code></pre>" : "<pre><code>");
@@ -89,10 +160,25 @@
       }
       if (code) { out.push(line + "\n"); continue; }
       let m;
-      if ((m = line.match(/^(#{1,4})\s+(.*)$/))) {
+      if (/^\s*\|.*\|\s*$/.test(line) && i + 1 < lines.length && /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(lines[i + 1])) {
         flush(); endList();
-        const n = m[1].length + 2;
+        const head = tableRow(line);
+        const rows = [];
+        for (i += 2; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) rows.push(tableRow(lines[i]));
+        i--;
+        out.push("<table><thead><tr>" + head.map((c) => "<th>" + inline(c) + "</th>").join("") + "</tr></thead><tbody>" +
+          rows.map((r) => "<tr>" + r.map((c) => "<td>" + inline(c) + "</td>").join("") + "</tr>").join("") + "</tbody></table>");
+      } else if ((m = line.match(/^(#{1,6})\s+(.*)$/))) {
+        flush(); endList();
+        const n = Math.min(m[1].length + 2, 6);
         out.push("<h" + n + ">" + inline(m[2]) + "</h" + n + ">");
+      } else if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
+        flush(); endList();
+        out.push("<hr>");
+      } else if ((m = line.match(/^&gt;\s?(.*)$/))) {
+        if (para.length) flush();
+        endList();
+        quote.push(m[1]);
       } else if ((m = line.match(/^\s*[-*]\s+(.*)$/)) || (m = line.match(/^\s*\d+[.)]\s+(.*)$/))) {
         flush();
         const kind = /^\s*\d/.test(line) ? "ol" : "ul";
@@ -102,6 +188,7 @@
         flush(); endList();
       } else {
         endList();
+        if (quote.length) flush();
         para.push(line);
       }
     }
@@ -137,28 +224,11 @@
   }
 
   // ---------- Cards ----------
-  // card_type -> component; anything else gets the generic table.
+  // The core tools' cards (show_report, show_insight) are built in; a
+  // skill's own cards come with their template (skills.CardTemplate: a
+  // title, a layout of table, list or stats, fields, sources, a note),
+  // which is filled with text only; anything else gets the generic table.
   const cards = {
-    brew_card(props) {
-      const c = el("div", { class: "card brew", "data-card-type": "brew_card" });
-      c.append(el("h3", { text: "Brew: " + valueText(props.tea) }));
-      const rows = [
-        ["Leaves", props.grams !== undefined ? props.grams + " g" : ""],
-        ["Water", props.water_temp_c !== undefined ? props.water_temp_c + " °C" : ""],
-        ["Steeps", (props.steeps_s || []).map((s) => s + " s").join(" · ")],
-        ["Vessel", props.vessel_ml !== undefined ? props.vessel_ml + " ml" : ""],
-        ["Method", valueText(props.method)],
-      ];
-      const t = el("table");
-      for (const [k, v] of rows) if (v) t.append(el("tr", {}, el("th", { text: k }), el("td", { text: v })));
-      c.append(t);
-      if (Array.isArray(props.citations) && props.citations.length) {
-        const p = el("p", { class: "sources" }, "Sources: ");
-        for (const id of props.citations) p.append(citeButton(String(id)), " ");
-        c.append(p);
-      }
-      return c;
-    },
     report(props) {
       const c = el("div", { class: "card report", "data-card-type": "report" });
       c.append(el("h3", { text: valueText(props.title) }));
@@ -177,8 +247,63 @@
       return c;
     },
   };
-  function renderCard(type, props) {
-    if (Object.prototype.hasOwnProperty.call(cards, type)) return cards[type](props || {});
+  function fieldText(f, v) {
+    if (v === null || v === undefined || v === "" || (Array.isArray(v) && !v.length)) return "";
+    const unit = f.unit ? " " + f.unit : "";
+    if (Array.isArray(v)) return v.map((x) => valueText(x) + unit).join(f.join || ", ");
+    return valueText(v) + unit;
+  }
+  function fieldValue(f, v) {
+    if (f.format === "markdown") {
+      const d = el("div", { class: "md" });
+      d.innerHTML = markdown(valueText(v));
+      return d;
+    }
+    if (f.format === "list" && Array.isArray(v)) {
+      const ul = el("ul");
+      for (const x of v) ul.append(el("li", { text: fieldText({ unit: f.unit }, x) }));
+      return ul;
+    }
+    return document.createTextNode(fieldText(f, v));
+  }
+  function templateCard(type, props, tpl) {
+    const layout = ["table", "list", "stats"].includes(tpl.layout) ? tpl.layout : "table";
+    const c = el("div", { class: "card skill-card layout-" + layout, "data-card-type": type, "data-template": layout });
+    if (tpl.title) {
+      const title = tpl.title.replace(/\{([^{}]*)\}/g, (_, k) => fieldText({}, props[k]));
+      c.append(el("h3", { text: title }));
+    }
+    const shown = (tpl.fields || []).filter((f) => fieldText(f, props[f.prop]) !== "");
+    const block = (f) => f.format === "markdown" || f.format === "list";
+    if (layout === "table") {
+      const tb = el("table");
+      for (const f of shown) tb.append(el("tr", {}, el("th", { text: f.label || f.prop }), el("td", {}, fieldValue(f, props[f.prop]))));
+      c.append(tb);
+    } else if (layout === "list") {
+      const dl = el("dl");
+      for (const f of shown) dl.append(el("dt", { text: f.label || f.prop }), el("dd", {}, fieldValue(f, props[f.prop])));
+      c.append(dl);
+    } else {
+      const tiles = el("div", { class: "stats" });
+      for (const f of shown.filter((f) => !block(f))) {
+        tiles.append(el("div", { class: "stat" }, el("div", { class: "value", text: fieldText(f, props[f.prop]) }), el("div", { class: "label", text: f.label || f.prop })));
+      }
+      c.append(tiles);
+      for (const f of shown.filter(block)) c.append(el("div", { class: "stat-block" }, el("div", { class: "label", text: f.label || f.prop }), fieldValue(f, props[f.prop])));
+    }
+    const ids = tpl.sources && Array.isArray(props[tpl.sources]) ? props[tpl.sources] : [];
+    if (ids.length) {
+      const p = el("p", { class: "card-sources" }, t("sources") + ": ");
+      for (const id of ids) p.append(citeButton(String(id)), " ");
+      c.append(p);
+    }
+    if (tpl.note) c.append(el("p", { class: "note", text: tpl.note }));
+    return c;
+  }
+  function renderCard(type, props, tpl) {
+    props = props || {};
+    if (tpl && Array.isArray(tpl.fields)) return templateCard(type || "card", props, tpl);
+    if (Object.prototype.hasOwnProperty.call(cards, type)) return cards[type](props);
     const c = el("div", { class: "card generic", "data-card-type": type || "card" });
     c.append(el("h3", { text: type || "card" }), propsTable(props));
     return c;
@@ -187,7 +312,9 @@
   // ---------- Forms (collect_info) ----------
   function renderForm(form) {
     const box = el("div", { class: "card form-card", "data-card-type": "form" });
-    if (form.reason) box.append(el("p", { text: form.reason }));
+    // The form's own prompt (the model's reason or the tool's prompt),
+    // never a tool description written for the model.
+    box.append(el("p", { class: "form-prompt", text: form.reason || t("fillIn") }));
     const f = el("form");
     for (const fd of form.fields || []) {
       const id = "f-" + Math.random().toString(36).slice(2);
@@ -207,7 +334,7 @@
       if (fd.required && fd.type !== "boolean") input.required = true;
       f.append(label, input);
     }
-    const submit = el("button", { type: "submit", text: "Submit" });
+    const submit = el("button", { type: "submit", text: t("submit") });
     f.append(el("div", { class: "actions" }, submit));
     f.addEventListener("submit", async (ev) => {
       ev.preventDefault();
@@ -242,7 +369,7 @@
   function formSummary(form, values) {
     const labels = {};
     for (const fd of (form && form.fields) || []) labels[fd.name] = fd.label || fd.name;
-    return "Form: " + Object.entries(values).map(([k, v]) => (labels[k] || k) + ": " + valueText(v)).join(", ");
+    return t("formAnswer") + ": " + Object.entries(values).map(([k, v]) => (labels[k] || k) + ": " + valueText(v)).join(", ");
   }
   // formAnswer returns the values of a stored form answer (the user
   // message of a form_response), null for any other message.
@@ -267,19 +394,20 @@
   function openCitation(id, quote) {
     const p = state.passages[id];
     if (!p) {
-      openPanel(id, [el("p", { text: "This source was not retrieved in this page's session." })]);
+      openPanel(id, [el("p", { text: t("notRetrieved") })]);
       return;
     }
     const body = [];
     if (p.rule) {
-      body.push(el("p", { class: "path", text: "Rule " + id + (p.tier ? " (" + p.tier + ")" : "") }));
+      body.push(el("p", { class: "path", text: t("rule") + " " + id + (p.tier ? " (" + p.tier + ")" : "") }));
       body.push(el("p", { class: "passage", text: p.text }));
-      if (p.quote && p.quote !== p.text) body.push(el("p", {}, "Evidence: ", el("mark", { text: p.quote })));
-      if (p.chunk_id) body.push(el("p", {}, "Passage: ", citeButton(p.chunk_id), " ", (p.heading_path || []).join(" › ")));
+      if (p.quote && p.quote !== p.text) body.push(el("p", {}, t("evidence") + ": ", el("mark", { text: p.quote })));
+      if (p.chunk_id) body.push(el("p", {}, t("passage") + ": ", citeButton(p.chunk_id), " ", (p.heading_path || []).join(" › ")));
     } else {
       body.push(el("p", { class: "path", text: (p.heading_path || []).join(" › ") }));
       body.push(el("p", { class: "path", text: p.source + (p.start !== undefined ? " · " + p.start + "–" + p.end : "") }));
-      const text = p.text || "";
+      // The passage as text: its Markdown heading marks dropped.
+      const text = (p.text || "").replace(/^#{1,6}\s+/gm, "");
       const q = (quote || p.quote || "").trim();
       const para = el("p", { class: "passage" });
       const at = q ? text.indexOf(q) : -1;
@@ -290,7 +418,7 @@
       }
       body.push(para);
     }
-    openPanel("Source " + id, body);
+    openPanel(t("source") + " " + id, body);
   }
   function remember(tool, result) {
     if (!result) return;
@@ -322,25 +450,41 @@
   }
 
   // ---------- Messages ----------
-  function addUser(text) {
+  function addUser(text, typed) {
+    clearWelcome();
     const m = el("div", { class: "msg user", text });
+    // A typed question can be edited and its answer regenerated; a form
+    // answer cannot be asked again as text.
+    if (typed) m.dataset.question = text;
     $("messages").append(m);
     scrollDown();
+    return m;
   }
   function newAssistant() {
+    clearWelcome();
     const m = el("div", { class: "msg assistant" });
     const tag = el("div", { class: "skill-tag" });
     const tools = el("div", { class: "tools" });
     const body = el("div", { class: "body" });
     const extra = el("div", { class: "extra" });
-    m.append(tag, tools, body, extra);
+    const actions = el("div", { class: "actions" });
+    m.append(tag, tools, body, extra, actions);
     $("messages").append(m);
-    return { m, tag, tools, body, extra, text: "", cites: [] };
+    const a = { m, tag, tools, body, extra, actions, text: "", cites: [], turn: 0, conv: state.conv, offline: false };
+    m._answer = a;
+    return a;
   }
   function renderBody(a) {
     a.body.innerHTML = markdown(a.text);
   }
+  // isOffline reports a retrieval-only answer: it lists its rules and
+  // passages itself, so the page adds no second source list.
+  function isOffline(a) {
+    return a.offline || /^_(Retrieval-only mode|离线检索模式)/.test(a.text);
+  }
   function renderSources(a, citations) {
+    for (const old of a.extra.querySelectorAll(".sources")) old.remove();
+    if (isOffline(a)) return;
     const ids = [];
     for (const c of citations || []) {
       const id = c.kind === "rule" && c.rule_id ? c.rule_id : c.chunk_id;
@@ -348,21 +492,120 @@
     }
     for (const b of a.body.querySelectorAll(".cite")) if (!ids.includes(b.dataset.cite)) ids.push(b.dataset.cite);
     if (!ids.length) return;
-    const box = el("div", { class: "sources" }, "Sources:");
+    const box = el("div", { class: "sources" }, t("sources") + ":");
     const ol = el("ol");
     for (const id of ids) {
       const p = state.passages[id];
-      const label = p && !p.rule ? (p.heading_path || []).join(" › ") || p.source : "";
-      ol.append(el("li", {}, citeButton(id), " ", label || ""));
+      let label = "";
+      if (p && p.rule) label = (p.text || "").length > 90 ? p.text.slice(0, 90) + "…" : p.text || "";
+      else if (p) label = (p.heading_path || []).join(" › ") || p.source || "";
+      ol.append(el("li", {}, citeButton(id), " ", label));
     }
     box.append(ol);
     a.extra.append(box);
+  }
+
+  // ---------- Actions: copy, regenerate, edit, feedback ----------
+  async function copyText(text) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch (e) {
+      const ta = el("textarea", { class: "offscreen" });
+      ta.value = text;
+      document.body.append(ta);
+      ta.select();
+      let ok = false;
+      try { ok = document.execCommand("copy"); } catch (e2) { ok = false; }
+      ta.remove();
+      return ok;
+    }
+  }
+  function renderActions(a) {
+    a.actions.replaceChildren();
+    const copy = el("button", { type: "button", class: "act copy", text: t("copy") });
+    copy.addEventListener("click", async () => {
+      const ok = await copyText(a.text);
+      copy.textContent = ok ? t("copied") : t("copy");
+      copy.dataset.copied = ok ? "1" : "";
+    });
+    a.actions.append(copy);
+    if (a.turn && a.conv) {
+      for (const [rating, icon] of [["up", "👍"], ["down", "👎"]]) {
+        const b = el("button", { type: "button", class: "act thumb " + rating, "data-rating": rating, title: t(rating), "aria-label": t(rating), text: icon });
+        b.addEventListener("click", () => giveFeedback(a, rating, ""));
+        a.actions.append(b);
+      }
+      if (a.feedback) markFeedback(a, a.feedback.rating);
+    }
+    refreshLast();
+  }
+  function markFeedback(a, rating) {
+    for (const b of a.actions.querySelectorAll(".thumb")) b.setAttribute("aria-pressed", b.dataset.rating === rating ? "true" : "false");
+  }
+  async function giveFeedback(a, rating, comment) {
+    try {
+      await api("POST", "/api/feedback", { conversation_id: a.conv, turn: a.turn, rating, comment: comment || undefined });
+    } catch (e) {
+      a.extra.append(el("p", { class: "error", text: t("error") + ": " + e.message }));
+      return;
+    }
+    a.feedback = { rating, comment };
+    markFeedback(a, rating);
+    for (const old of a.m.querySelectorAll(".feedback-form, .feedback-done")) old.remove();
+    if (comment) {
+      a.m.append(el("p", { class: "feedback-done", text: t("thanks") }));
+      return;
+    }
+    // The verdict is saved; a comment may follow.
+    const f = el("form", { class: "feedback-form" });
+    const ta = el("textarea", { rows: "2", placeholder: t("comment"), maxlength: "2000" });
+    const send = el("button", { type: "submit", text: t("sendFeedback") });
+    f.append(ta, send);
+    f.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const c = ta.value.trim();
+      if (c) giveFeedback(a, rating, c);
+      else { f.remove(); a.m.append(el("p", { class: "feedback-done", text: t("thanks") })); }
+    });
+    a.m.append(f);
+    ta.focus();
+  }
+  // refreshLast puts Regenerate on the last answer and Edit on the last
+  // question, when it was typed, and nowhere else.
+  function refreshLast() {
+    for (const b of document.querySelectorAll("#messages .act.regenerate, #messages .act.edit")) b.remove();
+    const msgs = [...$("messages").querySelectorAll(".msg")];
+    const last = msgs[msgs.length - 1], prev = msgs[msgs.length - 2];
+    if (state.busy || !last || !last.classList.contains("assistant") || !prev || !prev.dataset.question || !last._answer || !last._answer.conv) return;
+    const a = last._answer;
+    const regen = el("button", { type: "button", class: "act regenerate", text: t("regenerate") });
+    regen.addEventListener("click", () => {
+      const q = prev.dataset.question;
+      last.remove();
+      send({ message: q, replace_last: true });
+    });
+    a.actions.append(regen);
+    const edit = el("button", { type: "button", class: "act edit", text: t("edit") });
+    edit.addEventListener("click", () => {
+      state.editing = true;
+      $("editing").hidden = false;
+      $("input").value = prev.dataset.question;
+      $("input").focus();
+    });
+    prev.append(edit);
+  }
+  function cancelEdit() {
+    state.editing = false;
+    $("editing").hidden = true;
   }
 
   async function send(body) {
     body.conversation_id = state.conv || undefined;
     const skill = $("skill").value;
     if (skill) body.skill = skill;
+    state.busy = true;
+    refreshLast();
     const a = newAssistant();
     $("send").disabled = true;
     try {
@@ -374,7 +617,7 @@
       if (!r.ok) {
         let msg = r.statusText;
         try { const d = await r.json(); msg = (d.error && d.error.message) || msg; } catch (e) { /* keep the status */ }
-        if (r.status === 401) signOut("Your key was refused: sign in again.");
+        if (r.status === 401) signOut(t("refused"));
         throw new Error(msg);
       }
       const reader = r.body.getReader();
@@ -393,9 +636,11 @@
         }
       }
     } catch (e) {
-      a.extra.append(el("p", { class: "error", text: "Error: " + e.message }));
+      a.extra.append(el("p", { class: "error", text: t("error") + ": " + e.message }));
     } finally {
+      state.busy = false;
       $("send").disabled = false;
+      refreshLast();
       scrollDown();
       loadConversations();
     }
@@ -414,7 +659,7 @@
         if (!ev.is_error) remember(ev.tool, ev.result);
         break;
       case "card":
-        a.extra.append(renderCard(ev.card_type, ev.props));
+        a.extra.append(renderCard(ev.card_type, ev.props, ev.template));
         break;
       case "form":
         a.extra.append(renderForm(ev.form || {}));
@@ -425,15 +670,56 @@
         break;
       case "done":
         if (ev.conversation_id) state.conv = ev.conversation_id;
-        if (ev.skill) a.tag.textContent = "skill: " + ev.skill;
+        a.conv = state.conv;
+        if (ev.turn) a.turn = ev.turn;
+        if (ev.reason === "offline") a.offline = true;
+        if (ev.skill) a.tag.textContent = t("skill") + ": " + ev.skill;
         renderBody(a);
         renderSources(a, (a.citations || []).filter((c) => c.cited));
+        renderActions(a);
         break;
       case "error":
-        a.extra.append(el("p", { class: "error", text: "Error: " + (ev.error || "unknown") }));
+        a.extra.append(el("p", { class: "error", text: t("error") + ": " + (ev.error || "unknown") }));
         break;
     }
     scrollDown();
+  }
+
+  // ---------- Welcome ----------
+  function clearWelcome() {
+    const w = $("messages").querySelector(".welcome");
+    if (w) w.remove();
+  }
+  // renderWelcome greets an empty chat with the skill's own example
+  // questions (all the skills' when none is chosen), in their languages.
+  function renderWelcome() {
+    if ($("messages").querySelector(".msg")) return;
+    clearWelcome();
+    const sel = $("skill").value;
+    const skills = state.skills.filter((s) => !sel || s.name === sel);
+    const w = el("div", { class: "welcome" });
+    w.append(el("h2", { text: t("welcome") }));
+    for (const s of skills.slice(0, 3)) {
+      w.append(el("p", { class: "skill-intro" }, el("strong", { text: s.display_name || s.name }), " ", s.description || ""));
+    }
+    const examples = [];
+    for (const s of skills) for (const q of s.examples || []) if (!examples.includes(q)) examples.push(q);
+    if (examples.length) {
+      w.append(el("p", { text: t("welcomeExamples") }));
+      const ul = el("div", { class: "examples" });
+      for (const q of examples.slice(0, 6)) {
+        const b = el("button", { type: "button", class: "example", text: q });
+        b.addEventListener("click", () => {
+          $("input").value = q;
+          $("composer").requestSubmit();
+        });
+        ul.append(b);
+      }
+      w.append(ul);
+    } else {
+      w.append(el("p", { text: t("welcomeNoExamples") }));
+    }
+    $("messages").append(w);
   }
 
   // ---------- Conversations, skills, profile ----------
@@ -443,7 +729,7 @@
     const ul = $("conversations");
     ul.replaceChildren();
     for (const c of data.conversations || []) {
-      const b = el("button", { type: "button", "data-conversation": c.id, text: c.title || c.id });
+      const b = el("button", { type: "button", "data-conversation": c.id, text: c.title || c.id, title: c.title || c.id });
       if (c.id === state.conv) b.className = "current";
       b.addEventListener("click", () => openConversation(c.id));
       ul.append(el("li", {}, b));
@@ -456,6 +742,7 @@
   async function openConversation(id) {
     const data = await api("GET", "/api/conversations/" + encodeURIComponent(id));
     state.conv = id;
+    cancelEdit();
     $("messages").replaceChildren();
     let form = null; // the last answer's form: { def, box }
     for (const m of data.messages || []) {
@@ -464,11 +751,13 @@
         if (values) {
           addUser(formSummary(form && form.def, values));
           if (form) lockForm(form.box, values);
-        } else addUser(m.content.startsWith("[form_response] ") ? "Form: " + m.content.slice(16) : m.content);
+        } else if (m.content.startsWith("[form_response] ")) addUser(t("formAnswer") + ": " + m.content.slice(16));
+        else addUser(m.content, true);
         form = null;
       } else if (m.role === "assistant") {
         const a = newAssistant();
         a.text = m.content;
+        a.feedback = m.feedback || null;
         renderBody(a);
         for (const ev of m.events || []) {
           onEvent(a, ev);
@@ -477,17 +766,20 @@
             form = { def: ev.form || {}, box: boxes[boxes.length - 1] };
           }
         }
-        onEvent(a, { type: "done" });
+        onEvent(a, { type: "done", turn: m.turn });
       }
     }
+    refreshLast();
     loadConversations();
   }
   async function loadSkills() {
     const data = await api("GET", "/api/skills");
     state.skills = data.skills || [];
     const sel = $("skill");
-    sel.replaceChildren(el("option", { value: "", text: "automatic" }));
+    sel.replaceChildren(el("option", { value: "", text: t("automatic") }));
     for (const s of state.skills) sel.append(el("option", { value: s.name, text: s.display_name || s.name }));
+    state.lang = pageLanguage();
+    applyLabels();
   }
   async function showProfile() {
     const prof = await api("GET", "/api/profile");
@@ -498,33 +790,42 @@
       } else rows.push([prefix, valueText(v)]);
     };
     walk("", prof.profile || {});
-    const t = el("table", { id: "profile-table" });
-    for (const [k, v] of rows) t.append(el("tr", {}, el("td", { text: k }), el("td", { text: v })));
-    const clear = el("button", { type: "button", id: "profile-clear", text: "Clear everything stored about me" });
+    const tb = el("table", { id: "profile-table" });
+    for (const [k, v] of rows) tb.append(el("tr", {}, el("td", { text: k }), el("td", { text: v })));
+    const clear = el("button", { type: "button", id: "profile-clear", text: t("clearProfile") });
     clear.addEventListener("click", async () => {
       await api("DELETE", "/api/profile");
       showProfile();
     });
-    openPanel("Your profile", rows.length ? [t, clear] : [el("p", { text: "Nothing is stored about you." })]);
+    openPanel(t("yourProfile"), rows.length ? [tb, clear] : [el("p", { text: t("nothingStored") })]);
   }
 
   // ---------- Sign in / out ----------
+  // readiness shows, before sign-in, whether any key works (/readyz says
+  // so under --insecure-dev) and, once signed in, whether the server
+  // answers in retrieval-only mode (GET /api/status).
+  async function readiness() {
+    try {
+      const ready = await fetch("/readyz").then((r) => r.json());
+      $("signin-hint").hidden = ready.auth !== "insecure-dev";
+      if (state.key) state.offline = (await api("GET", "/api/status")).mode === "retrieval-only";
+    } catch (e) { /* the notes are optional */ }
+    applyLabels();
+  }
   async function signIn(key) {
     state.key = key;
     try {
       await loadSkills();
     } catch (e) {
       state.key = "";
-      $("signin-error").textContent = e.message === "unauthorized" ? "That key was refused." : "Could not reach the server: " + e.message;
+      $("signin-error").textContent = e.message === "unauthorized" ? t("keyRefused") : t("unreachable") + e.message;
       return;
     }
     sessionStorage.setItem("vibe.key", key);
     $("signin").hidden = true;
     $("app").hidden = false;
-    try {
-      const ready = await fetch("/readyz").then((r) => r.json());
-      if (ready.mode === "retrieval-only") $("mode").textContent = "retrieval-only mode: no model configured";
-    } catch (e) { /* the mode note is optional */ }
+    await readiness();
+    renderWelcome();
     loadConversations();
     $("input").focus();
   }
@@ -533,6 +834,7 @@
     state.key = "";
     state.conv = "";
     state.passages = {};
+    cancelEdit();
     $("messages").replaceChildren();
     $("conversations").replaceChildren();
     $("api-key").value = "";
@@ -542,19 +844,33 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    readiness();
     $("signin-form").addEventListener("submit", (ev) => { ev.preventDefault(); signIn($("api-key").value.trim()); });
     $("composer").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const text = $("input").value.trim();
-      if (!text) return;
+      if (!text || state.busy) return;
       $("input").value = "";
-      addUser(text);
+      if (state.editing) {
+        // The edit replaces the last question and its answer.
+        cancelEdit();
+        const msgs = [...$("messages").querySelectorAll(".msg")];
+        let i = msgs.length - 1;
+        while (i >= 0 && !msgs[i].classList.contains("user")) i--;
+        for (const m of msgs.slice(Math.max(i, 0))) m.remove();
+        addUser(text, true);
+        send({ message: text, replace_last: true });
+        return;
+      }
+      addUser(text, true);
       send({ message: text });
     });
     $("input").addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("composer").requestSubmit(); }
     });
-    $("new-chat").addEventListener("click", () => { state.conv = ""; $("messages").replaceChildren(); loadConversations(); });
+    $("edit-cancel").addEventListener("click", () => { cancelEdit(); $("input").value = ""; });
+    $("new-chat").addEventListener("click", () => { state.conv = ""; cancelEdit(); $("messages").replaceChildren(); renderWelcome(); loadConversations(); });
+    $("skill").addEventListener("change", () => { state.lang = pageLanguage(); applyLabels(); renderWelcome(); });
     $("signout").addEventListener("click", () => signOut(""));
     $("profile-button").addEventListener("click", showProfile);
     $("panel-close").addEventListener("click", () => { $("panel").hidden = true; });

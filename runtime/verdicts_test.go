@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/llm"
+)
+
+// graveSkill is a skill whose SKILL.md tells the agent to relay two grave
+// red flags (as extraction wrote them before) and lists a grave rule, and
+// whose rules hold two grave verdicts and a harmless one.
+var graveSkill = map[string]string{
+	"mingli/SKILL.md": "---\nname: mingli\ndescription: 依据典籍解答命理问题\ntriggers: [命理, 壬水, 辰戌]\n---\n# 命理\n\n### 必查规则\n\n- R001: 柱中有壬水，运又逢水 → 必贫夭死\n- R003: 甲木生于寅月 → 身强\n\n### 禁止事项\n\n" +
+		"- 不可略过「柱中有壬水，运又逢水」这一信号：原文断为「必贫夭死」：先核实确有此情形，再向用户说明此断语及其出处。\n" +
+		"- 不可略过「辰戌全」这一信号：原文断为「淫乱破家、伤夫克子」：先核实确有此情形，再向用户说明此断语及其出处。\n",
+	"mingli/knowledge/rules.yaml": `rules:
+  tier1_must_know: []
+  tier2_core:
+    - id: R001
+      condition: 柱中有壬水，运又逢水
+      conclusion: 必贫夭死
+      confidence: medium
+      source: 三命通会 > 论壬水
+      evidence: [{chunk: c_1, quote: "柱中有壬水，运又逢水，必贫夭死。"}]
+    - id: R002
+      condition: 女命辰戌全
+      conclusion: 淫乱破家、伤夫克子
+      confidence: medium
+      source: 三命通会 > 论女命
+      evidence: [{chunk: c_2, quote: "辰戌全，淫乱破家、伤夫克子。"}]
+    - id: R003
+      condition: 甲木生于寅月
+      conclusion: 身强
+      confidence: high
+      source: 渊海子平 > 论日主
+      evidence: [{chunk: c_3, quote: "甲木寅月得令。"}]
+  tier3_edge: []
+`,
+}
+
+func TestGraveTerms(t *testing.T) {
+	for _, s := range []string{"必贫夭死", "淫乱破家、伤夫克子", "非淫滥则凶亡", "This chart means early death", "a divorce is certain"} {
+		if len(knowledge.GraveTerms(s)) == 0 {
+			t.Errorf("%q: grave, not found so", s)
+		}
+	}
+	for _, s := range []string{"怕行死绝之地", "金死子地", "亡神在巳", "寿夭不可妄断", "身强，喜财官", "the structure is noble"} {
+		if g := knowledge.GraveTerms(s); len(g) > 0 {
+			t.Errorf("%q: a term of the art or harmless, found grave %v", s, g)
+		}
+	}
+	f := knowledge.Files{}
+	f.Rules.Rules.Tier2 = []knowledge.Rule{{ID: "R1", Condition: "x", Conclusion: "必贫夭死"}, {ID: "R2", Condition: "y", Conclusion: "身强", Grave: true}}
+	f.Patterns.Patterns.RedFlags = []knowledge.RedFlag{{Signal: "辰戌全", Action: "原文断为「淫乱破家」"}}
+	knowledge.MarkGrave(&f)
+	if !f.Rules.Rules.Tier2[0].Grave || f.Rules.Rules.Tier2[1].Grave || !f.Patterns.Patterns.RedFlags[0].Grave {
+		t.Fatalf("marked %+v %+v", f.Rules.Rules.Tier2, f.Patterns.Patterns.RedFlags)
+	}
+}
+
+// A grave verdict never reaches the model or the user as a certainty:
+// the system prompt relays the skill's red flags as the book's with a
+// caveat, get_rules returns the rule as the tradition's verdict (marked
+// grave), the citations' text says so, and an answer stating it bare gets
+// the caveat; offline, the retrieval-only answer renders it the same way.
+func TestGraveVerdictsAreNeverCertain(t *testing.T) {
+	ctx := context.Background()
+	root := writeSkills(t, "", graveSkill)
+	m := &fakeModel{script: []step{
+		{calls: []llm.ToolCall{call("1", "get_rules", `{"question":"柱中有壬水，运又逢水会怎样"}`)}},
+		{text: []string{"柱中有壬水，运又逢水，你必贫夭死（R001）。"}},
+	}}
+	a := agentOver(t, root, m, nil)
+	c := &collect{}
+	answer, err := a.Turn(ctx, TurnRequest{UserID: "u", Message: "柱中有壬水，运又逢水会怎样", Skill: "mingli"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := m.requests[0].Messages[0].Content
+	for _, l := range strings.Split(sys, "\n") {
+		if len(knowledge.GraveTerms(l)) > 0 && !hedged(l) {
+			t.Errorf("the system prompt states a grave verdict bare: %q", l)
+		}
+	}
+	if strings.Contains(sys, "再向用户说明此断语") {
+		t.Errorf("the prompt still tells the agent to relay a grave verdict as it is:\n%s", sys)
+	}
+	rules := toolResult(t, c, "get_rules")
+	found := false
+	for _, r := range rules["rules"].([]any) {
+		r := r.(map[string]any)
+		if r["id"] == "R001" {
+			found = true
+			if r["grave"] != true || !strings.HasPrefix(r["conclusion"].(string), "典籍认为：必贫夭死") {
+				t.Errorf("get_rules gives R001 as %v", r)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("get_rules = %v", rules)
+	}
+	if !strings.Contains(answer, knowledge.GraveCaveat) || !strings.Contains(c.text(), knowledge.GraveCaveat) {
+		t.Errorf("an answer stating a grave verdict bare got no caveat:\n%s", answer)
+	}
+	for _, e := range c.of(EventCitations) {
+		for _, ci := range e.Citations {
+			if ci.RuleID == "R001" && !strings.Contains(ci.Text, "典籍认为") {
+				t.Errorf("citation text %q", ci.Text)
+			}
+		}
+	}
+	if got := a.Metrics(); got == nil {
+		t.Fatal("no metrics")
+	}
+
+	// Retrieval-only.
+	off := agentOver(t, root, nil, nil)
+	c = &collect{}
+	answer, err = off.Turn(ctx, TurnRequest{UserID: "v", Message: "命理 女命辰戌全会怎样", Skill: "mingli"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "R002") || !strings.Contains(answer, "典籍认为：淫乱破家、伤夫克子（传统说法，非确定预言）") {
+		t.Fatalf("retrieval-only answer:\n%s", answer)
+	}
+	for _, l := range strings.Split(answer, "\n") {
+		if len(knowledge.GraveTerms(l)) > 0 && !hedged(l) {
+			t.Errorf("retrieval-only line states a grave verdict bare: %q", l)
+		}
+	}
+	// A hedged answer is left as it is.
+	if verdictCaveat("典籍认为此命必贫夭死，但这不是确定的预言。") != "" || verdictCaveat("身强，喜财官。") != "" {
+		t.Error("caveat added to a hedged or harmless answer")
+	}
+}
