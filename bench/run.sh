@@ -110,7 +110,7 @@ for g in "${groups[@]}"; do
 	case "$g" in
 	store)
 		gobench store ./knowledge/sqlite/ 'BenchmarkSearch$' 100x
-		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 1x
+		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 2x
 		gobench store ./knowledge/pgvector/ 'BenchmarkIncrementalIngest$' 3x
 		gobench store ./knowledge/pgvector/ 'BenchmarkSearch$' 100x
 		gobench store ./knowledge/pgvector/ 'BenchmarkRetrievalQuality$' 1x
