@@ -25,6 +25,13 @@ type ruleParse struct {
 	Note       string // tier 3: what makes it an exception
 	Zh         bool
 	score      float64
+	// General is set for a rule opened by 凡 (凡投茶，必先润茶): a general
+	// statement, whose condition may be a bare term.
+	General bool
+	// Subject is what a Chinese rule is about when the sentence names it
+	// in a clause before the condition (伤官用官，…，若…，则…): the rule
+	// carries it (ruleCondition).
+	Subject string
 	// maxim is set for a Chinese rule stated as a maxim: no opening word,
 	// the condition one short clause relating two things (伤官见官，为祸百端;
 	// 官逢财生，则…), the classical form of a rule (ruleRanker).
@@ -157,7 +164,7 @@ func zhRule(s string) (ruleParse, bool) {
 	if last, _ := utf8.DecodeLastRuneInString(body); strings.ContainsAny(body, "？?何岂") || strings.ContainsRune("乎哉耶欤", last) {
 		return ruleParse{}, false // a question, or a rhetorical one
 	}
-	rest, exc := body, ""
+	rest, exc, subject := body, "", ""
 	for changed := true; changed; {
 		changed = false
 		if p := hasPrefixAny(rest, zhLead); p != "" && !strings.HasPrefix(rest, "而后") {
@@ -178,9 +185,12 @@ func zhRule(s string) (ruleParse, bool) {
 	open := hasPrefixAny(rest, zhOpen)
 	if open == "" {
 		// "X，若Y，则Z": the rule is the conditional part.
+		// X, the first clause, is what the rule is about when it is a
+		// short name (伤官用官，运喜财印，不利食伤，若局中官露而财印两旺，则…).
 		if cl := clausesOf(rest); len(cl) > 1 {
 			for _, c := range cl[1:] {
 				if o := hasPrefixAny(c.Text, zhOpen); o != "" && o != "或" && o != "如" {
+					subject = zhSubject(cl[0].Text)
 					rest, open = rest[c.Start:], o
 					break
 				}
@@ -223,6 +233,18 @@ func zhRule(s string) (ruleParse, bool) {
 		// can be found in the source) as a phrase.
 		concl = "则" + concl
 	}
+	if how != "then" && strings.HasPrefix(concl, "是") && hasPrefixAny(concl, []string{"是以", "是故", "是为"}) == "" {
+		// 终以月令为主，然后寻用，是建禄月劫之格: a 是 clause says what
+		// something is, it judges nothing.
+		return ruleParse{}, false
+	}
+	if ganzhiPairs(cond, 1) > 0 && ganzhiPairs(concl, 1) > 0 || strings.Contains(body, "之类") || strings.HasPrefix(cond, "论") {
+		// 如甲子人，以前三辰为引，则丙寅、丁卯为引: a worked example of a
+		// rule stated elsewhere, not the rule; so is a consequent ending
+		// 之类是也 (…以冲二申之类是也); 论生克，则不察喜忌…: a point of
+		// view, not a condition.
+		return ruleParse{}, false
+	}
 	if !zhCondOK(cond) || !zhConclOK(concl) || open == "" && runeLen(cond) < 3 {
 		return ruleParse{}, false
 	}
@@ -232,7 +254,7 @@ func zhRule(s string) (ruleParse, bool) {
 		// judgement.
 		return ruleParse{}, false
 	}
-	p := ruleParse{Cond: cond, Concl: concl, Zh: true, Tier: 2, Confidence: "medium"}
+	p := ruleParse{Cond: cond, Concl: concl, Zh: true, Tier: 2, Confidence: "medium", Subject: subject, General: strings.HasPrefix(open, "凡") || open == "大凡"}
 	// Rules with an opening word and 则 are the clearest; shorter ones read
 	// better.
 	if open != "" {
@@ -815,4 +837,79 @@ func zhCondClean(cond string) bool {
 		}
 	}
 	return true
+}
+
+// zhSubject returns clause c when it can name what a rule is about: two to
+// eight Han characters, not a pronoun, a discourse word or a statement of
+// its own (no verdict, no 则/者/也).
+func zhSubject(c string) string {
+	c = despaceHan(trimClause(c))
+	n := runeLen(c)
+	if n < 2 || n > 8 || !isHan(c) || strings.ContainsAny(c, "则者也矣，,：:、此其之") {
+		return ""
+	}
+	if first, _ := utf8.DecodeRuneInString(c); strings.ContainsRune(zhPronoun, first) || hasPrefixAny(c, zhLead) != "" || hasPrefixAny(c, zhOpen) != "" || hasPrefixAny(c, zhExcept) != "" {
+		return ""
+	}
+	for _, v := range zhVerdict {
+		if strings.Contains(c, v) {
+			return ""
+		}
+	}
+	return c
+}
+
+// zhHeadingTopic returns what a section heading names as its subject, for
+// a rule of the section that does not name it: 三夏辛金, 论阳刃 → 阳刃,
+// 正官论 → 正官, 论正官取运 → 正官, 6.29 甲申乙酉井泉水, 六乙日壬午时断 →
+// 六乙日壬午时, 五行总论 → 五行; nothing for a volume (卷之一), a title of
+// more than seven characters (论用神配气候得失) or a verse (阴命赋).
+func zhHeadingTopic(h string) string {
+	t := strings.TrimSpace(h)
+	t = headingNumeral.ReplaceAllString(t, "")
+	t = headingNumber.ReplaceAllString(t, "")
+	t = chapterTitle(t)
+	if i := strings.IndexAny(t, "（(－—-"); i > 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "附论"), "论")
+	for _, suf := range []string{"取运", "总论", "论", "断"} {
+		t = strings.TrimSuffix(t, suf)
+	}
+	n := runeLen(t)
+	if n < 2 || n > maxTopic || !isHan(t) || strings.ContainsAny(t, "卷赋歌诀篇序目录诗") || strings.Contains(t, "独步") || strings.ContainsAny(t, "，。、") {
+		return ""
+	}
+	return t
+}
+
+// maxTopic is the longest heading topic a rule carries, in characters: a
+// term (三夏辛金, 阳刃, 用神变化), not a chapter title (论用神配气候得失).
+const maxTopic = 5
+
+// headingNumeral is a heading's decimal numbering: "2.11.2 ", "18 ".
+var headingNumeral = regexp.MustCompile(`^\d+(?:\.\d+)*\.?\s+`)
+
+// ruleCondition is the condition a Chinese rule is written with: its
+// condition, after the subject the sentence names before it or, when the
+// rule does not name it, its section's topic (三夏壬水：四柱多金得地), so the
+// rule stands on its own.
+func ruleCondition(p ruleParse, topic string) string {
+	about := p.Subject
+	if about == "" && topic != "" && !strings.Contains(p.Cond+p.Concl, topic) {
+		about = topic
+	}
+	if about == "" || strings.Contains(p.Cond, about) || p.Subject == "" && strings.Contains(p.Cond, "者") {
+		// 偏财者，乃众人之财也…: the condition names its own subject.
+		return p.Cond
+	}
+	return about + "：" + p.Cond
+}
+
+// zhThinCond reports a condition that does not say what it is about: a
+// bare relation (见官星, 逢丙午) or a bare term (女命), whose subject is in
+// the text before the sentence.
+func zhThinCond(cond string) bool {
+	return hasPrefixAny(cond, []string{"遇", "见", "逢", "向", "不见"}) != "" ||
+		hasPrefixAny(cond, []string{"得", "无", "有", "行", "运"}) != "" && runeLen(cond) <= 6
 }

@@ -79,6 +79,10 @@ type glossEntry struct {
 	// names are the term, its aliases, English renderings and pinyin.
 	names   []string
 	phrases [][]string
+	// weak[i] is set when phrases[i] is an English rendering of a mined
+	// entry: a dictionary's gloss, not the field's translation (地位
+	// "status"), which names the term less surely than the field's.
+	weak []bool
 }
 
 // NewGlossary prepares g for [Glossary.Terms].
@@ -89,6 +93,7 @@ func NewGlossary(g skills.Glossary) *Glossary {
 		for _, p := range e.names {
 			if tok := nameTokens(p); len(tok) > 0 {
 				e.phrases = append(e.phrases, tok)
+				e.weak = append(e.weak, t.From == skills.FromMined && slices.ContainsFunc(t.English, func(x string) bool { return strings.EqualFold(x, p) }))
 			}
 		}
 		out.entries = append(out.entries, e)
@@ -469,10 +474,14 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		if namesOneOf(e, omit) {
 			continue
 		}
-		for _, p := range e.phrases {
+		for k, p := range e.phrases {
+			rank := 0
+			if e.weak[k] {
+				rank = 1
+			}
 			for s := 0; s+len(p) <= len(tokens); s++ {
 				if equalTokens(tokens[s:s+len(p)], p) {
-					ms = append(ms, match{i, s, len(p), 0})
+					ms = append(ms, match{i, s, len(p), rank})
 				}
 			}
 		}
@@ -556,7 +565,8 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	// "tomb" 墓, "father" 父), after the terms: the passages on a term
 	// written with it (三冬丙火) come up among those on the term. Not when
 	// the question names a term by one of its names: the glossary's
-	// renderings say what it asks about better than single characters.
+	// renderings say what it asks about better than single characters
+	// (a dictionary's rendering of a mined term does not count).
 	rendered := slices.ContainsFunc(named, func(m match) bool { return m.rank == 0 })
 	if han && len(g.charOf) > 0 && !rendered {
 		for k, tok := range tokens {
@@ -567,6 +577,43 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 				if c := string(r); !seen[c] {
 					seen[c] = true
 					out = append(out, c)
+				}
+			}
+		}
+		// A term of the glossary holding a named term and the carried
+		// characters, all its characters but one (三冬丙火 for 丙火 and
+		// 冬: "Bing fire born in winter"), is named too.
+		var whole, chars []string
+		for _, p := range out {
+			if !isHanOnly(p) {
+				continue
+			}
+			if utf8.RuneCountInString(p) == 1 {
+				chars = append(chars, p)
+			} else {
+				whole = append(whole, foldText(p))
+			}
+		}
+		for i, e := range g.entries {
+			if len(chars) == 0 || chosen[i] || !isHanOnly(e.Term) || utf8.RuneCountInString(e.Term) < 3 {
+				continue
+			}
+			t := foldText(e.Term)
+			for _, w := range whole {
+				if !strings.Contains(t, w) {
+					continue
+				}
+				rest := strings.Replace(t, w, "", 1)
+				left := utf8.RuneCountInString(rest)
+				for _, c := range chars {
+					if strings.Contains(rest, c) {
+						left--
+					}
+				}
+				if left <= 1 && left < utf8.RuneCountInString(rest) {
+					chosen[i] = true
+					add(e)
+					break
 				}
 			}
 		}

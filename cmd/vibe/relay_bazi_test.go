@@ -36,6 +36,11 @@ type relayChat struct {
 var answeringRule = map[string]string{
 	"What is the Yang Blade, and what should restrain it?": "阳刃用之",
 	"When is the yang blade structure a good one?":         "阳刃用之",
+	// Since the offline rules carry their section's topic (issue 28), the
+	// rule of 渊海子平 论日刃 "如或无情、或财旺，则主其凶" reads 日刃：无情、或财旺
+	// → 主其凶: a taboo of the day blade (wealth strong), which the
+	// question asks for.
+	"日刃是哪几个日子？有什么忌讳？": "日刃：",
 }
 
 // The issue's done-when for routing and get_rules with a model, replayed
