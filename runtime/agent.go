@@ -981,6 +981,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		recs = append(recs, knowledge.StoredMessage{Role: roleDraw, Content: d})
 	}
 	t.mu.Unlock()
+	a.addNamedRules(ctx, t, answer.String())
 	cites := t.answerCitations(answer.String())
 	recs = append(recs, t.answerRecord(answer.String(), cites))
 	if protocol != nil && len(protocol.Steps) > 0 {
