@@ -172,6 +172,13 @@ func TestReplayRelayBaziRequestSizes(t *testing.T) {
 			have[id] = true
 		}
 		for _, id := range was.Citations[q.Question] {
+			// A rule cited before for a question no rule of this build
+			// answers (answeringRule) was filler get_rules now leaves out
+			// (TestReplayRelayBaziChat): 癸巳生人得戊寅日 for the Day Noble
+			// days. The passages must stay.
+			if chunkID := strings.HasPrefix(id, "c_"); !chunkID && answeringRule[q.Question] == "" {
+				continue
+			}
 			if !have[id] {
 				t.Errorf("%q: the answer no longer cites %s (before: %v, now: %v)", q.Question, id, was.Citations[q.Question], got.Citations[q.Question])
 			}
