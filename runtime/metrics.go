@@ -32,6 +32,8 @@ type Metrics struct {
 	profileFields *prometheus.CounterVec // outcome
 	requests      *prometheus.CounterVec // route, code
 	feedback      *prometheus.CounterVec // rating, comment
+	judgeVerdicts *prometheus.CounterVec // by, verdict
+	judgeTurns    *prometheus.CounterVec // outcome
 }
 
 // Search outcomes of vibe_search_total. A search is a hit when the answer
@@ -120,7 +122,11 @@ func NewMetrics() *Metrics {
 	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_feedback_total",
 		Help: "Users' verdicts on answers (POST /api/feedback) by rating (up, down) and comment (yes, no); a changed verdict counts again."}, []string{"rating", "comment"})
 	f(m.feedback)
-	for _, c := range []prometheus.Collector{m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
+	m.judgeVerdicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_judge_verdicts_total",
+		Help: "The judge's verdicts on the claims of answers, by who judged (model: the judge request; check: the deterministic check of cited ids and quotes) and verdict (supported, unsupported, unsafe)."}, []string{"by", "verdict"})
+	m.judgeTurns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_judge_turns_total",
+		Help: "Judged answers by outcome: passed (sent as drafted), rewritten (the user got the judge's rewrite), check_only (no usable judge answer: the deterministic check alone)."}, []string{"outcome"})
+	for _, c := range []prometheus.Collector{m.judgeVerdicts, m.judgeTurns, m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
 		m.tokens, m.toolCalls, m.toolSeconds, m.searches, m.searchSeconds, m.guardrails, m.activeStreams, m.errors,
 		m.profileFields, m.requests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
