@@ -398,6 +398,17 @@ func TestChatPageInChromium(t *testing.T) {
 	if fs != (formState{Cards: 1, Forms: 1, Date: "1990-05-01", Name: "Alice", Disabled: true, Answer: true}) {
 		t.Errorf("the reloaded conversation's card and form: %+v", fs)
 	}
+	// The replaced answers stay out, and the verdict given shows again.
+	type reloaded struct {
+		Answers         []string
+		Pressed, Turned int
+	}
+	rl := eval[reloaded](br, `({Answers: [...document.querySelectorAll(".msg.assistant .body")].map(b => (b.textContent.match(/\(answer \d\)/) || [""])[0]).filter(Boolean),
+			Pressed: document.querySelectorAll('.msg.assistant .thumb.down[aria-pressed="true"]').length,
+			Turned: document.querySelectorAll(".msg.assistant .thumb.up").length})`)
+	if strings.Join(rl.Answers, ",") != "(answer 3)" || rl.Pressed != 1 || rl.Turned < 3 {
+		t.Errorf("the reloaded conversation: %+v", rl)
+	}
 	step("open a reloaded citation", chromedp.Click(C(".msg.assistant .body .cite")), chromedp.WaitVisible(C("#panel")),
 		chromedp.WaitVisible(C("#panel-body mark")), shot("9-reloaded-citation"))
 	if p := text("#panel-body"); !strings.Contains(p, "75 to 80 °C") || strings.Contains(p, "not retrieved") {
