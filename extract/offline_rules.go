@@ -58,7 +58,72 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
 		return ruleParse{}, false
 	}
-	return whole(enRule(s))
+	if p, ok := whole(enPrinciple(s)); ok {
+		return p, true
+	}
+	p, ok := whole(enRule(s))
+	p.Cond, p.Concl, p.Reason = unemphasise(p.Cond), unemphasise(p.Concl), unemphasise(p.Reason)
+	return p, ok
+}
+
+// enEmphasis is a span of a sentence the author set in italics or bold
+// (Markdown _…_, *…*, **…**).
+var enEmphasis = regexp.MustCompile(`(?:^|[\s(“"'])(?:_([^_]{20,400})_|\*\*([^*]{20,400})\*\*|\*([^*]{20,400})\*)`)
+
+// enGenericSubject are subjects that name no topic: "The principle is to
+// drive the opposing King to the last line" is about driving the King.
+var enGenericSubject = regexp.MustCompile(`(?i)^(?:the|a|an|one|our|my) (?:main |chief |first |great |general |important |essential )?(?:principle|rule|object|objective|point|thing|idea|aim|secret|purpose|task|goal)$`)
+
+func unemphasise(s string) string {
+	if !strings.ContainsAny(s, "_*") {
+		return s
+	}
+	return strings.TrimSpace(strings.NewReplacer("**", "", "__", "", "_", "", "*", "").Replace(s))
+}
+
+// enPrinciple reads a statement the author set in italics or bold — how
+// English textbooks mark their principles ("_a passed Pawn increases in
+// strength as the number of pieces on the board diminishes_", "viz.,
+// _bring out the Knights before bringing out the Bishops_") — as a rule of
+// the maxim form: its condition the statement's subject (or, for an
+// instruction, the situation it governs), its conclusion the statement.
+func enPrinciple(s string) (ruleParse, bool) {
+	var span string
+	for _, m := range enEmphasis.FindAllStringSubmatch(s, -1) {
+		t := strings.TrimSpace(m[1] + m[2] + m[3])
+		if len(strings.Fields(t)) >= 5 && !strings.Contains(t, "?") {
+			span = strings.TrimRight(t, ".!;:, ")
+			break
+		}
+	}
+	if span == "" {
+		return ruleParse{}, false
+	}
+	if p, ok := whole(enRule(span)); ok {
+		p.maxim, p.score = true, p.score+1
+		return p, true
+	}
+	p := ruleParse{Concl: span, Tier: 2, Confidence: "medium", score: 1, maxim: true}
+	w := strings.Fields(span)
+	first := strings.Trim(w[0], ",.;:()\"'")
+	switch subj := enStatementSubject(span); {
+	case unicode.IsLower([]rune(first)[0]) && !strings.ContainsAny(w[0], ",;:") && !enDeterminer[first] && !enPronoun[first] && !enReader.MatchString(first) && subj == "":
+		p.Cond = situation("", strings.Join(w, " ")) // an instruction
+	case enGenericSubject.MatchString(subj):
+		rest := strings.Fields(span[len(subj):])
+		if len(rest) >= 3 && (rest[0] == "is" || rest[0] == "was") && rest[1] == "to" {
+			p.Cond = situation("", strings.Join(rest[2:], " "))
+		}
+	case subj != "" && enSubjectOK(subj):
+		p.Cond = lowerFirst(subj)
+	}
+	if p.Cond == "" || !enPhraseOK(p.Cond, 1) {
+		return ruleParse{}, false
+	}
+	if enCertain.MatchString(span) && !enHedge.MatchString(span) {
+		p.Confidence = "high"
+	}
+	return p, true
 }
 
 // joinLines reads the line breaks of a sentence that runs over lines of its
@@ -442,11 +507,11 @@ func zhConclOK(concl string) bool {
 var (
 	enOpen = regexp.MustCompile(`(?i)^(if|when|whenever|unless|once)\s+`)
 	// enModal is "S must/should/never ... " with S a short noun phrase.
-	enModal = regexp.MustCompile(`(?i)^(.{2,60}?)\s+(must not|mustn't|must|should not|shouldn't|should|never|ought to|needs? to|has to|have to)\s+(?:(always|never|only|first|also|not)\s+)?(.+)$`)
+	enModal = regexp.MustCompile(`(?i)^(.{2,60}?)\s+(must not|mustn't|must|should not|shouldn't|should|never|always|ought to|needs? to|has to|have to)\s+(?:(always|never|only|first|also|not)\s+)?(.+)$`)
 	// enImperative opens an instruction given without a subject.
 	enImperative = regexp.MustCompile(`(?i)^(never|always|do not|don't|avoid)\s+(.+)$`)
 	enMeans      = regexp.MustCompile(`(?i)^(.{3,90}?)\s+(means|indicates|signals|shows that|suggests|is a sign (?:of|that)|are a sign (?:of|that))\s+(.+)$`)
-	enTrailingIf = regexp.MustCompile(`(?i)^([A-Z][^,:;]{8,80}?)\s+(if|unless)\s+([^,:;]{6,})$`)
+	enTrailingIf = regexp.MustCompile(`(?i)^([A-Z][^,:;]{8,80}?)\s+(if|unless|when)\s+([^,:;]{6,})$`)
 	enPronoun    = map[string]bool{"they": true, "it": true, "this": true, "these": true, "those": true, "he": true, "she": true, "its": true, "their": true, "them": true, "that": true, "such": true}
 	// enSubordinate words make a "subject" a clause, not a noun phrase.
 	enSubordinate = regexp.MustCompile(`(?i)\b(so|that|because|which|who|whom|whose|while|until|unless|if|when|as|after|before|once|since|though|although|and then)\b|[,:;]`)
@@ -517,7 +582,13 @@ func enForms(body string) (ruleParse, bool) {
 		rest := body[m[1]:]
 		i, j := enThenSplit(rest)
 		if i < 0 {
-			return ruleParse{}, false
+			// "If a player having the move touches one of his pieces he
+			// is under compulsion to move it": no comma, the consequent
+			// opens with its pronoun subject.
+			if i = enPronounSplit(rest); i < 0 {
+				return ruleParse{}, false
+			}
+			j = i
 		}
 		cond, concl := trimClause(rest[:i]), trimClause(rest[j:])
 		if op == "unless" || op == "once" {
@@ -557,27 +628,35 @@ func enForms(body string) (ruleParse, bool) {
 		return p, true
 	}
 	if m := enModal.FindStringSubmatch(main); m != nil {
-		subj := strings.TrimSpace(m[1])
-		if enSubordinate.MatchString(subj) || len(strings.Fields(subj)) > 6 || enPronoun[strings.ToLower(firstWord(subj))] {
-			return ruleParse{}, false
-		}
+		// A statement that fails as "S must ..." (its subject a clause,
+		// the reader or a pronoun) may still be "Y if X": "Castling is not
+		// permitted if the King in castling must pass over a square ...".
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(strings.TrimSpace(m[1]), ""))
 		modal := strings.ToLower(m[2])
-		sit := modalSituation(subj, m[4])
-		if sit == "" {
-			return ruleParse{}, false
+		if enSubjectOK(subj) && !enNarration.MatchString(m[4]) {
+			if sit := modalSituation(subj, m[4]); sit != "" {
+				p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 2, score: 0.5}
+				if modal != "should" && modal != "ought to" && modal != "always" || enProhibit.MatchString(modal) {
+					p.Tier = 1
+				}
+				return p, true
+			}
 		}
-		p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 2, score: 0.5}
-		if modal != "should" && modal != "ought to" || enProhibit.MatchString(modal) {
-			p.Tier = 1
-		}
-		return p, true
 	}
-	if m := enTrailingIf.FindStringSubmatch(main); m != nil {
+	if m := enTrailingIf.FindStringSubmatch(enReasonTail.ReplaceAllString(main, "")); m != nil {
 		concl, cond := trimClause(m[1]), trimClause(m[3])
-		if strings.EqualFold(m[2], "unless") {
+		op := strings.ToLower(m[2])
+		if op == "unless" {
 			cond = "unless " + cond
 		}
-		if enPhraseOK(cond, 2) && enPhraseOK(concl, 3) {
+		if op == "when" && enPhraseOK(cond, 1) && !enPhraseOK(cond, 3) {
+			// "Doubled pawns are weak when ISOLATED": the condition keeps
+			// the statement's subject.
+			if subj := enStatementSubject(concl); subj != "" {
+				cond = lowerFirst(subj) + " when " + cond
+			}
+		}
+		if subj := enStatementSubject(concl); enPhraseOK(cond, 2) && enPhraseOK(concl, 3) && (subj == "" || enSubjectOK(subj)) {
 			p := ruleParse{Cond: cond, Concl: concl, Tier: 2}
 			if enProhibit.MatchString(concl) {
 				p.Tier = 1
@@ -586,6 +665,109 @@ func enForms(body string) (ruleParse, bool) {
 		}
 	}
 	return ruleParse{}, false
+}
+
+var (
+	// enReader are subjects that are the reader, the writer or a pronoun:
+	// "The student should carefully study this example", "You will need
+	// to request the hour in HR Links", "He cannot win by 1 P-Kt5" exhort
+	// or narrate; a rule's subject is what it is about.
+	enReader = regexp.MustCompile(`(?i)^(?:you|we|i|one|he|she|it|they|this|that|these|those|there|here|whoever|whatever|anyone|anybody|someone|everyone|everybody|nobody|(?:the|our|my|your|a|every|each) (?:student|reader|beginner|learner|pupil|author|writer|amateur)s?)$`)
+	// enAux in a subject makes it a question or an inversion ("Should you
+	// need to rebook ...", "You will need to ...").
+	enAux = regexp.MustCompile(`(?i)\b(?:will|would|shall|should|can|could|may|might|must|do|does|did|don['’]t|doesn['’]t|didn['’]t|can['’]t|won['’]t)\b`)
+	// enDiscourseLead open a sentence without being part of its subject.
+	enDiscourseLead = regexp.MustCompile(`(?i)^(?:(?:and|but|so|thus|hence|therefore|consequently|of course|incidentally|now|then|again|also|moreover|furthermore|finally|besides|indeed|in that case|in this case)\b,?\s*)+`)
+	// enNarration after a modal tells a step of one line of play or one
+	// case ("The opposing King must then give the way ..."), not a rule.
+	enNarration = regexp.MustCompile(`(?i)^(?:then|now|therefore|next|again)\b`)
+	// enReasonTail is a reason given after the statement (", for they
+	// cannot support each other"), left out of "Y when X".
+	enReasonTail = regexp.MustCompile(`(?i),\s*(?:for|because|since|as)\s+.*$`)
+	// enVerbAfter ends the subject of a statement: an auxiliary, an
+	// adverb of frequency, or a verb in the third person.
+	enVerbAfter = regexp.MustCompile(`(?i)^(?:is|are|was|were|be|can|cannot|may|might|must|should|will|would|has|have|had|always|never|only|often|usually|generally|invariably|need|needs|do|does)$`)
+)
+
+// enSubjectOK reports whether subj, the subject of an English statement,
+// is what a rule can be about: a short noun phrase of content words, not
+// the reader, a pronoun, a clause or an inversion.
+func enSubjectOK(subj string) bool {
+	subj = strings.TrimSpace(strings.Trim(enDiscourseLead.ReplaceAllString(strings.TrimLeft(subj, "(\"'“‘_*"), ""), "_*"))
+	w := strings.Fields(subj)
+	if len(w) == 0 || len(w) > 6 || enSubordinate.MatchString(subj) || enAux.MatchString(subj) {
+		return false
+	}
+	if strings.ContainsAny(subj, "()") || enReader.MatchString(subj) || enPronoun[strings.ToLower(firstWord(subj))] {
+		return false
+	}
+	for _, x := range w {
+		// "Here's what you", "EXAMPLE 39.--In this example we": a
+		// pronoun inside, or a subject ending in a function word ("all
+		// the"), is no noun phrase.
+		if t := strings.ToLower(strings.Trim(x, ",.;:\"'")); enSubjectPronoun[t] || t == "i" || strings.ContainsAny(t, "0123456789") && strings.Contains(t, "--") {
+			return false
+		}
+	}
+	if last := strings.ToLower(strings.Trim(w[len(w)-1], ",.;:\"'")); enStop[last] || enDeterminer[last] {
+		return false
+	}
+	// A lower-case opening word that is no article starts a fragment
+	// ("and White will finally ...").
+	if f := w[0]; unicode.IsLower([]rune(f)[0]) && !enDeterminer[strings.ToLower(f)] {
+		return false
+	}
+	return true
+}
+
+var enDeterminer = map[string]bool{"the": true, "a": true, "an": true, "every": true, "each": true, "any": true, "all": true, "no": true, "two": true, "three": true, "most": true, "some": true, "many": true}
+
+// enPronounSplit returns where the consequent of a condition written
+// without a comma starts: at a subject pronoun (he, she, they, it, you,
+// we) after the third word, followed by a verb-like word; -1 when none.
+func enPronounSplit(s string) int {
+	w := strings.Fields(s)
+	pos := 0
+	for k, t := range w {
+		at := strings.Index(s[pos:], t) + pos
+		pos = at + len(t)
+		if k < 3 || k+1 >= len(w) || !enSubjectPronoun[t] {
+			continue
+		}
+		// A verb follows the subject; "it to", "it in" is an object.
+		if next := strings.ToLower(w[k+1]); !enStop[next] || enFiniteAux[next] {
+			return at
+		}
+	}
+	return -1
+}
+
+var enFiniteAux = map[string]bool{"is": true, "are": true, "was": true, "were": true, "will": true, "can": true}
+
+var enSubjectPronoun = map[string]bool{"he": true, "she": true, "they": true, "it": true, "you": true, "we": true}
+
+// enStatementSubject returns the words of an English statement before its
+// verb (enVerbAfter, or a lower-case word in -s after a noun: "a passed
+// Pawn increases ..."), or "" when none is found in the first six words.
+func enStatementSubject(s string) string {
+	w := strings.Fields(s)
+	word := func(i int) string { return strings.Trim(w[i], ",.;:()\"'_*") }
+	// An auxiliary first ("Direct and violent attacks against the King
+	// must ..."), else a verb in -s ("a passed Pawn increases ...").
+	for i := 1; i < len(w) && i <= 7; i++ {
+		if enVerbAfter.MatchString(word(i)) {
+			return strings.Join(w[:i], " ")
+		}
+		if strings.ContainsAny(w[i], ",;:") {
+			break
+		}
+	}
+	for i := 2; i < len(w) && i <= 6; i++ {
+		if t := word(i); len(t) >= 4 && unicode.IsLower([]rune(t)[0]) && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") && !strings.HasSuffix(t, "is") && !enStop[t] {
+			return strings.Join(w[:i], " ")
+		}
+	}
+	return ""
 }
 
 // enThenSplit finds where the condition of "X, then Y" / "X, Y" ends (i) and
