@@ -30,8 +30,8 @@ type relayGlossary struct {
 // glossary (the recorded answers, looked up by term so a batch put together
 // differently is still answered; a candidate the recording never saw is
 // kept as it is), then the 20 English questions searched offline. Measured:
-// 12 of 20 reach an answering passage in the top 5 with the model's
-// glossary, 15 with the user's dictionary besides (2 with neither; 19 with
+// 13 of 20 reach an answering passage in the top 5 with the model's
+// glossary, 16 with the user's dictionary besides (2 with neither; 19 with
 // the hand glossary). The model's renderings are the field's usual ones
 // (七杀 Seven Killings, 驿马 Travelling Horse, 子息 children), but a question
 // words a term its own way ("a hurting officer chart runs into the direct
@@ -116,8 +116,8 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	}
 	hits := englishHits(t, ws)
 	t.Logf("offline search, the model's glossary: %d of %d English questions reach an answering passage in the top 5", hits, len(englishBaziQuestions))
-	if hits < 12 {
-		t.Errorf("%d of %d, want at least the 12 measured", hits, len(englishBaziQuestions))
+	if hits < 13 {
+		t.Errorf("%d of %d, want at least the 13 measured", hits, len(englishBaziQuestions))
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "data", "cedict", "cedict_ts.u8")); err != nil && os.Getenv("VIBE_TEST_CEDICT") == "" {
 		t.Logf("no CC-CEDICT file: the model's glossary with a dictionary is not measured")
@@ -134,7 +134,7 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	}
 	both := englishHits(t, ws)
 	t.Logf("the model's glossary and CC-CEDICT: %d of %d", both, len(englishBaziQuestions))
-	if both < 15 {
-		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 15 measured", both, len(englishBaziQuestions))
+	if both < 16 {
+		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 16 measured", both, len(englishBaziQuestions))
 	}
 }
