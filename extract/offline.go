@@ -240,11 +240,16 @@ func abbrevBefore(s string) bool {
 	if w == "" {
 		return true
 	}
-	if abbrevs[w] || len(w) == 1 {
+	if abbrevs[w] || len(w) == 1 || dottedInitials.MatchString(w) {
 		return true
 	}
 	return false
 }
+
+// dottedInitials is an abbreviation of single letters with full stops
+// ("U.S.", "a.m."): "locations outside the U.S. while on personal travel"
+// is one sentence.
+var dottedInitials = regexp.MustCompile(`^(?:\pL\.)+\pL$`)
 
 // cleanSpan trims text[a:b] of white space and leading bullets, returning
 // the trimmed text and its offset.

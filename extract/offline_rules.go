@@ -664,7 +664,59 @@ func enForms(body string) (ruleParse, bool) {
 			return p, true
 		}
 	}
+	return enDeontic(main)
+}
+
+var (
+	// enPermitted is a policy's statement of what is allowed, required or
+	// forbidden: "Teleworking from locations outside the U.S. while on
+	// personal travel is not allowed".
+	enPermitted = regexp.MustCompile(`(?i)^(.{3,120}?)\s+(?:is|are)\s+(not\s+|never\s+|only\s+)?(allowed|permitted|required|prohibited|forbidden|eligible|entitled|reimbursable|reimbursed|covered|mandatory|authori[sz]ed)\b(.*)$`)
+	// enMay is "S may/can/cannot V ...": what S is allowed or able to do
+	// ("Supervisors may be reimbursed for up to half the cost of ...").
+	enMay = regexp.MustCompile(`(?i)^(.{3,60}?)\s+(may not|may|can not|cannot|can't|can)\s+(.+)$`)
+)
+
+// enDeontic reads a policy's statement of what is allowed, required or
+// forbidden, or what a subject may or can do, as a rule: the subject (a
+// situation or a party, never the reader) is the condition, the whole
+// statement the conclusion. A negated one is a prohibition (tier 1).
+func enDeontic(main string) (ruleParse, bool) {
+	if m := enPermitted.FindStringSubmatch(main); m != nil {
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(m[1], ""))
+		w := strings.Fields(subj)
+		if len(w) >= 1 && len(w) <= 14 && (unicode.IsUpper([]rune(w[0])[0]) || enDeterminer[strings.ToLower(w[0])]) && !enReader.MatchString(subj) && !enPronoun[strings.ToLower(firstWord(subj))] && !enAux.MatchString(subj) && !enSubjectPronounIn(w) {
+			p := ruleParse{Cond: lowerFirst(subj), Concl: trimClause(main), Tier: 2, score: 0.5}
+			if neg := strings.ToLower(strings.TrimSpace(m[2])); neg == "not" || neg == "never" || strings.EqualFold(m[3], "prohibited") || strings.EqualFold(m[3], "forbidden") {
+				p.Tier, p.Priority = 1, "high"
+			}
+			return p, true
+		}
+	}
+	if m := enMay.FindStringSubmatch(main); m != nil {
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(m[1], ""))
+		if enSubjectOK(subj) && !enNarration.MatchString(m[3]) && len(strings.Fields(m[3])) >= 2 {
+			sit := modalSituation(subj, m[3])
+			if sit == "" {
+				sit = lowerFirst(subj)
+			}
+			p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 2}
+			if strings.Contains(strings.ToLower(m[2]), "not") || strings.Contains(strings.ToLower(m[2]), "'t") {
+				p.Tier, p.Priority = 1, "high"
+			}
+			return p, true
+		}
+	}
 	return ruleParse{}, false
+}
+
+func enSubjectPronounIn(w []string) bool {
+	for _, x := range w {
+		if enSubjectPronoun[strings.ToLower(strings.Trim(x, ",.;:\"'"))] {
+			return true
+		}
+	}
+	return false
 }
 
 var (

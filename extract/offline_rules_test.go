@@ -89,6 +89,8 @@ func TestRuleParts(t *testing.T) {
 		{in: "Pawn moves always create weaknesses, either by leaving other unsupported pawns behind.", cond: "pawn moves", concl: "Pawn moves always create weaknesses, either by leaving other unsupported pawns behind", tier: 2, desc: "S always V: a general statement"},
 		{in: "In this last respect it might be generally said that _a passed Pawn increases in strength as the number of pieces on the board diminishes_.", cond: "a passed Pawn", concl: "a passed Pawn increases in strength as the number of pieces on the board diminishes", tier: 2, desc: "the principle the author set in italics"},
 		{in: "The beginner would do well to remember this: viz., _bring out the Knights before bringing out the Bishops_.", cond: "bringing out the Knights", concl: "bring out the Knights before bringing out the Bishops", tier: 2, desc: "an italic instruction: the situation it governs"},
+		{in: "Teleworking from locations outside the U.S. while on personal travel is not allowed.", cond: "teleworking from locations outside the U.S. while on personal travel", concl: "Teleworking from locations outside the U.S. while on personal travel is not allowed", tier: 1, priority: "high", desc: "a policy's prohibition: the subject is the situation"},
+		{in: "Supervisors may be reimbursed for up to half the cost of professional liability insurance, up to $150.", cond: "reimbursing supervisors", concl: "Supervisors may be reimbursed for up to half the cost of professional liability insurance, up to $150", tier: 2, desc: "what a party may do or receive"},
 		{in: "_The principle is to drive the opposing King to the last line on any side of the board_.", cond: "driving the opposing King", concl: "The principle is to drive the opposing King to the last line on any side of the board", tier: 2, desc: "a generic subject: the condition is what the principle is about"},
 	}
 	for _, c := range cases {
@@ -147,6 +149,10 @@ func TestRulePartsRejects(t *testing.T) {
 		{"Here’s what you need to include for each field", "a pronoun inside the subject"},
 		{"You don’t even have to click the button again (but you can if you want)", "the reader, with a negated auxiliary"},
 		{"Whoever has the move wins", "an indefinite pronoun subject"},
+		{"You can receive 15 Military Leave days each year for active duty.", "the reader's entitlement has no condition of its own"},
+		{"This reduced rate is always 75% of normal M&IE.", "a pronoun subject"},
+		{"It is allowed only once.", "a pronoun subject"},
+		{"while on personal travel is not allowed.", "a fragment: the subject was cut off"},
 	}
 	for _, c := range cases {
 		if p, ok := parseRule(c.in, isHan(c.in)); ok {
@@ -315,5 +321,18 @@ func TestDrops(t *testing.T) {
 	}
 	if d, err := LoadDrops(p); err != nil || len(d) != 0 {
 		t.Errorf("empty file: %v, %v", d, err)
+	}
+}
+
+// Dotted initials ("U.S.", "a.m.") do not end a sentence.
+func TestSplitSentencesDottedInitials(t *testing.T) {
+	got := splitSentences("Teleworking from locations outside the U.S. while on personal travel is not allowed. Flights leave at 9 a.m. sharp.")
+	var texts []string
+	for _, s := range got {
+		texts = append(texts, s.Text)
+	}
+	want := []string{"Teleworking from locations outside the U.S. while on personal travel is not allowed.", "Flights leave at 9 a.m. sharp."}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("sentences %q, want %q", texts, want)
 	}
 }

@@ -118,6 +118,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			t.addCitations(a.ruleCitations(ctx, skill, rules))
 			for _, r := range rules {
 				t.noteInContext(n, r.ID)
+				t.noteRule(r)
 				if skill != "" {
 					fmt.Fprintf(&rc, "- [%s] %s\n", skill, ruleLine(r))
 				} else {

@@ -107,8 +107,8 @@ func TestReplayRelayBaziRequestSizes(t *testing.T) {
 			t.Fatalf("%q: exit %d\n%s\n%s", q.Question, code, out, errOut)
 		}
 		for _, r := range srv.Requests()[before:] {
-			if strings.Contains(r.SystemMessage(), "search query") {
-				continue // the bridging rewrite, not a turn's request
+			if strings.Contains(r.SystemMessage(), "search query") || r.SchemaName() == "judge_verdicts" {
+				continue // the bridging rewrite and the judge, not the turn's steps
 			}
 			got.Requests[q.Question] = append(got.Requests[q.Question], sizeOf(r, sp.Count))
 			all := ""
@@ -120,6 +120,12 @@ func TestReplayRelayBaziRequestSizes(t *testing.T) {
 			}
 		}
 		got.Citations[q.Question] = sourceIDs(out)
+		// The skill's rules carry grave verdicts: the answer is judged (the
+		// recording has no judge's answers, so by the deterministic check).
+		if n := strings.Count(out, "not found in the sources"); n > 0 {
+			i := strings.Index(out, "not found in the sources")
+			t.Logf("%q: the check marked %d quotes no source holds: …%s", q.Question, n, out[max(0, i-160):i])
+		}
 	}
 	if path := os.Getenv("VIBE_RECORD_SIZES"); path != "" {
 		b, _ := json.MarshalIndent(got, "", "  ")
