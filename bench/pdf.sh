@@ -70,6 +70,9 @@ fi
 # The pdfium compilation cache lives in the bench's own directory, so the
 # cold run really compiles and nothing outside is touched.
 export XDG_CACHE_HOME="$work/cache"
+# vibe refuses the repository as its workspace: run it from the bench's
+# directory.
+cd "$work"
 
 # measure NAME CMD...: one run under GNU time; appends
 # "user sys wall maxrss_kb" to $work/NAME.
@@ -85,7 +88,12 @@ pdftotext_cmd=(sh -c 'for f in "$0"/*; do pdftotext -enc UTF-8 "$f" - >/dev/null
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -rf "$work/out" "$XDG_CACHE_HOME"
 measure vibe-cold "${vibe_cmd[@]}"
-converted=$(find "$work/out" -name '*.md' 2>/dev/null | wc -l)
+converted=$(find "$work/out" -name '*.md' 2>/dev/null | wc -l || true)
+if [ "$converted" -eq 0 ]; then
+	echo "bench/pdf.sh: vibe convert converted nothing:" >&2
+	cat "$work/stderr.vibe-cold" >&2
+	exit 1
+fi
 ok=0
 for f in "$work/pdfs"/*; do pdftotext -enc UTF-8 "$f" - >/dev/null 2>&1 && ok=$((ok + 1)); done
 # Warm runs, the two sides alternating so that a change of load hits both.

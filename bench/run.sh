@@ -31,6 +31,17 @@
 #   runtime   the runtime's own work per turn (memory and SQLite stores, the
 #             demo workspace through vibe serve's wiring) and the memory of
 #             idle conversations
+#   qa        bench/qabench: MRR@10 / recall@1 / recall@5 of vibe search
+#             (hybrid, lexical, vector) against BM25 (k1 1.2, b 0.75, in
+#             the bench) and Xapian's BM25Weight at its defaults, on the
+#             public reading-comprehension sets in SQuAD format found in
+#             $VIBE_QA_DATA (default ../data/qa: cmrc2018_dev.json,
+#             dev-v2.0.json + test-v2.0.json, xquad.en.json) and then the
+#             held-out ones in $VIBE_QA_HELDOUT (default ../data/heldout/qa:
+#             xquad.zh.json, DRCD_dev.json, DRCD_test.json, COVID-QA.json);
+#             a missing file is skipped with a note (CI=true: fails).
+#             Where to fetch them: docs/retrieval.md. Installs
+#             python3-xapian like the search group
 #   replicas  bench/serve-replicas.sh: two vibe serve replicas on one
 #             PostgreSQL, 200 streams for 30 s against a fake model: errors,
 #             p50/p99, RSS and CPU per replica (docs/operations.md, ## Load)
@@ -50,18 +61,18 @@ groups=()
 for a in "$@"; do
 	case "$a" in
 	--quick) quick=1 ;;
-	store | search | chunk | convert | pdf | extract | runtime | replicas) groups+=("$a") ;;
+	store | search | chunk | convert | pdf | extract | runtime | replicas | qa) groups+=("$a") ;;
 	-h | --help)
 		sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
-		echo "bench/run.sh: unknown group or flag '$a' (groups: store search chunk convert pdf extract runtime replicas; flag: --quick)" >&2
+		echo "bench/run.sh: unknown group or flag '$a' (groups: store search chunk convert pdf extract runtime replicas qa; flag: --quick)" >&2
 		exit 2
 		;;
 	esac
 done
-[ ${#groups[@]} -eq 0 ] && groups=(store search chunk convert pdf extract runtime replicas)
+[ ${#groups[@]} -eq 0 ] && groups=(store search chunk convert pdf extract runtime replicas qa)
 
 if [ -f .vibe/test.env ]; then
 	set -a
@@ -110,10 +121,47 @@ for g in "${groups[@]}"; do
 	case "$g" in
 	store)
 		gobench store ./knowledge/sqlite/ 'BenchmarkSearch$' 100x
-		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 1x
+		gobench store ./knowledge/pgvector/ 'BenchmarkIngestVsCopy$' 2x
 		gobench store ./knowledge/pgvector/ 'BenchmarkIncrementalIngest$' 3x
 		gobench store ./knowledge/pgvector/ 'BenchmarkSearch$' 100x
 		gobench store ./knowledge/pgvector/ 'BenchmarkRetrievalQuality$' 1x
+		;;
+	qa)
+		if ! /usr/bin/python3 -c 'import xapian' 2>/dev/null; then
+			echo "== qa: installing python3-xapian (Debian) for the BM25 anchor" | tee -a "$out/qa.txt"
+			{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-xapian; } >>"$out/qa.txt" 2>&1
+		fi
+		qa_data=${VIBE_QA_DATA:-$root/../data/qa}
+		qa_held=${VIBE_QA_HELDOUT:-$root/../data/heldout/qa}
+		qa_sets=()
+		# qa_set NAME FILE...: a -set argument when every file is there.
+		qa_set() {
+			local name=$1 f files=""
+			shift
+			for f in "$@"; do
+				if [ ! -f "$f" ]; then
+					echo "SKIP qa set $name: $f is missing (docs/retrieval.md says where to fetch it)" | tee -a "$out/qa.txt"
+					[ "${CI:-}" = "true" ] && failed+=("qa:$name missing")
+					return
+				fi
+				files=${files:+$files,}$f
+			done
+			qa_sets+=(-set "$name=$files")
+		}
+		qa_set cmrc2018-dev "$qa_data/cmrc2018_dev.json"
+		qa_set squad2-dev "$qa_data/dev-v2.0.json" "$qa_data/test-v2.0.json"
+		qa_set xquad-en "$qa_data/xquad.en.json"
+		qa_set xquad-zh "$qa_held/xquad.zh.json"
+		qa_set drcd-dev "$qa_held/DRCD_dev.json"
+		qa_set drcd-test "$qa_held/DRCD_test.json"
+		qa_set covid-qa "$qa_held/COVID-QA.json"
+		echo "== qa: bench/qabench ${qa_sets[*]}" | tee -a "$out/qa.txt"
+		if [ ${#qa_sets[@]} -gt 0 ] && go build -o "$out/vibe" ./cmd/vibe &&
+			go run ./bench/qabench -vibe "$out/vibe" -work "$out/qabench" "${qa_sets[@]}" 2>&1 | tee -a "$out/qa.txt"; then
+			echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/qa.txt"
+		else
+			failed+=("qa bench/qabench")
+		fi
 		;;
 	search)
 		if ! /usr/bin/python3 -c 'import xapian' 2>/dev/null; then
@@ -194,8 +242,8 @@ for g in "${groups[@]}"; do
 	if [ "$g" = pdf ]; then
 		grep -E '^\||^vibe / pdftotext|^load average|^PDFs:' "$out/pdf.txt" | sed 's/^/    /'
 	fi
-	if [ "$g" = search ]; then
-		grep -E '^\|' "$out/search.txt" | sed 's/^/    /'
+	if [ "$g" = search ] || [ "$g" = qa ]; then
+		grep -E '^\|' "$out/$g.txt" | sed 's/^/    /'
 	fi
 	if [ "$g" = convert ]; then
 		# convertbench's per-format table: mean F1 and time against the

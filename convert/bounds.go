@@ -30,8 +30,9 @@ const memorySampleEvery = 20 * time.Millisecond
 // behind to end with the process: the caller is never held. A panic in parse
 // becomes ErrDamaged.
 //
-// The heap is the process's: with several workers the bound is approximate,
-// which is enough to stop a file that inflates without end.
+// The heap is the process's, plus the linear memory of the PDF engine's
+// instances (outside the Go heap): with several workers the bound is
+// approximate, which is enough to stop a file that inflates without end.
 func bounded(ctx context.Context, opts Options, format string, parse func(context.Context) (Document, error)) (Document, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -56,11 +57,13 @@ func bounded(ctx context.Context, opts Options, format string, parse func(contex
 
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	heap := func() int64 {
+		// pdfium's linear memory lives outside the Go heap: counted too.
+		n := opts.PDFium.offHeapBytes()
 		metrics.Read(sample)
 		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return 0
+			return n
 		}
-		return int64(sample[0].Value.Uint64())
+		return n + int64(sample[0].Value.Uint64())
 	}
 	base := heap()
 	tick := time.NewTicker(memorySampleEvery)

@@ -46,6 +46,9 @@ type PDFium struct {
 	// each): an engine that serves many PDFs creates at most Instances
 	// unless one was discarded.
 	instantiated atomic.Int64
+	// linearBytes is the linear memory of the instances outside the Go
+	// heap (see wasmMemoryAllocator).
+	linearBytes atomic.Int64
 
 	mu     sync.Mutex
 	pool   pdfium.Pool
@@ -85,6 +88,14 @@ func NewPDFium(opts PDFiumOptions) *PDFium {
 	}
 	pages := min(opts.MaxMemoryBytes/wasmPageBytes, 65536)
 	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1))}
+}
+
+// offHeapBytes is the memory pdfium's instances hold outside the Go heap.
+func (p *PDFium) offHeapBytes() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.linearBytes.Load()
 }
 
 // wasmPageBytes is the size of a WebAssembly memory page.
@@ -148,7 +159,7 @@ func (p *PDFium) start() {
 	}
 	// The context the instances are created with carries the allocator of
 	// their linear memory.
-	alloc := wasmMemoryAllocator()
+	alloc := wasmMemoryAllocator(&p.linearBytes)
 	ctx := experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(
 		func(capacity, max uint64) experimental.LinearMemory {
 			p.instantiated.Add(1)

@@ -160,3 +160,21 @@ func mustReader(t *testing.T, data []byte) *pdf.Reader {
 	}
 	return r
 }
+
+// TestBoundedCountsPDFiumMemory checks that the memory bound counts the
+// PDF engine's linear memory, which lives outside the Go heap: a parse that
+// grows it past the bound is stopped like one that grows the heap.
+func TestBoundedCountsPDFiumMemory(t *testing.T) {
+	e := NewPDFium(PDFiumOptions{Instances: 1})
+	defer e.Close()
+	_, err := bounded(context.Background(), Options{Timeout: time.Minute, MaxMemoryBytes: 64 << 20, PDFium: e}, "pdf",
+		func(ctx context.Context) (Document, error) {
+			e.linearBytes.Add(128 << 20) // what a growing pdfium instance commits
+			defer e.linearBytes.Add(-128 << 20)
+			<-ctx.Done()
+			return Document{}, ctx.Err()
+		})
+	if !errors.Is(err, ErrTooMuchMemory) {
+		t.Fatalf("err = %v, want ErrTooMuchMemory", err)
+	}
+}

@@ -3,6 +3,7 @@
 package convert
 
 import (
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -16,7 +17,10 @@ import (
 // collector, and counts the linear memory in the Go heap, which lets the heap
 // double that much before a collection. Here growing copies nothing, only
 // the pages pdfium writes are resident, and Free returns them at once.
-func wasmMemoryAllocator() experimental.MemoryAllocator {
+//
+// committed counts the bytes made usable, for the memory bound of a
+// conversion ([bounded]), which sees the Go heap only.
+func wasmMemoryAllocator(committed *atomic.Int64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
 		if max == 0 || max > 4<<30 {
 			max = 4 << 30
@@ -26,7 +30,7 @@ func wasmMemoryAllocator() experimental.MemoryAllocator {
 			// No address space to reserve: a Go slice, as wazero does.
 			return &sliceMemory{}
 		}
-		return &mmapMemory{buf: buf}
+		return &mmapMemory{buf: buf, total: committed}
 	})
 }
 
@@ -35,6 +39,7 @@ func wasmMemoryAllocator() experimental.MemoryAllocator {
 type mmapMemory struct {
 	buf       []byte
 	committed uint64
+	total     *atomic.Int64 // the engine's committed bytes
 }
 
 // Reallocate implements experimental.LinearMemory: it makes the reservation
@@ -49,6 +54,7 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 		if err := syscall.Mprotect(m.buf[m.committed:size], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
 			return nil
 		}
+		m.total.Add(int64(size - m.committed))
 		m.committed = size
 	}
 	return m.buf[:size:size]
@@ -58,6 +64,7 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 func (m *mmapMemory) Free() {
 	if m.buf != nil {
 		_ = syscall.Munmap(m.buf)
+		m.total.Add(-int64(m.committed))
 		m.buf, m.committed = nil, 0
 	}
 }

@@ -232,6 +232,19 @@ func clauseProblem(r knowledge.Rule) string {
 		return ""
 	}
 	concl := r.Conclusion + r.Action
+	if about, cond, ok := strings.Cut(r.Condition, "："); ok && hasHan(q) && !strings.Contains(q, r.Condition) {
+		// A rule carries what it is about (issue 28): a short clause of
+		// its sentence before the condition, or its section's heading,
+		// which the rule then cites too.
+		clause := strings.Contains(q, about+"，") || strings.Contains(q, about+",")
+		heading := strings.Contains(despaceHan(r.Source), about) && (len(r.Evidence) == 1 || strings.Contains(r.Evidence[1].Quote, about))
+		if !clause && !heading {
+			return fmt.Sprintf("condition %q names %q, which is neither a clause of %q nor its section's heading (%s)", r.Condition, about, q, r.Source)
+		}
+		r.Condition = cond
+	} else if hasHan(q) && (zhThinCond(r.Condition) || runeLen(r.Condition) <= 2 && !strings.Contains(q, "凡"+r.Condition)) {
+		return fmt.Sprintf("condition %q does not say what it is about (its subject is in the text before %q)", r.Condition, q)
+	}
 	ci, ki := strings.Index(q, r.Condition), strings.Index(q, concl)
 	if !hasHan(q) && strings.HasPrefix(q, concl) && ki == 0 {
 		return "" // the whole statement, with the situation it governs

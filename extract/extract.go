@@ -107,6 +107,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.Counts.Kept = StableIDs(&files, opt.Previous)
 	res.Dropped, res.UnusedDrops = ApplyDrops(&files, opt.Drops)
 	LinkRedFlags(&files)
+	knowledge.MarkGrave(&files)
 	res.Files = files
 	res.Counts.count(files)
 	return res, nil

@@ -240,11 +240,16 @@ func abbrevBefore(s string) bool {
 	if w == "" {
 		return true
 	}
-	if abbrevs[w] || len(w) == 1 {
+	if abbrevs[w] || len(w) == 1 || dottedInitials.MatchString(w) {
 		return true
 	}
 	return false
 }
+
+// dottedInitials is an abbreviation of single letters with full stops
+// ("U.S.", "a.m."): "locations outside the U.S. while on personal travel"
+// is one sentence.
+var dottedInitials = regexp.MustCompile(`^(?:\pL\.)+\pL$`)
 
 // cleanSpan trims text[a:b] of white space and leading bullets, returning
 // the trimmed text and its offset.
@@ -423,6 +428,8 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 	rank := newRuleRanker(sents, len(docIdx), glossary)
 
 	var t1, t2, t3 []cand[knowledge.Rule]
+	topics := map[*chunk.Chunk]string{}
+	recurring := hanBigramSentences(sents)
 	var flags []cand[knowledge.RedFlag]
 	seen := map[string]bool{}
 	for i, s := range sents {
@@ -462,7 +469,59 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			continue
 		}
 		score = rank.score(p, s)
-		r := knowledge.Rule{Condition: p.Cond, Source: sourceOf(s.Chunk), Evidence: ev}
+		cond := p.Cond
+		if p.Zh {
+			topic, ok := topics[s.Chunk]
+			if !ok {
+				for k := len(s.Chunk.HeadingPath) - 1; k >= 0 && topic == ""; k-- {
+					topic = zhHeadingTopic(s.Chunk.HeadingPath[k])
+					if rs := []rune(topic); len(rs) >= 2 && (recurring[uint64(rs[0])<<32|uint64(rs[1])] < minTopicSentences || recurring[uint64(rs[len(rs)-2])<<32|uint64(rs[len(rs)-1])] < minTopicSentences) {
+						// 详解定真论, 神趣八法: a title, not a term the
+						// books use (三夏辛金 is: 三夏 and 辛金 are).
+						topic = ""
+					}
+				}
+				topics[s.Chunk] = topic
+			}
+			cond = ruleCondition(p, topic)
+			if cond == p.Cond && (zhThinCond(p.Cond) || runeLen(p.Cond) <= 2 && !p.General) {
+				// 见官星, 逢丙午、丁未天上水: whose, the text before says;
+				// with no subject or topic to carry, the rule cannot
+				// stand on its own.
+				continue
+			}
+			if p.Tier == 1 {
+				if oneCase(p.Cond) || oneCase(p.Subject) {
+					// 逢丙午、丁未天上水, 甲人生亥子月中: a remark on one
+					// case is no must-know rule, whatever it forbids.
+					p.Tier, p.Confidence = 2, "medium"
+					if zhCertain.MatchString(p.Concl) {
+						p.Confidence = "high"
+					}
+					score += warningBonus
+				} else {
+					// What the books present as fundamental first: a
+					// rule on its section's topic, a maxim.
+					if topic != "" && strings.Contains(p.Cond+p.Concl, topic) {
+						score += fundamentalWeight
+					}
+					if p.maxim {
+						score += fundamentalWeight
+					}
+				}
+			}
+		}
+		r := knowledge.Rule{Condition: cond, Source: sourceOf(s.Chunk), Evidence: ev}
+		if about, _, ok := strings.Cut(cond, "："); ok && p.Zh && cond != p.Cond && !strings.Contains(despaceHan(s.Chunk.Text), about) {
+			// The topic is its section's heading, which this chunk does
+			// not hold: the rule cites the heading too, so every word of
+			// it is in what it cites.
+			if h, ok := headingEvidence(chunks, s.Chunk, about); ok {
+				r.Evidence = append([]knowledge.Evidence{ev[0]}, h)
+			} else {
+				r.Condition = p.Cond
+			}
+		}
 		switch p.Tier {
 		case 1:
 			// "Never seal the jar airtight: the gas can crack the glass":
@@ -487,6 +546,28 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		spread = sectionPenalty
 	}
 	ruleKey := func(r knowledge.Rule) string { return r.Condition + " " + r.Conclusion + r.Action }
+	// Must-know candidates beyond the ten compete in tier 2 (issue 28:
+	// a rule that forbids is core knowledge even when tier 1 is full),
+	// their instruction as the conclusion; none goes to tier 3.
+	kept1 := best(t1, maxTier1, spread, ruleKey)
+	in1 := map[int]bool{}
+	for _, c := range kept1 {
+		in1[c.s.Seq] = true
+	}
+	var overflow1 []cand[knowledge.Rule]
+	for _, c := range t1 {
+		if in1[c.s.Seq] {
+			continue
+		}
+		r := c.v
+		r.Conclusion, r.Confidence = nonEmpty(r.Action, r.Conclusion), "medium"
+		if zhCertain.MatchString(r.Conclusion) || enCertain.MatchString(r.Conclusion) {
+			r.Confidence = "high"
+		}
+		r.Action, r.Priority = "", ""
+		c.v = r
+		overflow1 = append(overflow1, c)
+	}
 	files := knowledge.Files{
 		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
@@ -494,8 +575,8 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			RedFlags:      orEmpty(values(best(flags, maxRedFlags, 0, func(f knowledge.RedFlag) string { return f.Signal }))),
 		}, Meta: meta},
 		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
-			Tier1: orEmpty(values(best(t1, maxTier1, spread, ruleKey))),
-			Tier2: orEmpty(values(best(t2, maxTier2, spread, ruleKey))),
+			Tier1: orEmpty(values(kept1)),
+			Tier2: orEmpty(values(best(append(t2, overflow1...), maxTier2, spread, ruleKey))),
 			Tier3: orEmpty(values(best(t3, maxTier3, spread, ruleKey))),
 		}, Meta: meta},
 	}
@@ -870,4 +951,78 @@ func continuedAfter(sents []sentence, i int) bool {
 		return false
 	}
 	return hasPrefixAny(sents[i+1].Text, zhContinue) != ""
+}
+
+// warningBonus ranks up, among the tier-2 candidates, a rule that forbids
+// or obliges but is no must-know rule because it remarks on one case
+// (甲人生亥子月中，水为印，忌火伤官): the books' warnings are core knowledge.
+const warningBonus = 0.5
+
+// fundamentalWeight ranks a must-know candidate up for each sign that the
+// books present it as fundamental: it states its section's topic (or names
+// its subject), it is a maxim.
+const fundamentalWeight = 1.5
+
+// oneCase reports a condition about one case rather than a rule: it names
+// a sexagenary pair (逢丙午、丁未天上水), one day stem's birth month (甲人生亥子
+// 月, 丙生子月), one day stem (戊日刃在午) or one month (五月丁火).
+func oneCase(cond string) bool {
+	return ganzhiPairs(cond, 1) >= 1 || oneStemCase.MatchString(cond) || oneDayOrMonth.MatchString(cond)
+}
+
+// oneDayOrMonth names one day stem (戊日) or one month (五月, 十月).
+var oneDayOrMonth = regexp.MustCompile(`[甲乙丙丁戊己庚辛壬癸]日|(?:^|[^一二三四五六七八九十])(?:正|[一二三四五六七八九十]|十[一二])月`)
+
+var oneStemCase = regexp.MustCompile(`[甲乙丙丁戊己庚辛壬癸][木火土金水]?(?:人|日)?生(?:居|于|在|逢)?[子丑寅卯辰巳午未申酉戌亥春夏秋冬正一二三四五六七八九十]`)
+
+// headingEvidence returns evidence quoting the heading of c's section that
+// names topic: the line in the first chunk of the same document and heading
+// path that holds it.
+func headingEvidence(chunks []chunk.Chunk, c *chunk.Chunk, topic string) (knowledge.Evidence, bool) {
+	for i := range chunks {
+		h := &chunks[i]
+		if h.Doc != c.Doc || len(h.HeadingPath) < len(c.HeadingPath) || strings.Join(h.HeadingPath[:len(c.HeadingPath)], "\x00") != strings.Join(c.HeadingPath, "\x00") {
+			continue
+		}
+		for _, line := range strings.Split(h.Text, "\n") {
+			if t := strings.TrimSpace(strings.TrimLeft(line, "# ")); strings.HasPrefix(strings.TrimSpace(line), "#") && strings.Contains(t, topic) {
+				return knowledge.Evidence{Chunk: h.ID, Quote: t}, true
+			}
+		}
+	}
+	return knowledge.Evidence{}, false
+}
+
+// minTopicSentences is how many sentences must use the first and the last
+// two characters of a heading's topic (三夏 and 辛金 of 三夏辛金, 正官) for
+// it to be a term of the books rather than a title.
+const minTopicSentences = 5
+
+// hanBigramSentences counts, for each pair of adjacent Han characters, the
+// Chinese sentences it occurs in.
+func hanBigramSentences(sents []sentence) map[uint64]int {
+	out := map[uint64]int{}
+	seen := map[uint64]bool{}
+	for _, s := range sents {
+		if !s.Zh {
+			continue
+		}
+		clear(seen)
+		var prev rune
+		for _, r := range s.Text {
+			if r >= 0x3400 && unicode.Is(unicode.Han, r) {
+				if prev != 0 {
+					k := uint64(prev)<<32 | uint64(r)
+					if !seen[k] {
+						seen[k] = true
+						out[k]++
+					}
+				}
+				prev = r
+				continue
+			}
+			prev = 0
+		}
+	}
+	return out
 }

@@ -64,7 +64,12 @@ func redFlagOf(p ruleParse, text string) (knowledge.RedFlag, bool) {
 		if harm == "" && act == "" {
 			return knowledge.RedFlag{}, false
 		}
-		if act == "" {
+		switch {
+		case act == "" && len(knowledge.GraveTerms(harm)) > 0:
+			// Death, disaster, divorce, ruin: the book's verdict, never
+			// a certainty (knowledge.GraveTerms).
+			act = "原文断为「" + harm + "」：先核实确有此情形，再以典籍的说法转述此断语及其出处，并说明这不是确定的预言。"
+		case act == "":
 			act = "原文断为「" + harm + "」：先核实确有此情形，再向用户说明此断语及其出处。"
 		}
 		return knowledge.RedFlag{Signal: p.Cond, Severity: sev, Action: act}, true
@@ -83,7 +88,10 @@ func redFlagOf(p ruleParse, text string) (knowledge.RedFlag, bool) {
 			break
 		}
 	}
-	if act == "" {
+	switch {
+	case act == "" && len(knowledge.GraveTerms(p.Concl)) > 0:
+		act = "The source warns: “" + p.Concl + "”. Confirm the signal is really present, then relay it only as what the source says, with the caveat that it is not a certain prediction."
+	case act == "":
 		act = "The source warns: “" + p.Concl + "”. Confirm the signal is really present, then tell the user and cite the source."
 	}
 	return knowledge.RedFlag{Signal: p.Cond, Severity: sev, Action: act}, true

@@ -133,7 +133,7 @@ If the water is hard, the tea tastes flat.
 	want := map[string]struct{ sev, action string }{
 		"茶叶表面生白霜而有霉味":                         {"critical", "切勿饮用"},
 		"汤色浑浊而有酸味":                            {"warning", "宜弃之"},
-		"食神逢枭":                                {"critical", "原文断为「夭」：先核实确有此情形，再向用户说明此断语及其出处。"},
+		"食神逢枭":                                {"critical", "原文断为「夭」：先核实确有此情形，再以典籍的说法转述此断语及其出处，并说明这不是确定的预言。"},
 		"the leaves smell of mould":           {"critical", "discard them: mouldy tea is unsafe to drink"},
 		"the tin is left open near the stove": {"warning", "The source warns: “the tea turns rancid within a week”. Confirm the signal is really present, then tell the user and cite the source."},
 	}

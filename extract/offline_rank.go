@@ -157,7 +157,10 @@ func recurringBigrams(sents []sentence) map[uint64]bool {
 // terms, a verdict, and a penalty for a bare term as condition.
 func (rk *ruleRanker) score(p ruleParse, s sentence) float64 {
 	sc := p.score + rk.sal.of(p.Cond+p.Concl)
-	if !p.Zh || rk.sal.han != nil {
+	if !p.Zh {
+		return sc + enSignals(p, s)
+	}
+	if rk.sal.han != nil {
 		return sc
 	}
 	if p.maxim {
@@ -279,4 +282,64 @@ func (p *sectionPicker[T]) pop() (cand[T], int, bool) {
 	x := p.secs[best][p.next[best]]
 	p.next[best]++
 	return x, best, true
+}
+
+// enSignals are the ranking signals of an English rule read within its
+// book: a principle the author set in italics (maxim) ranks first, a
+// condition that names its section's topic (a rule under "Doubled Pawns"
+// about doubled pawns) next; a condition that is mostly notation or
+// figures ("2 P - B 7 ch", "2. PxP") states one case, not a rule.
+func enSignals(p ruleParse, s sentence) float64 {
+	sc := 0.0
+	if p.maxim {
+		sc += maximWeight
+	}
+	words, content, notation := 0, 0, false
+	for _, w := range strings.Fields(p.Cond) {
+		words++
+		t := strings.Trim(w, ",.;:()\"'")
+		if len(t) >= 3 && isLetters(t) {
+			content++
+		}
+		// "P-K5", "KB4", "3.": a move, a square, a numbered step.
+		notation = notation || strings.IndexFunc(t, unicode.IsDigit) >= 0 && (strings.IndexFunc(t, unicode.IsLetter) >= 0 || strings.HasSuffix(w, "."))
+	}
+	if words > 0 && 2*content < words || notation {
+		sc -= shortPenalty
+	}
+	if len(s.Chunk.HeadingPath) > 0 {
+		head := enContentWords(s.Chunk.HeadingPath[len(s.Chunk.HeadingPath)-1])
+		for w := range enContentWords(p.Cond) {
+			if head[w] {
+				sc += topicWeight
+				break
+			}
+		}
+	}
+	return sc
+}
+
+func isLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && r != '\'' && r != '’' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// enContentWords returns the lower-cased words of s of four letters or
+// more that are no function words, a plural's final s dropped.
+func enContentWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(w) < 4 || enStop[w] || enPronoun[w] {
+			continue
+		}
+		if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		out[w] = true
+	}
+	return out
 }

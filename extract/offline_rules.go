@@ -25,6 +25,13 @@ type ruleParse struct {
 	Note       string // tier 3: what makes it an exception
 	Zh         bool
 	score      float64
+	// General is set for a rule opened by 凡 (凡投茶，必先润茶): a general
+	// statement, whose condition may be a bare term.
+	General bool
+	// Subject is what a Chinese rule is about when the sentence names it
+	// in a clause before the condition (伤官用官，…，若…，则…): the rule
+	// carries it (ruleCondition).
+	Subject string
 	// maxim is set for a Chinese rule stated as a maxim: no opening word,
 	// the condition one short clause relating two things (伤官见官，为祸百端;
 	// 官逢财生，则…), the classical form of a rule (ruleRanker).
@@ -51,7 +58,72 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
 		return ruleParse{}, false
 	}
-	return whole(enRule(s))
+	if p, ok := whole(enPrinciple(s)); ok {
+		return p, true
+	}
+	p, ok := whole(enRule(s))
+	p.Cond, p.Concl, p.Reason = unemphasise(p.Cond), unemphasise(p.Concl), unemphasise(p.Reason)
+	return p, ok
+}
+
+// enEmphasis is a span of a sentence the author set in italics or bold
+// (Markdown _…_, *…*, **…**).
+var enEmphasis = regexp.MustCompile(`(?:^|[\s(“"'])(?:_([^_]{20,400})_|\*\*([^*]{20,400})\*\*|\*([^*]{20,400})\*)`)
+
+// enGenericSubject are subjects that name no topic: "The principle is to
+// drive the opposing King to the last line" is about driving the King.
+var enGenericSubject = regexp.MustCompile(`(?i)^(?:the|a|an|one|our|my) (?:main |chief |first |great |general |important |essential )?(?:principle|rule|object|objective|point|thing|idea|aim|secret|purpose|task|goal)$`)
+
+func unemphasise(s string) string {
+	if !strings.ContainsAny(s, "_*") {
+		return s
+	}
+	return strings.TrimSpace(strings.NewReplacer("**", "", "__", "", "_", "", "*", "").Replace(s))
+}
+
+// enPrinciple reads a statement the author set in italics or bold — how
+// English textbooks mark their principles ("_a passed Pawn increases in
+// strength as the number of pieces on the board diminishes_", "viz.,
+// _bring out the Knights before bringing out the Bishops_") — as a rule of
+// the maxim form: its condition the statement's subject (or, for an
+// instruction, the situation it governs), its conclusion the statement.
+func enPrinciple(s string) (ruleParse, bool) {
+	var span string
+	for _, m := range enEmphasis.FindAllStringSubmatch(s, -1) {
+		t := strings.TrimSpace(m[1] + m[2] + m[3])
+		if len(strings.Fields(t)) >= 5 && !strings.Contains(t, "?") {
+			span = strings.TrimRight(t, ".!;:, ")
+			break
+		}
+	}
+	if span == "" {
+		return ruleParse{}, false
+	}
+	if p, ok := whole(enRule(span)); ok {
+		p.maxim, p.score = true, p.score+1
+		return p, true
+	}
+	p := ruleParse{Concl: span, Tier: 2, Confidence: "medium", score: 1, maxim: true}
+	w := strings.Fields(span)
+	first := strings.Trim(w[0], ",.;:()\"'")
+	switch subj := enStatementSubject(span); {
+	case unicode.IsLower([]rune(first)[0]) && !strings.ContainsAny(w[0], ",;:") && !enDeterminer[first] && !enPronoun[first] && !enReader.MatchString(first) && subj == "":
+		p.Cond = situation("", strings.Join(w, " ")) // an instruction
+	case enGenericSubject.MatchString(subj):
+		rest := strings.Fields(span[len(subj):])
+		if len(rest) >= 3 && (rest[0] == "is" || rest[0] == "was") && rest[1] == "to" {
+			p.Cond = situation("", strings.Join(rest[2:], " "))
+		}
+	case subj != "" && enSubjectOK(subj):
+		p.Cond = lowerFirst(subj)
+	}
+	if p.Cond == "" || !enPhraseOK(p.Cond, 1) {
+		return ruleParse{}, false
+	}
+	if enCertain.MatchString(span) && !enHedge.MatchString(span) {
+		p.Confidence = "high"
+	}
+	return p, true
 }
 
 // joinLines reads the line breaks of a sentence that runs over lines of its
@@ -157,7 +229,7 @@ func zhRule(s string) (ruleParse, bool) {
 	if last, _ := utf8.DecodeLastRuneInString(body); strings.ContainsAny(body, "？?何岂") || strings.ContainsRune("乎哉耶欤", last) {
 		return ruleParse{}, false // a question, or a rhetorical one
 	}
-	rest, exc := body, ""
+	rest, exc, subject := body, "", ""
 	for changed := true; changed; {
 		changed = false
 		if p := hasPrefixAny(rest, zhLead); p != "" && !strings.HasPrefix(rest, "而后") {
@@ -178,9 +250,12 @@ func zhRule(s string) (ruleParse, bool) {
 	open := hasPrefixAny(rest, zhOpen)
 	if open == "" {
 		// "X，若Y，则Z": the rule is the conditional part.
+		// X, the first clause, is what the rule is about when it is a
+		// short name (伤官用官，运喜财印，不利食伤，若局中官露而财印两旺，则…).
 		if cl := clausesOf(rest); len(cl) > 1 {
 			for _, c := range cl[1:] {
 				if o := hasPrefixAny(c.Text, zhOpen); o != "" && o != "或" && o != "如" {
+					subject = zhSubject(cl[0].Text)
 					rest, open = rest[c.Start:], o
 					break
 				}
@@ -223,6 +298,18 @@ func zhRule(s string) (ruleParse, bool) {
 		// can be found in the source) as a phrase.
 		concl = "则" + concl
 	}
+	if how != "then" && strings.HasPrefix(concl, "是") && hasPrefixAny(concl, []string{"是以", "是故", "是为"}) == "" {
+		// 终以月令为主，然后寻用，是建禄月劫之格: a 是 clause says what
+		// something is, it judges nothing.
+		return ruleParse{}, false
+	}
+	if ganzhiPairs(cond, 1) > 0 && ganzhiPairs(concl, 1) > 0 || strings.Contains(body, "之类") || strings.HasPrefix(cond, "论") {
+		// 如甲子人，以前三辰为引，则丙寅、丁卯为引: a worked example of a
+		// rule stated elsewhere, not the rule; so is a consequent ending
+		// 之类是也 (…以冲二申之类是也); 论生克，则不察喜忌…: a point of
+		// view, not a condition.
+		return ruleParse{}, false
+	}
 	if !zhCondOK(cond) || !zhConclOK(concl) || open == "" && runeLen(cond) < 3 {
 		return ruleParse{}, false
 	}
@@ -232,7 +319,7 @@ func zhRule(s string) (ruleParse, bool) {
 		// judgement.
 		return ruleParse{}, false
 	}
-	p := ruleParse{Cond: cond, Concl: concl, Zh: true, Tier: 2, Confidence: "medium"}
+	p := ruleParse{Cond: cond, Concl: concl, Zh: true, Tier: 2, Confidence: "medium", Subject: subject, General: strings.HasPrefix(open, "凡") || open == "大凡"}
 	// Rules with an opening word and 则 are the clearest; shorter ones read
 	// better.
 	if open != "" {
@@ -420,11 +507,11 @@ func zhConclOK(concl string) bool {
 var (
 	enOpen = regexp.MustCompile(`(?i)^(if|when|whenever|unless|once)\s+`)
 	// enModal is "S must/should/never ... " with S a short noun phrase.
-	enModal = regexp.MustCompile(`(?i)^(.{2,60}?)\s+(must not|mustn't|must|should not|shouldn't|should|never|ought to|needs? to|has to|have to)\s+(?:(always|never|only|first|also|not)\s+)?(.+)$`)
+	enModal = regexp.MustCompile(`(?i)^(.{2,60}?)\s+(must not|mustn't|must|should not|shouldn't|should|never|always|ought to|needs? to|has to|have to)\s+(?:(always|never|only|first|also|not)\s+)?(.+)$`)
 	// enImperative opens an instruction given without a subject.
 	enImperative = regexp.MustCompile(`(?i)^(never|always|do not|don't|avoid)\s+(.+)$`)
 	enMeans      = regexp.MustCompile(`(?i)^(.{3,90}?)\s+(means|indicates|signals|shows that|suggests|is a sign (?:of|that)|are a sign (?:of|that))\s+(.+)$`)
-	enTrailingIf = regexp.MustCompile(`(?i)^([A-Z][^,:;]{8,80}?)\s+(if|unless)\s+([^,:;]{6,})$`)
+	enTrailingIf = regexp.MustCompile(`(?i)^([A-Z][^,:;]{8,80}?)\s+(if|unless|when)\s+([^,:;]{6,})$`)
 	enPronoun    = map[string]bool{"they": true, "it": true, "this": true, "these": true, "those": true, "he": true, "she": true, "its": true, "their": true, "them": true, "that": true, "such": true}
 	// enSubordinate words make a "subject" a clause, not a noun phrase.
 	enSubordinate = regexp.MustCompile(`(?i)\b(so|that|because|which|who|whom|whose|while|until|unless|if|when|as|after|before|once|since|though|although|and then)\b|[,:;]`)
@@ -495,7 +582,13 @@ func enForms(body string) (ruleParse, bool) {
 		rest := body[m[1]:]
 		i, j := enThenSplit(rest)
 		if i < 0 {
-			return ruleParse{}, false
+			// "If a player having the move touches one of his pieces he
+			// is under compulsion to move it": no comma, the consequent
+			// opens with its pronoun subject.
+			if i = enPronounSplit(rest); i < 0 {
+				return ruleParse{}, false
+			}
+			j = i
 		}
 		cond, concl := trimClause(rest[:i]), trimClause(rest[j:])
 		if op == "unless" || op == "once" {
@@ -535,27 +628,35 @@ func enForms(body string) (ruleParse, bool) {
 		return p, true
 	}
 	if m := enModal.FindStringSubmatch(main); m != nil {
-		subj := strings.TrimSpace(m[1])
-		if enSubordinate.MatchString(subj) || len(strings.Fields(subj)) > 6 || enPronoun[strings.ToLower(firstWord(subj))] {
-			return ruleParse{}, false
-		}
+		// A statement that fails as "S must ..." (its subject a clause,
+		// the reader or a pronoun) may still be "Y if X": "Castling is not
+		// permitted if the King in castling must pass over a square ...".
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(strings.TrimSpace(m[1]), ""))
 		modal := strings.ToLower(m[2])
-		sit := modalSituation(subj, m[4])
-		if sit == "" {
-			return ruleParse{}, false
+		if enSubjectOK(subj) && !enNarration.MatchString(m[4]) {
+			if sit := modalSituation(subj, m[4]); sit != "" {
+				p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 2, score: 0.5}
+				if modal != "should" && modal != "ought to" && modal != "always" || enProhibit.MatchString(modal) {
+					p.Tier = 1
+				}
+				return p, true
+			}
 		}
-		p := ruleParse{Cond: sit, Concl: trimClause(main), Reason: reason, Tier: 2, score: 0.5}
-		if modal != "should" && modal != "ought to" || enProhibit.MatchString(modal) {
-			p.Tier = 1
-		}
-		return p, true
 	}
-	if m := enTrailingIf.FindStringSubmatch(main); m != nil {
+	if m := enTrailingIf.FindStringSubmatch(enReasonTail.ReplaceAllString(main, "")); m != nil {
 		concl, cond := trimClause(m[1]), trimClause(m[3])
-		if strings.EqualFold(m[2], "unless") {
+		op := strings.ToLower(m[2])
+		if op == "unless" {
 			cond = "unless " + cond
 		}
-		if enPhraseOK(cond, 2) && enPhraseOK(concl, 3) {
+		if op == "when" && enPhraseOK(cond, 1) && !enPhraseOK(cond, 3) {
+			// "Doubled pawns are weak when ISOLATED": the condition keeps
+			// the statement's subject.
+			if subj := enStatementSubject(concl); subj != "" {
+				cond = lowerFirst(subj) + " when " + cond
+			}
+		}
+		if subj := enStatementSubject(concl); enPhraseOK(cond, 2) && enPhraseOK(concl, 3) && (subj == "" || enSubjectOK(subj)) {
 			p := ruleParse{Cond: cond, Concl: concl, Tier: 2}
 			if enProhibit.MatchString(concl) {
 				p.Tier = 1
@@ -563,7 +664,162 @@ func enForms(body string) (ruleParse, bool) {
 			return p, true
 		}
 	}
+	return enDeontic(main)
+}
+
+var (
+	// enPermitted is a policy's statement of what is allowed, required or
+	// forbidden: "Teleworking from locations outside the U.S. while on
+	// personal travel is not allowed".
+	enPermitted = regexp.MustCompile(`(?i)^(.{3,120}?)\s+(?:is|are)\s+(not\s+|never\s+|only\s+)?(allowed|permitted|required|prohibited|forbidden|eligible|entitled|reimbursable|reimbursed|covered|mandatory|authori[sz]ed)\b(.*)$`)
+	// enMay is "S may/can/cannot V ...": what S is allowed or able to do
+	// ("Supervisors may be reimbursed for up to half the cost of ...").
+	enMay = regexp.MustCompile(`(?i)^(.{3,60}?)\s+(may not|may|can not|cannot|can't|can)\s+(.+)$`)
+)
+
+// enDeontic reads a policy's statement of what is allowed, required or
+// forbidden, or what a subject may or can do, as a rule: the subject (a
+// situation or a party, never the reader) is the condition, the whole
+// statement the conclusion. A negated one is a prohibition (tier 1).
+func enDeontic(main string) (ruleParse, bool) {
+	if m := enPermitted.FindStringSubmatch(main); m != nil {
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(m[1], ""))
+		w := strings.Fields(subj)
+		if len(w) >= 1 && len(w) <= 14 && (unicode.IsUpper([]rune(w[0])[0]) || enDeterminer[strings.ToLower(w[0])]) && !enReader.MatchString(subj) && !enPronoun[strings.ToLower(firstWord(subj))] && !enAux.MatchString(subj) && !enSubjectPronounIn(w) {
+			p := ruleParse{Cond: lowerFirst(subj), Concl: trimClause(main), Tier: 2, score: 0.5}
+			if neg := strings.ToLower(strings.TrimSpace(m[2])); neg == "not" || neg == "never" || strings.EqualFold(m[3], "prohibited") || strings.EqualFold(m[3], "forbidden") {
+				p.Tier, p.Priority = 1, "high"
+			}
+			return p, true
+		}
+	}
+	if m := enMay.FindStringSubmatch(main); m != nil {
+		subj := strings.TrimSpace(enDiscourseLead.ReplaceAllString(m[1], ""))
+		if enSubjectOK(subj) && !enNarration.MatchString(m[3]) && len(strings.Fields(m[3])) >= 2 {
+			sit := modalSituation(subj, m[3])
+			if sit == "" {
+				sit = lowerFirst(subj)
+			}
+			p := ruleParse{Cond: sit, Concl: trimClause(main), Tier: 2}
+			if strings.Contains(strings.ToLower(m[2]), "not") || strings.Contains(strings.ToLower(m[2]), "'t") {
+				p.Tier, p.Priority = 1, "high"
+			}
+			return p, true
+		}
+	}
 	return ruleParse{}, false
+}
+
+func enSubjectPronounIn(w []string) bool {
+	for _, x := range w {
+		if enSubjectPronoun[strings.ToLower(strings.Trim(x, ",.;:\"'"))] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// enReader are subjects that are the reader, the writer or a pronoun:
+	// "The student should carefully study this example", "You will need
+	// to request the hour in HR Links", "He cannot win by 1 P-Kt5" exhort
+	// or narrate; a rule's subject is what it is about.
+	enReader = regexp.MustCompile(`(?i)^(?:you|we|i|one|he|she|it|they|this|that|these|those|there|here|whoever|whatever|anyone|anybody|someone|everyone|everybody|nobody|(?:the|our|my|your|a|every|each) (?:student|reader|beginner|learner|pupil|author|writer|amateur)s?)$`)
+	// enAux in a subject makes it a question or an inversion ("Should you
+	// need to rebook ...", "You will need to ...").
+	enAux = regexp.MustCompile(`(?i)\b(?:will|would|shall|should|can|could|may|might|must|do|does|did|don['’]t|doesn['’]t|didn['’]t|can['’]t|won['’]t)\b`)
+	// enDiscourseLead open a sentence without being part of its subject.
+	enDiscourseLead = regexp.MustCompile(`(?i)^(?:(?:and|but|so|thus|hence|therefore|consequently|of course|incidentally|now|then|again|also|moreover|furthermore|finally|besides|indeed|in that case|in this case)\b,?\s*)+`)
+	// enNarration after a modal tells a step of one line of play or one
+	// case ("The opposing King must then give the way ..."), not a rule.
+	enNarration = regexp.MustCompile(`(?i)^(?:then|now|therefore|next|again)\b`)
+	// enReasonTail is a reason given after the statement (", for they
+	// cannot support each other"), left out of "Y when X".
+	enReasonTail = regexp.MustCompile(`(?i),\s*(?:for|because|since|as)\s+.*$`)
+	// enVerbAfter ends the subject of a statement: an auxiliary, an
+	// adverb of frequency, or a verb in the third person.
+	enVerbAfter = regexp.MustCompile(`(?i)^(?:is|are|was|were|be|can|cannot|may|might|must|should|will|would|has|have|had|always|never|only|often|usually|generally|invariably|need|needs|do|does)$`)
+)
+
+// enSubjectOK reports whether subj, the subject of an English statement,
+// is what a rule can be about: a short noun phrase of content words, not
+// the reader, a pronoun, a clause or an inversion.
+func enSubjectOK(subj string) bool {
+	subj = strings.TrimSpace(strings.Trim(enDiscourseLead.ReplaceAllString(strings.TrimLeft(subj, "(\"'“‘_*"), ""), "_*"))
+	w := strings.Fields(subj)
+	if len(w) == 0 || len(w) > 6 || enSubordinate.MatchString(subj) || enAux.MatchString(subj) {
+		return false
+	}
+	if strings.ContainsAny(subj, "()") || enReader.MatchString(subj) || enPronoun[strings.ToLower(firstWord(subj))] {
+		return false
+	}
+	for _, x := range w {
+		// "Here's what you", "EXAMPLE 39.--In this example we": a
+		// pronoun inside, or a subject ending in a function word ("all
+		// the"), is no noun phrase.
+		if t := strings.ToLower(strings.Trim(x, ",.;:\"'")); enSubjectPronoun[t] || t == "i" || strings.ContainsAny(t, "0123456789") && strings.Contains(t, "--") {
+			return false
+		}
+	}
+	if last := strings.ToLower(strings.Trim(w[len(w)-1], ",.;:\"'")); enStop[last] || enDeterminer[last] {
+		return false
+	}
+	// A lower-case opening word that is no article starts a fragment
+	// ("and White will finally ...").
+	if f := w[0]; unicode.IsLower([]rune(f)[0]) && !enDeterminer[strings.ToLower(f)] {
+		return false
+	}
+	return true
+}
+
+var enDeterminer = map[string]bool{"the": true, "a": true, "an": true, "every": true, "each": true, "any": true, "all": true, "no": true, "two": true, "three": true, "most": true, "some": true, "many": true}
+
+// enPronounSplit returns where the consequent of a condition written
+// without a comma starts: at a subject pronoun (he, she, they, it, you,
+// we) after the third word, followed by a verb-like word; -1 when none.
+func enPronounSplit(s string) int {
+	w := strings.Fields(s)
+	pos := 0
+	for k, t := range w {
+		at := strings.Index(s[pos:], t) + pos
+		pos = at + len(t)
+		if k < 3 || k+1 >= len(w) || !enSubjectPronoun[t] {
+			continue
+		}
+		// A verb follows the subject; "it to", "it in" is an object.
+		if next := strings.ToLower(w[k+1]); !enStop[next] || enFiniteAux[next] {
+			return at
+		}
+	}
+	return -1
+}
+
+var enFiniteAux = map[string]bool{"is": true, "are": true, "was": true, "were": true, "will": true, "can": true}
+
+var enSubjectPronoun = map[string]bool{"he": true, "she": true, "they": true, "it": true, "you": true, "we": true}
+
+// enStatementSubject returns the words of an English statement before its
+// verb (enVerbAfter, or a lower-case word in -s after a noun: "a passed
+// Pawn increases ..."), or "" when none is found in the first six words.
+func enStatementSubject(s string) string {
+	w := strings.Fields(s)
+	word := func(i int) string { return strings.Trim(w[i], ",.;:()\"'_*") }
+	// An auxiliary first ("Direct and violent attacks against the King
+	// must ..."), else a verb in -s ("a passed Pawn increases ...").
+	for i := 1; i < len(w) && i <= 7; i++ {
+		if enVerbAfter.MatchString(word(i)) {
+			return strings.Join(w[:i], " ")
+		}
+		if strings.ContainsAny(w[i], ",;:") {
+			break
+		}
+	}
+	for i := 2; i < len(w) && i <= 6; i++ {
+		if t := word(i); len(t) >= 4 && unicode.IsLower([]rune(t)[0]) && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") && !strings.HasSuffix(t, "is") && !enStop[t] {
+			return strings.Join(w[:i], " ")
+		}
+	}
+	return ""
 }
 
 // enThenSplit finds where the condition of "X, then Y" / "X, Y" ends (i) and
@@ -815,4 +1071,79 @@ func zhCondClean(cond string) bool {
 		}
 	}
 	return true
+}
+
+// zhSubject returns clause c when it can name what a rule is about: two to
+// eight Han characters, not a pronoun, a discourse word or a statement of
+// its own (no verdict, no 则/者/也).
+func zhSubject(c string) string {
+	c = despaceHan(trimClause(c))
+	n := runeLen(c)
+	if n < 2 || n > 8 || !isHan(c) || strings.ContainsAny(c, "则者也矣，,：:、此其之") {
+		return ""
+	}
+	if first, _ := utf8.DecodeRuneInString(c); strings.ContainsRune(zhPronoun, first) || hasPrefixAny(c, zhLead) != "" || hasPrefixAny(c, zhOpen) != "" || hasPrefixAny(c, zhExcept) != "" {
+		return ""
+	}
+	for _, v := range zhVerdict {
+		if strings.Contains(c, v) {
+			return ""
+		}
+	}
+	return c
+}
+
+// zhHeadingTopic returns what a section heading names as its subject, for
+// a rule of the section that does not name it: 三夏辛金, 论阳刃 → 阳刃,
+// 正官论 → 正官, 论正官取运 → 正官, 6.29 甲申乙酉井泉水, 六乙日壬午时断 →
+// 六乙日壬午时, 五行总论 → 五行; nothing for a volume (卷之一), a title of
+// more than seven characters (论用神配气候得失) or a verse (阴命赋).
+func zhHeadingTopic(h string) string {
+	t := strings.TrimSpace(h)
+	t = headingNumeral.ReplaceAllString(t, "")
+	t = headingNumber.ReplaceAllString(t, "")
+	t = chapterTitle(t)
+	if i := strings.IndexAny(t, "（(－—-"); i > 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "附论"), "论")
+	for _, suf := range []string{"取运", "总论", "论", "断"} {
+		t = strings.TrimSuffix(t, suf)
+	}
+	n := runeLen(t)
+	if n < 2 || n > maxTopic || !isHan(t) || strings.ContainsAny(t, "卷赋歌诀篇序目录诗") || strings.Contains(t, "独步") || strings.ContainsAny(t, "，。、") {
+		return ""
+	}
+	return t
+}
+
+// maxTopic is the longest heading topic a rule carries, in characters: a
+// term (三夏辛金, 阳刃, 用神变化), not a chapter title (论用神配气候得失).
+const maxTopic = 5
+
+// headingNumeral is a heading's decimal numbering: "2.11.2 ", "18 ".
+var headingNumeral = regexp.MustCompile(`^\d+(?:\.\d+)*\.?\s+`)
+
+// ruleCondition is the condition a Chinese rule is written with: its
+// condition, after the subject the sentence names before it or, when the
+// rule does not name it, its section's topic (三夏壬水：四柱多金得地), so the
+// rule stands on its own.
+func ruleCondition(p ruleParse, topic string) string {
+	about := p.Subject
+	if about == "" && topic != "" && !strings.Contains(p.Cond+p.Concl, topic) {
+		about = topic
+	}
+	if about == "" || strings.Contains(p.Cond, about) || p.Subject == "" && strings.Contains(p.Cond, "者") {
+		// 偏财者，乃众人之财也…: the condition names its own subject.
+		return p.Cond
+	}
+	return about + "：" + p.Cond
+}
+
+// zhThinCond reports a condition that does not say what it is about: a
+// bare relation (见官星, 逢丙午) or a bare term (女命), whose subject is in
+// the text before the sentence.
+func zhThinCond(cond string) bool {
+	return hasPrefixAny(cond, []string{"遇", "见", "逢", "向", "不见"}) != "" ||
+		hasPrefixAny(cond, []string{"得", "无", "有", "行", "运"}) != "" && runeLen(cond) <= 6
 }

@@ -81,6 +81,17 @@ func TestRuleParts(t *testing.T) {
 		{in: "A bitter edge that appears only in the second infusion means the first infusion was too long.", cond: "A bitter edge that appears only in the second infusion", concl: "the first infusion was too long", tier: 2},
 		{in: "Unless the leaves are very old, rinse them only once.", cond: "Unless the leaves are very old", concl: "rinse them only once", tier: 3, note: "exception (introduced by “unless”)"},
 		{in: "If the kettle water tastes of metal, discard it: metallic water is unsafe.", cond: "the kettle water tastes of metal", concl: "discard it: metallic water is unsafe", tier: 2},
+		// English books (Capablanca, Lasker): the forms a textbook states
+		// its rules in.
+		{in: "If a player having the move touches one of his pieces he is under compulsion to move it;", cond: "a player having the move touches one of his pieces", concl: "he is under compulsion to move it", tier: 2, desc: "no comma: the consequent opens at its pronoun subject"},
+		{in: "Castling is not permitted if the King in castling must pass over a square attacked by a hostile piece.", cond: "the King in castling must pass over a square attacked by a hostile piece", concl: "Castling is not permitted", tier: 2, desc: "a must inside the trailing condition does not make the sentence a failed 'S must'"},
+		{in: "Doubled pawns are weak when ISOLATED, for they cannot support each other.", cond: "doubled pawns when ISOLATED", concl: "Doubled pawns are weak", tier: 2, desc: "a trailing when keeps the statement's subject; the reason after the comma is left out"},
+		{in: "Pawn moves always create weaknesses, either by leaving other unsupported pawns behind.", cond: "pawn moves", concl: "Pawn moves always create weaknesses, either by leaving other unsupported pawns behind", tier: 2, desc: "S always V: a general statement"},
+		{in: "In this last respect it might be generally said that _a passed Pawn increases in strength as the number of pieces on the board diminishes_.", cond: "a passed Pawn", concl: "a passed Pawn increases in strength as the number of pieces on the board diminishes", tier: 2, desc: "the principle the author set in italics"},
+		{in: "The beginner would do well to remember this: viz., _bring out the Knights before bringing out the Bishops_.", cond: "bringing out the Knights", concl: "bring out the Knights before bringing out the Bishops", tier: 2, desc: "an italic instruction: the situation it governs"},
+		{in: "Teleworking from locations outside the U.S. while on personal travel is not allowed.", cond: "teleworking from locations outside the U.S. while on personal travel", concl: "Teleworking from locations outside the U.S. while on personal travel is not allowed", tier: 1, priority: "high", desc: "a policy's prohibition: the subject is the situation"},
+		{in: "Supervisors may be reimbursed for up to half the cost of professional liability insurance, up to $150.", cond: "reimbursing supervisors", concl: "Supervisors may be reimbursed for up to half the cost of professional liability insurance, up to $150", tier: 2, desc: "what a party may do or receive"},
+		{in: "_The principle is to drive the opposing King to the last line on any side of the board_.", cond: "driving the opposing King", concl: "The principle is to drive the opposing King to the last line on any side of the board", tier: 2, desc: "a generic subject: the condition is what the principle is about"},
 	}
 	for _, c := range cases {
 		p, ok := parseRule(c.in, isHan(c.in))
@@ -126,6 +137,22 @@ func TestRulePartsRejects(t *testing.T) {
 		{"而乙则反是。", "反是 points at another rule"},
 		{"但四柱忌见癸水。", "no clause to cut at"},
 		{"如秉中和，入□□□富贵。", "text the converter could not decode"},
+		{"The student should carefully study this example.", "an exhortation to the reader"},
+		{"(The student should work this out.) He cannot win by 1 P - Kt 5, because P - Kt 3 draws.", "an exhortation, then narration about one position"},
+		{"You will need to request the 1 hour in HR Links, and your supervisor will need to approve it.", "the subject is the reader and the condition would be empty"},
+		{"Should you need to rebook your travel at any point in the process, read the instructions here.", "an inversion, not a subject"},
+		{"The opposing King must then give the way free to one of the pawns.", "a step of one line of play"},
+		{"and White will finally have to sacrifice the Rook for the Pawn.", "a fragment opening with a conjunction"},
+		{"Therefore he must see to it that Black does not open files.", "a discourse word, then a pronoun subject"},
+		{"Of course White must play Q", "a one-word actor with no situation"},
+		{"EXAMPLE 39.--In this example we must mate either at Q R 1 or K R 8.", "a heading run into a sentence about the reader"},
+		{"Here’s what you need to include for each field", "a pronoun inside the subject"},
+		{"You don’t even have to click the button again (but you can if you want)", "the reader, with a negated auxiliary"},
+		{"Whoever has the move wins", "an indefinite pronoun subject"},
+		{"You can receive 15 Military Leave days each year for active duty.", "the reader's entitlement has no condition of its own"},
+		{"This reduced rate is always 75% of normal M&IE.", "a pronoun subject"},
+		{"It is allowed only once.", "a pronoun subject"},
+		{"while on personal travel is not allowed.", "a fragment: the subject was cut off"},
 	}
 	for _, c := range cases {
 		if p, ok := parseRule(c.in, isHan(c.in)); ok {
@@ -294,5 +321,18 @@ func TestDrops(t *testing.T) {
 	}
 	if d, err := LoadDrops(p); err != nil || len(d) != 0 {
 		t.Errorf("empty file: %v, %v", d, err)
+	}
+}
+
+// Dotted initials ("U.S.", "a.m.") do not end a sentence.
+func TestSplitSentencesDottedInitials(t *testing.T) {
+	got := splitSentences("Teleworking from locations outside the U.S. while on personal travel is not allowed. Flights leave at 9 a.m. sharp.")
+	var texts []string
+	for _, s := range got {
+		texts = append(texts, s.Text)
+	}
+	want := []string{"Teleworking from locations outside the U.S. while on personal travel is not allowed.", "Flights leave at 9 a.m. sharp."}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("sentences %q, want %q", texts, want)
 	}
 }

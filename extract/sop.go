@@ -119,6 +119,18 @@ func offlineSOP(theme string, zh bool, sents []sentence) knowledge.SOP {
 		output.Description = "把结果连同所依据的规则与原文告诉用户，注明出处。（设计中的通用末阶段：原典未给出其步骤。）"
 		sop.Description = fmt.Sprintf("原典所述的 %d 个操作流程，各为一个阶段，步骤按原文次序；前后为设计中的收集与输出阶段（离线启发式）。", len(procs))
 	}
+	listed := false
+	for _, p := range procs {
+		listed = listed || p.heading
+	}
+	if !listed {
+		// Only orders given in passing (先看……次看……): the sources state
+		// no procedure of their own, and the heuristic cannot make one.
+		sop.Description = fmt.Sprintf("The sources state no procedure of their own: an overall procedure needs a model (set OPENAI_BASE_URL and rebuild). These %d phases are the orders the books give in passing (first …, then …), in the books' order, between the design's collect and output phases (offline heuristic).", len(procs))
+		if zh {
+			sop.Description = fmt.Sprintf("原典未成文给出总的操作流程：总流程需用模型归纳（设置 OPENAI_BASE_URL 后重建）。以下 %d 个阶段是各书行文中顺带给出的先后次序（先……次……），按各书章节先后排列；前后为设计中的收集与输出阶段（离线启发式）。", len(procs))
+		}
+	}
 	if len(procs) == 1 {
 		collect.NextPhase = "P2"
 	}

@@ -608,7 +608,7 @@ func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge
 				c.add(SevWarning, "VIBE030", "duplicate.rule", b.ID, rl.path, rl.ix.item(b.ID), "rule %s (%s) nearly duplicates %s (%s), similarity %.2f: merge them", b.ID, b.Tier, a.ID, a.Tier, s)
 				continue
 			}
-			if dice(a.Condition, b.Condition) >= th {
+			if dice(a.Condition, b.Condition) >= th && statesSituation(a.Condition) && statesSituation(b.Condition) {
 				ca, cb := nonEmpty(a.Conclusion, a.Action), nonEmpty(b.Conclusion, b.Action)
 				ma, mb := c.names.mask(ca), c.names.mask(cb)
 				if negated(ma) != negated(mb) && dice(stripNegation(ma), stripNegation(mb)) >= 0.5 {

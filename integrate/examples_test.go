@@ -1,6 +1,8 @@
 package integrate
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,5 +44,34 @@ func TestExampleQuestions(t *testing.T) {
 	}
 	if _, err := exampleQuestions(p, "knowledge/bazi/eval.yaml"); err == nil || !strings.Contains(err.Error(), "knowledge/bazi/eval.yaml") {
 		t.Fatalf("broken file: %v", err)
+	}
+}
+
+// vibe check fails a SKILL.md whose examples the loader would refuse (the
+// skill would not load in vibe serve), at the examples line.
+func TestCheckExamples(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	res, err := Integrate(ctx, IntegrateOptions{Theme: "demo", SkillDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(res.SkillMD)
+	edited := strings.Replace(string(md), "---\nname: demo\n", "---\nname: demo\nexamples: [ok, '']\n", 1)
+	if err := os.WriteFile(res.SkillMD, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(ctx, Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Check == "skill.examples" {
+			got = append(got, fmt.Sprintf("%s %s:%d %s", f.RuleID, f.File, f.Line, f.Message))
+		}
+	}
+	if want := "VIBE050 SKILL.md:3 examples[1] is empty: write a question a person would ask, or remove it"; strings.Join(got, "\n") != want || !rep.Failed(false) {
+		t.Fatalf("findings %q, want %q", got, want)
 	}
 }

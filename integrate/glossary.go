@@ -141,7 +141,14 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	cands := map[string]*candidate{}
 	add := func(term, ctx string, named bool) {
 		if !isTermText(term) {
-			return
+			// An English title or name is a term as enTermOf writes
+			// it ("Chess Strategy" is "chess strategy").
+			if !named || !isEnglishTerm(term) {
+				return
+			}
+			if term = enTermOf(enTermWords(term)); term == "" || enGenericHeading[strings.ToLower(term)] {
+				return
+			}
 		}
 		c := cands[term]
 		if c == nil {
@@ -156,6 +163,8 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	var docs []string
 	for _, h := range in.Headings {
 		if t := termOfHeading(h); t != "" {
+			add(t, h, true)
+		} else if t := termOfHeadingEN(h); t != "" {
 			add(t, h, true)
 		}
 		docs = append(docs, h)
@@ -174,7 +183,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	for _, r := range ks.rules.Rules.All() {
 		docs = append(docs, r.Condition+" "+r.Conclusion+" "+r.Action)
 	}
-	for _, g := range recurringGrams(docs) {
+	for _, g := range append(recurringGrams(docs), recurringEnglish(docs)...) {
 		if c := cands[g.term]; c != nil {
 			c.docs = max(c.docs, g.docs)
 			continue
@@ -205,7 +214,11 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 			mined++
 		}
 		kept = append(kept, *c)
-		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: PinyinOf(c.term), From: skills.FromMined})
+		var py []string
+		if isTermText(c.term) {
+			py = PinyinOf(c.term)
+		}
+		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: py, From: skills.FromMined})
 	}
 	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
 	return kept, g

@@ -180,3 +180,43 @@ func TestModelGlossary(t *testing.T) {
 		t.Errorf("a rebuild of the same knowledge sent %d requests in all, want 1", srv.Count())
 	}
 }
+
+// English sources get terms too (the blind chess theme got 0): heading
+// titles without their numbering, in lower case when set in capitals;
+// phrases of two or three words and capitalised names recurring in the
+// rules; never notation, figures, sentences, questions or the e-text's
+// own headings.
+func TestMineGlossaryEnglish(t *testing.T) {
+	for h, want := range map[string]string{
+		"SALIENT POINTS ABOUT PAWNS": "salient points about pawns", "16. QUEEN AGAINST ROOK": "queen against rook",
+		"THE OPENING": "opening", "CHAPTER IV": "", "5. PxP QxP": "", "EXAMPLE 39.--The ending Rook and King against King.": "",
+		"How do I book a hotel?": "", "Advanced sick leave": "advanced sick leave", "GAME": "game",
+		"TRANSLATOR'S PREFACE": "", "INFORMATION ABOUT THIS E-TEXT EDITION": "", "Paid Parental Leave (PPL)": "paid parental leave",
+	} {
+		if got := termOfHeadingEN(h); got != want {
+			t.Errorf("termOfHeadingEN(%q) = %q, want %q", h, got, want)
+		}
+	}
+	ks := &knowledgeSet{}
+	for _, c := range []string{"a passed Pawn is very strong", "the passed pawn advances", "Two passed pawns win", "the Bishop is better", "keep the Bishop", "a Bishop of the same colour", "BxKt and the passed pawn", "Therefore White plays", "Therefore White wins", "Therefore White loses"} {
+		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
+	}
+	g := MineGlossary(ks, GlossaryInputs{Headings: []string{"SALIENT POINTS ABOUT PAWNS", "5. PxP QxP", "Chess Fundamentals"}, Titles: []string{"Chess Fundamentals"}})
+	byTerm := map[string]skills.GlossaryTerm{}
+	for _, e := range g.Terms {
+		byTerm[e.Term] = e
+	}
+	for _, want := range []string{"salient points about pawns", "chess fundamentals", "passed pawn", "bishop"} {
+		if _, ok := byTerm[want]; !ok {
+			t.Errorf("no %q in %v", want, g.Terms)
+		}
+	}
+	for _, not := range []string{"BxKt", "PxP", "therefore white", "Therefore White", "Chess Fundamentals"} {
+		if _, ok := byTerm[not]; ok {
+			t.Errorf("%q is no term: %v", not, g.Terms)
+		}
+	}
+	if len(byTerm["passed pawn"].Pinyin) > 0 {
+		t.Errorf("an English term got pinyin: %v", byTerm["passed pawn"].Pinyin)
+	}
+}

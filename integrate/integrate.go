@@ -39,6 +39,10 @@ type IntegrateOptions struct {
 	// GlossaryInputs are the chunks' heading and document titles the
 	// glossary is mined from besides the knowledge.
 	GlossaryInputs GlossaryInputs
+	// Dictionary is the user's Chinese–English dictionary (vibe.yaml
+	// glossary.dictionary, LoadDictionary): the mined terms without English
+	// renderings get its, the glossary its characters' words; nil: none.
+	Dictionary *Dictionary
 	// Regenerate rewrites every generated region, discarding hand edits.
 	Regenerate bool
 	// Version is the vibe version recorded in meta.json.
@@ -167,7 +171,7 @@ func (ks *knowledgeSet) buildGlossary(ctx context.Context, opt IntegrateOptions,
 		}
 		g = kept.Overlay(mg)
 	}
-	g = g.Overlay(markHand(hand))
+	g = withDictionary(g.Overlay(markHand(hand)), opt.Dictionary)
 	for _, t := range g.Terms {
 		if t.From != skills.FromMined {
 			ks.terms = append(ks.terms, strings.TrimSpace(t.Term))

@@ -12,6 +12,8 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"gopkg.in/yaml.v3"
+
+	"github.com/vibelife/vibe/skills"
 )
 
 func sqrt(x float64) float64 { return math.Sqrt(x) }
@@ -110,6 +112,10 @@ func (c *checker) checkSkillMD(path string) {
 	var refs skillRefs
 	if fmNode.Decode(&refs) == nil {
 		c.checkSkillRefs(path, refs, fpos)
+	}
+	if err := skills.CheckExamples(fm.Examples); err != nil {
+		// The loader refuses the skill for it: vibe serve would skip it.
+		c.add(SevError, "VIBE050", "skill.examples", "", path, fpos("examples"), "%v", err)
 	}
 	if fm.Description == "" {
 		c.add(SevError, "VIBE051", "skill.description", "", path, pos{1, 1}, "front matter has no description: say what the skill does and when to use it")

@@ -90,7 +90,10 @@ type RedFlag struct {
 	Action   string `yaml:"action" json:"action"`
 	// Rule is the id of the rule the red flag restates (the same condition
 	// or the same quote), when the skill carries it.
-	Rule     string     `yaml:"rule,omitempty" json:"rule,omitempty"`
+	Rule string `yaml:"rule,omitempty" json:"rule,omitempty"`
+	// Grave marks a red flag whose verdict predicts death, disaster,
+	// divorce or ruin (see Rule.Grave).
+	Grave    bool       `yaml:"grave,omitempty" json:"grave,omitempty"`
 	Evidence []Evidence `yaml:"evidence" json:"evidence"`
 }
 
@@ -124,9 +127,13 @@ type Rule struct {
 	// graded below B by curate's credibility check: the best of their
 	// grades (C or D). The rule rests on low-grade sources only; weigh it
 	// accordingly.
-	SourceGrade string     `yaml:"source_grade,omitempty" json:"source_grade,omitempty"`
-	Source      string     `yaml:"source" json:"source"`
-	Evidence    []Evidence `yaml:"evidence" json:"evidence"`
+	SourceGrade string `yaml:"source_grade,omitempty" json:"source_grade,omitempty"`
+	// Grave marks a rule whose verdict predicts death, disaster, divorce
+	// or ruin (GraveTerms): it is relayed only as what the tradition
+	// says, with a caveat, never as a certainty.
+	Grave    bool       `yaml:"grave,omitempty" json:"grave,omitempty"`
+	Source   string     `yaml:"source" json:"source"`
+	Evidence []Evidence `yaml:"evidence" json:"evidence"`
 }
 
 // Tier names, as the keys of rules.yaml.

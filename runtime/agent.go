@@ -85,6 +85,8 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Citations, on a citations event, are the sources of the answer.
 	Citations []Citation `json:"citations,omitempty"`
+	// Judge, on a judge event, is what the judge found in the draft.
+	Judge *Judgement `json:"judge,omitempty"`
 	// Seed, on a done event, is the seed of the turn's random draws (set
 	// when the turn drew): pass it as the request's seed to replay them.
 	Seed *int64 `json:"seed,omitempty"`
@@ -162,6 +164,9 @@ type Config struct {
 	// HistoryKeep bounds the user history kept per user (default
 	// DefaultHistoryKeep).
 	HistoryKeep int
+	// Judge is when an answer is judged before it is streamed: JudgeAuto
+	// (""; the skills whose rules carry grave verdicts), JudgeOn, JudgeOff.
+	Judge string
 	// WebSearch, when set, offers the web_search tool (serve.web_search):
 	// the agent may search the web when the skill's knowledge has nothing;
 	// the results are marked outside the skill in the answer and its
@@ -182,6 +187,9 @@ type Agent struct {
 	bridger *Bridger
 	// bg tracks work that outlives a turn (rolling summaries).
 	bg sync.WaitGroup
+	// graveSkills caches, per loaded skill, whether its rules carry grave
+	// verdicts (judgeFor).
+	graveSkills sync.Map
 	// tk counts tokens for the tier-2 budget, loaded once.
 	tkOnce sync.Once
 	tk     *tiktoken.Tiktoken
@@ -233,6 +241,13 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.HistoryKeep <= 0 {
 		cfg.HistoryKeep = DefaultHistoryKeep
+	}
+	switch cfg.Judge {
+	case "":
+		cfg.Judge = JudgeAuto
+	case JudgeAuto, JudgeOn, JudgeOff:
+	default:
+		return nil, fmt.Errorf("runtime: serve.judge %q: use auto (judge the skills whose rules carry grave verdicts), on or off", cfg.Judge)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
@@ -385,6 +400,19 @@ type turn struct {
 	// as a citations event before done.
 	citations []Citation
 	citeSeen  map[string]bool
+	// inTurn is set for a model turn (not the tools API): use_skill then
+	// answers with a confirmation, its instructions being in the prompt.
+	inTurn bool
+	// inContext are the rules the model has this turn (skill|id): listed
+	// in the system prompt or returned by get_rules already.
+	inContext map[string]bool
+	// collect is set when the step's prompt offers a collect step.
+	collect bool
+	// sources are the full texts of the sources the turn consulted, by
+	// chunk or rule id (the judge's and the check's).
+	sources map[string]string
+	// judgement is the judge's, for the stored answer.
+	judgement *Judgement
 }
 
 // turnSeed returns the seed of the turn's draws, choosing one on first use.
@@ -427,6 +455,11 @@ func (t *turn) answerRecord(answer string, cs []Citation) knowledge.StoredMessag
 	t.emitMu.Lock()
 	evs := append([]Event(nil), t.shown...)
 	t.emitMu.Unlock()
+	t.mu.Lock()
+	if t.judgement != nil {
+		evs = append(evs, Event{Type: EventJudge, Judge: t.judgement})
+	}
+	t.mu.Unlock()
 	if len(cs) > 0 {
 		evs = append(evs, Event{Type: EventCitations, Citations: cs})
 	}
@@ -619,6 +652,14 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if a.Offline() {
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
+	// A turn that starts judged (its skill's rules carry grave verdicts, or
+	// serve.judge: on) has its message classified too: the input guardrail
+	// as a classifier request, the phrase list its fallback.
+	if a.judgeFor(t.active) && a.cfg.Judge != JudgeOff && (t.active != "" || a.cfg.Judge == JudgeOn) {
+		if err := a.classifyInput(ctx, msg); err != nil {
+			return "", err
+		}
+	}
 	return a.modelTurn(ctx, t, msg, all, newRecords)
 }
 
@@ -767,6 +808,7 @@ func lastChat(h []llm.Message, n int) []llm.Message {
 
 func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, recs []knowledge.StoredMessage) (string, error) {
 	transcript := t.transcript
+	t.inTurn = true
 	startActive, startTopic := t.active, t.topic
 	t.question = msg
 	startProtocol := recordedProtocol(all)
@@ -776,6 +818,10 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 	// stepMsgs are this turn's assistant tool-call and tool messages.
 	var stepMsgs []llm.Message
 	var answer strings.Builder
+	// sent is how much of answer has been streamed: a judged step's text
+	// is held back until the judge has read the whole answer.
+	sent := 0
+	judged := false
 	var protocol *skills.Protocol
 	var usage Usage
 	reason := "stop"
@@ -806,18 +852,20 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			Stage:    "serve",
 			Model:    a.cfg.ModelName,
 			Messages: msgs,
-			Tools:    a.turnTools(active, msg),
+			Tools:    a.turnTools(a.stepState(t, active, all), msg),
 			NoCache:  true,
 		}
 		g := newOutputGuard()
 		var stepText strings.Builder
+		// Once a step is judged, the rest of the turn is held too.
+		judged = judged || a.judgeFor(active)
 		resp, err := a.cfg.Model.Stream(ctx, req, func(d llm.Delta) error {
 			if d.Content == "" {
 				return nil
 			}
 			out := g.Write(d.Content)
 			stepText.WriteString(out)
-			if out == "" {
+			if out == "" || judged {
 				return nil
 			}
 			return t.send(Event{Type: EventContent, Content: out})
@@ -825,13 +873,22 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		usage.add(resp.Usage)
 		if rest := g.Flush(); rest != "" {
 			stepText.WriteString(rest)
-			_ = t.send(Event{Type: EventContent, Content: rest})
+			if !judged {
+				_ = t.send(Event{Type: EventContent, Content: rest})
+			}
+		}
+		if !judged {
+			sent = answer.Len() + stepText.Len()
 		}
 		if g.softened > 0 {
 			a.metrics.guardrails.WithLabelValues(guardOutputSoftened).Add(float64(g.softened))
 		}
 		if err != nil {
 			statsFrom(ctx).setErr(errKindModel)
+			if held := answer.String()[sent:] + stepText.String(); held != "" && judged {
+				// The turn failed: what the model said is not judged.
+				_ = t.send(Event{Type: EventContent, Content: held})
+			}
 			_ = a.persist(ctx, t, recs)
 			_ = t.send(Event{Type: EventError, Error: err.Error()})
 			return answer.String(), fmt.Errorf("runtime: model: %w", err)
@@ -866,12 +923,46 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 			break
 		}
 	}
+	if judged || sent < answer.Len() {
+		// The held text: judged (not a form's request), then streamed;
+		// when the judge changed what was already streamed, a correction
+		// event carries the whole answer.
+		final := answer.String()
+		if judged && reason != "form" && strings.TrimSpace(final) != "" {
+			var j Judgement
+			final, j = a.judge(ctx, t, msg, final)
+			t.mu.Lock()
+			t.judgement = &j
+			t.mu.Unlock()
+		}
+		if strings.HasPrefix(final, answer.String()[:sent]) {
+			if rest := final[sent:]; rest != "" {
+				_ = t.send(Event{Type: EventContent, Content: rest})
+			}
+		} else {
+			_ = t.send(Event{Type: EventCorrection, Content: final})
+		}
+		answer.Reset()
+		answer.WriteString(final)
+		t.mu.Lock()
+		j := t.judgement
+		t.mu.Unlock()
+		if j != nil {
+			_ = t.send(Event{Type: EventJudge, Judge: j})
+		}
+	}
 	if step == a.cfg.MaxSteps {
 		a.metrics.guard(guardMaxSteps)
 		reason = "max_steps"
 		note := fmt.Sprintf("\n（已达到单轮最多 %d 步的上限 serve.max_steps，回答可能不完整。）", a.cfg.MaxSteps)
 		answer.WriteString(note)
 		_ = t.send(Event{Type: EventContent, Content: note})
+	}
+	if c := verdictCaveat(answer.String()); c != "" {
+		a.metrics.guard(guardVerdictCaveat)
+		c = "\n" + c
+		answer.WriteString(c)
+		_ = t.send(Event{Type: EventContent, Content: c})
 	}
 	if d := Disclaimer(msg, answer.String()); d != "" && reason != "form" {
 		a.metrics.guard(guardDisclaimer)
@@ -898,6 +989,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		recs = append(recs, knowledge.StoredMessage{Role: roleDraw, Content: d})
 	}
 	t.mu.Unlock()
+	a.addNamedRules(ctx, t, answer.String())
 	cites := t.answerCitations(answer.String())
 	recs = append(recs, t.answerRecord(answer.String(), cites))
 	if protocol != nil && len(protocol.Steps) > 0 {
@@ -989,6 +1081,10 @@ func (a *Agent) runCalls(ctx context.Context, t *turn, calls []llm.ToolCall) []s
 					// Passages reach the model wrapped (wrap.go); the
 					// event keeps the JSON.
 					results[i] = modelResult(c.Name, out)
+					t.noteToolSources(c.Name, out)
+					if c.Name == "get_rules" && t.inTurn {
+						results[i] = t.leanRules(out)
+					}
 					t.addCitations(a.toolCitations(ctx, c.Name, out))
 					a.recordHistory(ctx, t, c.Name, json.RawMessage(c.Arguments), out)
 				}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -58,7 +59,19 @@ func TextLanguage(text string) string {
 // aliases, tokenised once. It is read-only and safe for concurrent use.
 type Glossary struct {
 	entries []glossEntry
+	// charWords maps a word (phraseTokens) to the Han characters the
+	// glossary's Characters name by it (the user's dictionary), each with
+	// the place of the first gloss holding it: a term is named by as many
+	// consecutive words, one per character.
+	charWords map[string]map[rune]int
+	// charOf maps a word to the characters whose first glosses
+	// (primaryGlosses) are that one word: "winter" 冬, "tomb" 墓.
+	charOf map[string][]rune
 }
+
+// primaryGlosses is how many of a character's first glosses name it alone
+// (charOf): later ones are rarer senses.
+const primaryGlosses = 3
 
 // glossEntry is a glossary term with its phrases tokenised.
 type glossEntry struct {
@@ -66,6 +79,10 @@ type glossEntry struct {
 	// names are the term, its aliases, English renderings and pinyin.
 	names   []string
 	phrases [][]string
+	// weak[i] is set when phrases[i] is an English rendering of a mined
+	// entry: a dictionary's gloss, not the field's translation (地位
+	// "status"), which names the term less surely than the field's.
+	weak []bool
 }
 
 // NewGlossary prepares g for [Glossary.Terms].
@@ -76,11 +93,101 @@ func NewGlossary(g skills.Glossary) *Glossary {
 		for _, p := range e.names {
 			if tok := nameTokens(p); len(tok) > 0 {
 				e.phrases = append(e.phrases, tok)
+				e.weak = append(e.weak, t.From == skills.FromMined && slices.ContainsFunc(t.English, func(x string) bool { return strings.EqualFold(x, p) }))
 			}
 		}
 		out.entries = append(out.entries, e)
 	}
+	chars := make([]string, 0, len(g.Characters))
+	for c := range g.Characters {
+		chars = append(chars, c)
+	}
+	sort.Strings(chars)
+	for _, c := range chars {
+		r, n := utf8.DecodeRuneInString(c)
+		if n != len(c) || !unicode.Is(unicode.Han, r) {
+			continue
+		}
+		r = foldVariant(r)
+		index := func(tok string, rank int) {
+			if out.charWords == nil {
+				out.charWords = map[string]map[rune]int{}
+				out.charOf = map[string][]rune{}
+			}
+			if out.charWords[tok] == nil {
+				out.charWords[tok] = map[rune]int{}
+			}
+			if old, ok := out.charWords[tok][r]; !ok || rank < old {
+				out.charWords[tok][r] = rank
+			}
+		}
+		e := g.Characters[c]
+		for rank, w := range e.English {
+			var toks []string
+			for _, tok := range phraseTokens(w) {
+				if !hasHan(tok) && !charStopWords[tok] {
+					toks = append(toks, charStem(tok))
+				}
+			}
+			for _, tok := range toks {
+				index(tok, rank)
+			}
+			if len(toks) == 1 && len(phraseTokens(w)) == 1 && rank < primaryGlosses && !slices.Contains(out.charOf[toks[0]], r) {
+				out.charOf[toks[0]] = append(out.charOf[toks[0]], r)
+			}
+		}
+		for _, py := range e.Pinyin {
+			if tok := strings.ToLower(strings.TrimSpace(py)); tok != "" {
+				index(tok, primaryGlosses)
+			}
+		}
+	}
 	return out
+}
+
+// charStem takes a word one step further than phraseTokens' stem for
+// matching a character's glosses: "killings" and "killing" are "kill",
+// "illnesses" "illness".
+func charStem(w string) string {
+	w = skills.Stem(w)
+	if strings.HasSuffix(w, "sse") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// charStopWords are English words that gloss a character in a sense no
+// question means (弟 "I" in letters, 未 "not yet", 有 "have"): a question's
+// frame, never a term's character.
+var charStopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("i me my we us our you your he him his she her they them their it one all some any no not yet have has had will would shall should can could may might must do doe did make get so very too also then there here now just only more most much many such own same other be been being am was were") {
+		charStopWords[w] = true
+	}
+}
+
+// maxComposedRunes is the longest term named word by word (composedAt).
+const maxComposedRunes = 4
+
+// composedAt reports whether the words of tokens from s name the Han term,
+// one word per character (charWords): "seven killings" is 七杀, "Jia wood"
+// 甲木; and how far down the characters' glosses the words were found, the
+// less the better ("eating god" is 食神 by 食's first gloss, not 用神 by
+// 用's "eat or drink"). Terms of two to maxComposedRunes characters.
+func (g *Glossary) composedAt(tokens []string, s int, term []rune) (bool, int) {
+	if len(term) < 2 || len(term) > maxComposedRunes || s+len(term) > len(tokens) {
+		return false, 0
+	}
+	rank := 0
+	for i, r := range term {
+		k, ok := g.charWords[charStem(tokens[s+i])][foldVariant(r)]
+		if !ok {
+			return false, 0
+		}
+		rank += k
+	}
+	return true, rank
 }
 
 // nameTokens are the tokens a glossary name is matched by (phraseTokens),
@@ -361,16 +468,33 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	}
 	han := lang == langZH
 	tokens := phraseTokens(text)
-	type match struct{ entry, start, n int }
+	type match struct{ entry, start, n, rank int }
 	var ms []match
 	for i, e := range g.entries {
 		if namesOneOf(e, omit) {
 			continue
 		}
-		for _, p := range e.phrases {
+		for k, p := range e.phrases {
+			rank := 0
+			if e.weak[k] {
+				rank = 1
+			}
 			for s := 0; s+len(p) <= len(tokens); s++ {
 				if equalTokens(tokens[s:s+len(p)], p) {
-					ms = append(ms, match{i, s, len(p)})
+					ms = append(ms, match{i, s, len(p), rank})
+				}
+			}
+		}
+		if han && len(g.charWords) > 0 {
+			for _, n := range e.names {
+				if !isHanOnly(n) {
+					continue
+				}
+				term := []rune(n)
+				for s := range tokens {
+					if ok, rank := g.composedAt(tokens, s, term); ok {
+						ms = append(ms, match{i, s, len(term), 1 + rank})
+					}
 				}
 			}
 		}
@@ -379,7 +503,10 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		if ms[i].n != ms[j].n {
 			return ms[i].n > ms[j].n
 		}
-		return ms[i].start < ms[j].start
+		if ms[i].start != ms[j].start {
+			return ms[i].start < ms[j].start
+		}
+		return ms[i].rank < ms[j].rank
 	})
 	covered := make([]bool, len(tokens))
 	var named []match
@@ -431,6 +558,64 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		if composedOf(foldText(e.Term), pieces, 0) >= 2 {
 			chosen[i] = true
 			add(e)
+		}
+	}
+	// A word no term takes whose first glosses name a character of the
+	// glossary's terms is carried over as that character ("winter" 冬,
+	// "tomb" 墓, "father" 父), after the terms: the passages on a term
+	// written with it (三冬丙火) come up among those on the term. Not when
+	// the question names a term by one of its names: the glossary's
+	// renderings say what it asks about better than single characters
+	// (a dictionary's rendering of a mined term does not count).
+	rendered := slices.ContainsFunc(named, func(m match) bool { return m.rank == 0 })
+	if han && len(g.charOf) > 0 && !rendered {
+		for k, tok := range tokens {
+			if covered[k] {
+				continue
+			}
+			for _, r := range g.charOf[charStem(tok)] {
+				if c := string(r); !seen[c] {
+					seen[c] = true
+					out = append(out, c)
+				}
+			}
+		}
+		// A term of the glossary holding a named term and the carried
+		// characters, all its characters but one (三冬丙火 for 丙火 and
+		// 冬: "Bing fire born in winter"), is named too.
+		var whole, chars []string
+		for _, p := range out {
+			if !isHanOnly(p) {
+				continue
+			}
+			if utf8.RuneCountInString(p) == 1 {
+				chars = append(chars, p)
+			} else {
+				whole = append(whole, foldText(p))
+			}
+		}
+		for i, e := range g.entries {
+			if len(chars) == 0 || chosen[i] || !isHanOnly(e.Term) || utf8.RuneCountInString(e.Term) < 3 {
+				continue
+			}
+			t := foldText(e.Term)
+			for _, w := range whole {
+				if !strings.Contains(t, w) {
+					continue
+				}
+				rest := strings.Replace(t, w, "", 1)
+				left := utf8.RuneCountInString(rest)
+				for _, c := range chars {
+					if strings.Contains(rest, c) {
+						left--
+					}
+				}
+				if left <= 1 && left < utf8.RuneCountInString(rest) {
+					chosen[i] = true
+					add(e)
+					break
+				}
+			}
 		}
 	}
 	return out

@@ -122,10 +122,12 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 		var out struct {
 			Skills []string    `json:"skills"`
 			Rules  []skillRule `json:"rules"`
+			// Partial rules reach the model too, which may cite them.
+			Partial []skillRule `json:"partial"`
 		}
 		if json.Unmarshal(res, &out) == nil {
 			var cs []Citation
-			for _, r := range out.Rules {
+			for _, r := range append(out.Rules, out.Partial...) {
 				skill := ""
 				if len(out.Skills) > 1 {
 					skill = r.Skill
@@ -141,6 +143,58 @@ func (a *Agent) toolCitations(ctx context.Context, tool string, res json.RawMess
 		return passageCitations(passagesOf(res))
 	}
 	return nil
+}
+
+// addNamedRules adds to the turn's citations the rules of the active skills
+// the answer names by id that the turn did not retrieve (a rule SKILL.md
+// lists, which the model has from the system prompt): every rule an answer
+// cites has its source.
+func (a *Agent) addNamedRules(ctx context.Context, t *turn, answer string) {
+	names := splitSkills(t.activeSkill())
+	t.mu.Lock()
+	have := map[string]bool{}
+	for _, c := range t.citations {
+		have[c.Skill+"|"+c.RuleID] = true
+	}
+	t.mu.Unlock()
+	for _, n := range names {
+		sk, err := a.cfg.Skills.Get(n)
+		if err != nil {
+			continue
+		}
+		idx, err := a.rules.get(sk)
+		if err != nil {
+			continue
+		}
+		label := ""
+		if len(names) > 1 {
+			label = n
+		}
+		for _, r := range idx.rules {
+			if r.ID != "" && !have[label+"|"+r.ID] && namesID(answer, r.ID) {
+				t.addCitations(a.ruleCitations(ctx, label, []knowledge.TieredRule{r}))
+			}
+		}
+	}
+}
+
+// namesID reports whether text holds id as a whole token (R008, not R0081).
+func namesID(text, id string) bool {
+	isID := func(b byte) bool {
+		return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_'
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], id)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(id)
+		if (i == 0 || !isID(text[i-1])) && (end == len(text) || !isID(text[end])) {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // addCitations records citations for the turn's answer, each source once.

@@ -139,3 +139,32 @@ func (s *Server) postFeedback(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 	}
 }
+
+// AnswerContext returns, from a conversation's stored messages, the answer
+// whose sequence number is turn, the question it answered (the user
+// message before it) and the skills active then; ok is false when turn is
+// not an answer. A question made from a form is returned as stored (it
+// starts with FormMarker).
+func AnswerContext(msgs []knowledge.StoredMessage, turn int) (question, answer string, skills []string, ok bool) {
+	at := -1
+	for i, m := range msgs {
+		if m.Seq == turn && m.Role == llm.RoleAssistant {
+			at = i
+		}
+	}
+	if at < 0 {
+		return "", "", nil, false
+	}
+	for i := at - 1; i >= 0 && question == ""; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			question = msgs[i].Content
+		}
+	}
+	for i := at - 1; i >= 0; i-- {
+		if msgs[i].Role == roleSkill {
+			skills = splitSkills(msgs[i].Content)
+			break
+		}
+	}
+	return question, msgs[at].Content, skills, true
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 )
 
@@ -160,5 +161,25 @@ func TestReplaceLastQuestion(t *testing.T) {
 	resp.Body.Close()
 	if len(evs) == 0 || evs[len(evs)-1].Type != EventError || !strings.Contains(evs[len(evs)-1].Error, "no question to replace") {
 		t.Errorf("replace_last in a new conversation: %+v", evs)
+	}
+}
+
+// AnswerContext finds an answer by its turn, the question before it and
+// the skills active then.
+func TestAnswerContext(t *testing.T) {
+	msgs := []knowledge.StoredMessage{
+		{Seq: 1, Role: roleSkill, Content: "bazi,career"}, {Seq: 2, Role: "user", Content: "问一"}, {Seq: 3, Role: "assistant", Content: "答一"},
+		{Seq: 4, Role: roleSkill, Content: "tea"}, {Seq: 5, Role: "user", Content: "问二"}, {Seq: 6, Role: roleEffect, Content: "{}"}, {Seq: 7, Role: "assistant", Content: "答二"},
+	}
+	q, a, sk, ok := AnswerContext(msgs, 3)
+	if !ok || q != "问一" || a != "答一" || strings.Join(sk, "|") != "bazi|career" {
+		t.Errorf("turn 3: %q %q %q %v", q, a, sk, ok)
+	}
+	q, a, sk, ok = AnswerContext(msgs, 7)
+	if !ok || q != "问二" || a != "答二" || strings.Join(sk, "|") != "tea" {
+		t.Errorf("turn 7: %q %q %q %v", q, a, sk, ok)
+	}
+	if _, _, _, ok := AnswerContext(msgs, 5); ok {
+		t.Errorf("a question taken for an answer")
 	}
 }

@@ -51,7 +51,8 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 	if err != nil {
 		return nil, err
 	}
-	res := map[string]any{"skill": active[0], "question": question, "rules": nonNilRules(ans.Rules)}
+	// Grave verdicts go out as the tradition's, with a caveat (verdicts.go).
+	res := map[string]any{"skill": active[0], "question": question, "rules": nonNilRules(safeSkillRules(ans.Rules))}
 	if len(active) > 1 {
 		res["skills"] = active
 	}
@@ -63,7 +64,7 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 	}
 	switch {
 	case len(ans.Partial) > 0:
-		res["partial"] = ans.Partial
+		res["partial"] = safeSkillRules(ans.Partial)
 		res["note"] = fmt.Sprintf("没有规则论及 %s；以下规则只涉及问题的其他部分，不能直接作答 / no rule states %s, which the question asks about; the partial rules touch only the rest of it and do not answer it: say so, and answer from search_knowledge passages if they do (searched as: %s)",
 			strings.Join(ans.Missing, "、"), strings.Join(ans.Missing, ", "), searched)
 	case len(ans.Rules) == 0:

@@ -26,10 +26,10 @@ const DefaultHistoryKeep = 200
 // maxHistoryResult bounds a stored tool result, in bytes.
 const maxHistoryResult = 4 << 10
 
-var historyTool = llm.Tool{Name: "get_user_history", Description: "读取该用户以往对话中的工具结果与检索到的规则、原文（跨对话，最新在前）/ Read the user's past tool results and retrieved rules and passages, across conversations, newest first.",
+var historyTool = llm.Tool{Name: "get_user_history", Description: "The user's past tool results and retrieved rules and passages, across conversations, newest first.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":50,"default":10},"offset":{"type":"integer","minimum":0},"tool":{"type":"string","description":"only this tool's results"},"skill":{"type":"string","description":"only this skill's"}}}`)}
 
-var userSummaryTool = llm.Tool{Name: "get_conversation_summary", Description: "读取该用户跨对话的摘要（以往问过什么、得出的结论）/ Read the summary of the user's past conversations: what they asked and what was concluded.",
+var userSummaryTool = llm.Tool{Name: "get_conversation_summary", Description: "The summary of the user's past conversations: what they asked and what was concluded.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}
 
 func (a *Agent) historyStore() (knowledge.HistoryStore, bool) {

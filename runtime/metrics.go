@@ -32,6 +32,8 @@ type Metrics struct {
 	profileFields *prometheus.CounterVec // outcome
 	requests      *prometheus.CounterVec // route, code
 	feedback      *prometheus.CounterVec // rating, comment
+	judgeVerdicts *prometheus.CounterVec // by, verdict
+	judgeTurns    *prometheus.CounterVec // outcome
 }
 
 // Search outcomes of vibe_search_total. A search is a hit when the answer
@@ -68,6 +70,12 @@ const (
 	guardOutputSoftened = "output_softened"
 	guardDisclaimer     = "disclaimer"
 	guardMaxSteps       = "max_steps"
+	// guardVerdictCaveat: a grave verdict (death, disaster, divorce,
+	// ruin) got the caveat that it is the tradition's, not a certainty.
+	guardVerdictCaveat = "verdict_caveat"
+	// guardInputClassifierFailed: the input classifier's request failed or
+	// its answer was unusable; the phrase list alone judged the message.
+	guardInputClassifierFailed = "input_classifier_failed"
 )
 
 // latencyBuckets cover a tool call or a search (1 ms .. 30 s).
@@ -105,7 +113,7 @@ func NewMetrics() *Metrics {
 	m.searchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vibe_search_duration_seconds",
 		Help: "Time of one knowledge search (query embedding included).", Buckets: latencyBuckets})
 	m.guardrails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_guardrail_triggers_total",
-		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps."}, []string{"guard"})
+		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps, verdict_caveat (a grave verdict relayed as the tradition's), input_classifier_failed (the phrase list alone judged a message)."}, []string{"guard"})
 	m.activeStreams = prometheus.NewGauge(prometheus.GaugeOpts{Name: "vibe_active_streams",
 		Help: "Chat responses being streamed now (/api/chat and /v1/chat/completions)."})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_errors_total",
@@ -117,7 +125,11 @@ func NewMetrics() *Metrics {
 	m.feedback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_feedback_total",
 		Help: "Users' verdicts on answers (POST /api/feedback) by rating (up, down) and comment (yes, no); a changed verdict counts again."}, []string{"rating", "comment"})
 	f(m.feedback)
-	for _, c := range []prometheus.Collector{m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
+	m.judgeVerdicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_judge_verdicts_total",
+		Help: "The judge's verdicts on the claims of answers, by who judged (model: the judge request; check: the deterministic check of cited ids and quotes) and verdict (supported, unsupported, unsafe)."}, []string{"by", "verdict"})
+	m.judgeTurns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_judge_turns_total",
+		Help: "Judged answers by outcome: passed (sent as drafted), rewritten (the user got the judge's rewrite), check_only (no usable judge answer: the deterministic check alone)."}, []string{"outcome"})
+	for _, c := range []prometheus.Collector{m.judgeVerdicts, m.judgeTurns, m.turns, m.turnSeconds, m.turnToolCalls, m.turnTokens, m.modelCalls, m.modelSeconds,
 		m.tokens, m.toolCalls, m.toolSeconds, m.searches, m.searchSeconds, m.guardrails, m.activeStreams, m.errors,
 		m.profileFields, m.requests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {

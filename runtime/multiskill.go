@@ -114,9 +114,34 @@ func (a *Agent) useSkill(t *turn, args map[string]any) (json.RawMessage, error) 
 			sks = append(sks, sk)
 		}
 	}
+	if t.inTurn {
+		// In a model turn the next system prompt carries the
+		// instructions: the result only confirms.
+		var list []string
+		for _, sk := range sks {
+			list = append(list, sk.Name)
+		}
+		res := map[string]any{"skill": list[0], "active": list, "status": "active; the instructions are in the system prompt from now on"}
+		var tools []string
+		for _, sk := range sks {
+			tools = append(tools, toolNames(sk)...)
+		}
+		if len(tools) > 0 {
+			res["tools"] = tools
+		}
+		if topic != "" {
+			res["topic"] = topic
+		}
+		if len(sks) > 1 {
+			if _, cut := a.stackInstructions(sks); len(cut) > 0 {
+				res["cut"] = cut
+			}
+		}
+		return jsonOf(res)
+	}
 	if len(sks) == 1 {
 		sk := sks[0]
-		res := map[string]any{"skill": sk.Name, "instructions": sk.Instructions(), "tools": toolNames(sk), "resources": sk.Resources()}
+		res := map[string]any{"skill": sk.Name, "instructions": safeInstructions(sk.Instructions()), "tools": toolNames(sk), "resources": sk.Resources()}
 		addMeta(res, sk.Header)
 		if topic != "" {
 			res["topic"] = topic
@@ -133,7 +158,7 @@ func (a *Agent) useSkill(t *turn, args map[string]any) (json.RawMessage, error) 
 		}
 		list = append(list, m)
 	}
-	res := map[string]any{"skills": list, "instructions": text}
+	res := map[string]any{"skills": list, "instructions": safeInstructions(text)}
 	if topic != "" {
 		res["topic"] = topic
 	}
@@ -178,15 +203,31 @@ func (a *Agent) candidatesNote(msg string) string {
 	return "; the router's candidates for this message, best first: " + strings.Join(fit, ", ")
 }
 
-// turnTools lists the tools of a model step: those of the active skills,
-// with use_skill's names limited to the installed skills and its
-// description carrying the router's candidates for the message.
-func (a *Agent) turnTools(active, msg string) []llm.Tool {
-	out := a.toolsFor(active)
+// turnTools lists the tools of a model step in state st: the core tools
+// callable now (offeredCore) and those of the active skills, with
+// use_skill's names limited to the installed skills (the router's
+// candidates for the message are in the system prompt).
+func (a *Agent) turnTools(st stepState, msg string) []llm.Tool {
+	var sks []*skills.Skill
+	var instr strings.Builder
+	for _, n := range splitSkills(st.active) {
+		if sk, err := a.cfg.Skills.Get(n); err == nil {
+			sks = append(sks, sk)
+			instr.WriteString(sk.Instructions())
+		}
+	}
+	st.instructions = instr.String()
 	var installed []string
 	for _, h := range a.cfg.Skills.Headers() {
 		installed = append(installed, h.Name)
 	}
+	st.installed = len(installed)
+	out := offeredCore(st, sks)
+	if a.cfg.WebSearch != nil && st.active != "" {
+		// The web is for what an active skill's knowledge lacks.
+		out = append(out, webSearchTool)
+	}
+	out = append(out, a.skillTools(st.active)...)
 	if len(installed) == 0 {
 		return out
 	}
@@ -195,8 +236,9 @@ func (a *Agent) turnTools(active, msg string) []llm.Tool {
 			continue
 		}
 		enum, _ := json.Marshal(installed)
-		out[i].Parameters = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"skills":{"type":"array","items":{"type":"string","enum":%s},"description":"the skills to activate together, primary first"},"topic":{"type":"string","description":"what to focus on, e.g. career"},"name":{"type":"string","enum":%s,"description":"one skill (older form of skills)"}}}`, enum, enum))
-		out[i].Description = tl.Description + a.candidatesNote(msg)
+		// The router's candidates are in the system prompt (routeHint);
+		// the older "name" form is still accepted but not offered.
+		out[i].Parameters = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"skills":{"type":"array","items":{"type":"string","enum":%s},"description":"primary first"},"topic":{"type":"string"}},"required":["skills"]}`, enum))
 	}
 	return out
 }

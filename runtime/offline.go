@@ -54,7 +54,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			t.active = skill
 		}
 		fmt.Fprintf(&sb, "%s%s\n", L.skill, strings.Join(answering, ", "))
-		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 {
+		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 && needsChart(msg) {
 			// The collect step, once the skill is chosen: it reads
 			// birth data the profile lacks.
 			form = birthInfoForm(need)
@@ -104,7 +104,13 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 					if len(text) > 200 {
 						text = append(text[:200], '…')
 					}
-					fmt.Fprintf(&sb, "- [%s] %s (%s, %d-%d): %s\n", p.ChunkID, strings.Join(p.HeadingPath, " > "), p.Source, p.Start, p.End, string(text))
+					note := ""
+					if len(knowledge.GraveTerms(string(text))) > 0 {
+						// The book's grave verdict, not the answer's.
+						note = "（典籍的说法，非确定预言 / the book's verdict, not a certain prediction）"
+						a.metrics.guard(guardVerdictCaveat)
+					}
+					fmt.Fprintf(&sb, "- [%s] %s (%s, %d-%d): %s%s\n", p.ChunkID, strings.Join(p.HeadingPath, " > "), p.Source, p.Start, p.End, string(text), note)
 				}
 			}
 		}

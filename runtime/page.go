@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -139,4 +141,43 @@ func withoutRetracted(msgs []knowledge.StoredMessage) []knowledge.StoredMessage 
 		out = keep
 	}
 	return out
+}
+
+// PassageInfo is GET /api/passage?id=: one passage of the knowledge store,
+// whole, for the page's source panel.
+type PassageInfo struct {
+	ChunkID     string   `json:"chunk_id"`
+	Source      string   `json:"source"`
+	Doc         string   `json:"doc"`
+	HeadingPath []string `json:"heading_path"`
+	Start       int      `json:"start"`
+	End         int      `json:"end"`
+	Text        string   `json:"text"`
+}
+
+// getPassage answers GET /api/passage?id=CHUNK: the whole passage a
+// citation names, so the source panel shows it whole whether or not this
+// page's session retrieved it (a reloaded conversation, a retrieval-only
+// answer, a rule's passage).
+func (s *Server) getPassage(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	if id == "" || len(id) > 512 {
+		writeErr(w, http.StatusBadRequest, "invalid_request_error", "id: give the chunk id of a passage (a citation's chunk_id)")
+		return
+	}
+	cg, ok := s.agent.cfg.Searcher.(chunkGetter)
+	if !ok {
+		writeErr(w, http.StatusNotFound, "not_found", "no knowledge store to read passages from")
+		return
+	}
+	c, err := cg.Chunk(r.Context(), id)
+	switch {
+	case errors.Is(err, knowledge.ErrNotFound):
+		writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("passage %q not found", id))
+		return
+	case err != nil:
+		writeErr(w, http.StatusInternalServerError, "server_error", err.Error())
+		return
+	}
+	writeJSON(w, 200, PassageInfo{ChunkID: c.ID, Source: c.Source, Doc: c.Doc, HeadingPath: c.HeadingPath, Start: c.Start, End: c.End, Text: c.Text})
 }

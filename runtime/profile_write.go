@@ -149,6 +149,9 @@ func (a *Agent) formMessage(ctx context.Context, userID string, f *FormResponse)
 			if err := checkProfilePath(k); err != nil {
 				return "", fmt.Errorf("form_response: %w", err)
 			}
+			if err := checkBirthValue(k, v); err != nil {
+				return "", fmt.Errorf("form_response: %w", err)
+			}
 			prof[k] = v
 		}
 	}

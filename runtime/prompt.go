@@ -25,7 +25,6 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		return "", err
 	}
 	sb.WriteString(core.Instructions())
-	sb.WriteString("\n\n# 用户 / User\n")
 	t.mu.Lock()
 	user, userOK := t.user, t.userOK
 	t.mu.Unlock()
@@ -39,7 +38,11 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		t.user, t.userOK = user, true
 		t.mu.Unlock()
 	}
-	sb.WriteString(user)
+	if user != noProfile {
+		// Nothing known, nothing said (the profile tools say what is
+		// missing when the question is about the user).
+		sb.WriteString("\n\n# 用户 / User\n" + user)
+	}
 
 	activeSet := t.activeSkill()
 	active := primarySkill(activeSet)
@@ -58,7 +61,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		}
 		sb.WriteString("结合各技能的规则作答，并注明每条结论出自哪个技能 / combine the skills' rules and say which skill each judgement comes from.\n\n")
 		text, _ := a.stackInstructions(sks)
-		sb.WriteString(text)
+		sb.WriteString(safeInstructions(text))
 		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
 	} else if active != "" {
 		if sk, err := a.cfg.Skills.Get(active); err == nil {
@@ -66,7 +69,8 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			if top := t.activeTopic(); top != "" {
 				fmt.Fprintf(&sb, "话题 / topic: %s\n", top)
 			}
-			fmt.Fprintf(&sb, "\n%s\n", sk.Instructions())
+			fmt.Fprintf(&sb, "\n%s\n", safeInstructions(sk.Instructions()))
+			t.noteInContext(sk.Name, listedRules(sk.Instructions())...)
 			if tn := toolNames(sk); len(tn) > 0 {
 				sb.WriteString("\n本技能的工具 / skill tools: " + strings.Join(tn, ", ") + "\n")
 			}
@@ -113,6 +117,8 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			}
 			t.addCitations(a.ruleCitations(ctx, skill, rules))
 			for _, r := range rules {
+				t.noteInContext(n, r.ID)
+				t.noteRule(r)
 				if skill != "" {
 					fmt.Fprintf(&rc, "- [%s] %s\n", skill, ruleLine(r))
 				} else {
@@ -121,9 +127,11 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			}
 		}
 	}
-	if form := a.birthInfoStep(ctx, t, names); form != "" {
-		rc.WriteString(form)
-	}
+	form := a.birthInfoStep(ctx, t, msg, names)
+	rc.WriteString(form)
+	t.mu.Lock()
+	t.collect = form != "" || protocol != nil
+	t.mu.Unlock()
 	if protocol != nil {
 		fmt.Fprintf(&rc, "\n## 进行中的协议 / protocol in progress: %s\n%s\n", protocol.Name, protocol.Body)
 		if len(protocol.Steps) > 0 {
@@ -189,6 +197,7 @@ func ruleThen(r knowledge.Rule) string {
 // ruleText is a rule's statement without its id, tier and source: "如果…，
 // 则…" or "Condition → conclusion".
 func ruleText(r knowledge.TieredRule) string {
+	r = safeRule(r)
 	then := ruleThen(r.Rule)
 	if hasHan(r.Condition + then) {
 		return fmt.Sprintf("如果%s，则%s", r.Condition, then)
@@ -197,6 +206,7 @@ func ruleText(r knowledge.TieredRule) string {
 }
 
 func ruleLine(r knowledge.TieredRule) string {
+	r = safeRule(r)
 	then := ruleThen(r.Rule)
 	cite := ""
 	if len(r.Evidence) > 0 {
@@ -229,11 +239,14 @@ func hasHan(s string) bool {
 	return false
 }
 
+// noProfile is the narrative of an empty profile.
+const noProfile = "尚无该用户的资料。/ Nothing is known about the user yet.\n"
+
 // Narrative renders a profile JSON as sentences rather than JSON.
 func Narrative(profile json.RawMessage) string {
 	var m map[string]any
 	if err := json.Unmarshal(profile, &m); err != nil || len(m) == 0 {
-		return "尚无该用户的资料。/ Nothing is known about the user yet.\n"
+		return noProfile
 	}
 	var lines []string
 	var walk func(prefix string, v any)

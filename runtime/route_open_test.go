@@ -44,7 +44,7 @@ func TestRoutingFailsOpen(t *testing.T) {
 		var useSkill string
 		for _, tl := range req.Tools {
 			if tl.Name == "use_skill" {
-				useSkill = tl.Description
+				useSkill = tl.Description + " " + string(tl.Parameters)
 			}
 		}
 		for where, text := range map[string]string{"system prompt": sys, "use_skill": useSkill} {
@@ -56,7 +56,7 @@ func TestRoutingFailsOpen(t *testing.T) {
 			t.Errorf("%q: system prompt lacks %q:\n%s", tt.msg, tt.want, sys)
 		}
 		if tt.want != "activate one only if the question is about its topic" && !strings.Contains(useSkill, "mingli") {
-			t.Errorf("%q: use_skill's description does not name mingli: %s", tt.msg, useSkill)
+			t.Errorf("%q: use_skill does not offer mingli: %s", tt.msg, useSkill)
 		}
 	}
 	// Offline, the glossary path routes like the only-skill path: the

@@ -31,27 +31,27 @@ var ErrToolUnavailable = errors.New("tool unavailable")
 
 // coreTools are always available.
 var coreTools = []llm.Tool{
-	{Name: "use_skill", Description: "激活一个或多个专业技能（可给话题），返回其说明与工具 / Activate one or several skills, optionally with a topic; returns their instructions and tools.",
+	{Name: "use_skill", Description: "Activate one or several skills (primary first), optionally with a topic; their instructions and tools come with the next step.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skills":{"type":"array","items":{"type":"string"},"description":"the skills to activate together, primary first"},"topic":{"type":"string","description":"what to focus on, e.g. career"},"name":{"type":"string","description":"one skill (older form of skills)"}}}`)},
-	{Name: "recommend_skills", Description: "按问题为已安装的技能排序（与路由同一打分），用户意图不明时使用 / Rank the installed skills for a question (the router's scores); use when the intent is unclear.",
+	{Name: "recommend_skills", Description: "Rank the installed skills for a question (the router's scores); use when the intent is unclear.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
-	{Name: "search_knowledge", Description: "在激活技能的知识库中混合检索原文段落，结果以 <knowledge> 块给出并带出处 / Hybrid search of the active skills' sources; passages come as <knowledge> blocks with their source.",
+	{Name: "search_knowledge", Description: "Hybrid search of the active skills' source books; passages come as <knowledge> blocks with their chunk ids.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20},"skill":{"type":"string","description":"only this active skill (default: all active skills)"}},"required":["query"]}`)},
-	{Name: "get_rules", Description: "检索与问题相关的规则（所有激活技能；不会返回整个规则文件）/ Retrieve the rules of the active skills relevant to a question.",
+	{Name: "get_rules", Description: "The active skills' rules relevant to a question (never the whole rule file).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
-	{Name: "read_skill_resource", Description: "读取技能的文件（知识 YAML、rules/*.md 等）/ Read a file of a skill.",
+	{Name: "read_skill_resource", Description: "Read a file of a skill (knowledge YAML, rules/*.md; core: DIALOGUE.md, CRISIS.md).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"default: the active skill"},"path":{"type":"string"}},"required":["path"]}`)},
-	{Name: "get_user_profile", Description: "读取用户资料字段，如 identity.birth_info、skills.bazi.chart；报告找到与缺失的字段 / Read profile fields by path.",
+	{Name: "get_user_profile", Description: "Read the user's profile fields by dotted path (e.g. identity.birth_info); says which are missing.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"array","items":{"type":"string"}}},"required":["fields"]}`)},
-	{Name: "upsert_user_profile", Description: "写入用户资料字段（点号路径，如 identity.birth_info.date；值为 null 则删除），合并保存并递增版本 / Set the user's profile fields by dotted path.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"object","description":"dotted path -> value, e.g. {\"identity.birth_info.date\": \"1990-05-01\"}"}},"required":["fields"]}`)},
-	{Name: "save_skill_data", Description: "把数据深度合并保存到 skill_data.<skill>（replace=true 时整体替换）/ Save data under skill_data.<skill>.",
+	{Name: "upsert_user_profile", Description: "Set the user's profile fields by dotted path (null deletes).",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"object","description":"dotted path -> value"}},"required":["fields"]}`)},
+	{Name: "save_skill_data", Description: "Deep-merge data into the profile under skill_data.<skill> (replace=true replaces).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string"},"data":{"type":"object"},"replace":{"type":"boolean"}},"required":["data"]}`)},
-	{Name: "collect_info", Description: "向用户展示表单收集缺失信息，并结束本轮等待用户填写 / Show a form to the user and wait.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"fields":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"label":{"type":"string"},"type":{"type":"string"},"required":{"type":"boolean"}},"required":["name","type"]}}},"required":["fields"]}`)},
-	{Name: "show_report", Description: "展示结构化报告卡片 / Show a report card.",
+	{Name: "collect_info", Description: "Show the user a form for missing information and end the turn to wait for it.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"fields":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"label":{"type":"string"},"type":{"type":"string"},"enum":{"type":"array","items":{"type":"string"}},"required":{"type":"boolean"}},"required":["name","type"]}}},"required":["fields"]}`)},
+	{Name: "show_report", Description: "Show a report card.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"sections":{"type":"array","items":{"type":"object","properties":{"heading":{"type":"string"},"body":{"type":"string"}},"required":["heading","body"]}}},"required":["title","sections"]}`)},
-	{Name: "show_insight", Description: "展示一条洞察卡片 / Show an insight card.",
+	{Name: "show_insight", Description: "Show an insight card.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"content":{"type":"string"},"level":{"type":"string","enum":["info","warning","critical"]}},"required":["title","content"]}`)},
 	historyTool,
 	userSummaryTool,
@@ -65,6 +65,13 @@ func (a *Agent) toolsFor(active string) []llm.Tool {
 	if a.cfg.WebSearch != nil {
 		out = append(out, webSearchTool)
 	}
+	return append(out, a.skillTools(active)...)
+}
+
+// skillTools lists the tools the active skills offer (a name two skills
+// share is the first's).
+func (a *Agent) skillTools(active string) []llm.Tool {
+	var out []llm.Tool
 	seen := map[string]bool{}
 	for _, n := range splitSkills(active) {
 		sk, err := a.cfg.Skills.Get(n)

@@ -67,6 +67,7 @@ func (s *Server) registerWeb() {
 	s.mux.HandleFunc("GET /api/conversations", s.auth(s.listConversations))
 	s.mux.HandleFunc("GET /api/conversations/{id}", s.auth(s.conversationHistory))
 	s.mux.HandleFunc("POST /api/feedback", s.auth(s.postFeedback))
+	s.mux.HandleFunc("GET /api/passage", s.auth(s.getPassage))
 }
 
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {

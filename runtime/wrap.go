@@ -12,12 +12,14 @@ import (
 // The model reads retrieved passages in the skill spec's wrapped form
 // (skill-spec-v5, "检索结果会以 <knowledge> 标签包装"), not as raw JSON:
 //
-//	<knowledge source="knowledge/bazi/source/a.pdf" heading="论日主" chunk="…#1" doc="…/a.md" start="120" end="180" skill="bazi">
+//	<knowledge source="knowledge/bazi/source/a.pdf" heading="论日主" chunk="…#1" skill="bazi">
 //	甲木生于寅月，得令而旺。
 //	来源 / source: a.pdf > 论日主 [knowledge/bazi/converted/a.md#1]
 //	</knowledge>
 //
-// The attributes carry the citation, the source line repeats it in words
+// The attributes carry the citation (the converted document and offsets
+// are left to the event: the model has no use for them), the source line
+// repeats it in words
 // the model can copy into its answer. The tool_result event keeps the JSON
 // (clients build their source panels from it); only the message handed back
 // to the model is wrapped.
@@ -52,14 +54,16 @@ func WrapKnowledge(query string, ps []Passage, notes []string) string {
 	if len(ps) == 0 {
 		fmt.Fprintf(&sb, "search_knowledge: 没有找到相关原文 / no passage found for %q.\n", query)
 	} else {
-		fmt.Fprintf(&sb, "search_knowledge: %d 段原文 / passages for %q; 引用时写出 chunk / cite a passage by its chunk id.\n", len(ps), query)
+		fmt.Fprintf(&sb, "search_knowledge: %d passages for %q; cite a passage by its chunk id.\n", len(ps), query)
 	}
 	for _, n := range notes {
 		sb.WriteString(n + "\n")
 	}
 	for _, p := range ps {
-		fmt.Fprintf(&sb, "<knowledge source=\"%s\" heading=\"%s\" chunk=\"%s\" doc=\"%s\" start=\"%d\" end=\"%d\"",
-			attr(p.Source), attr(strings.Join(p.HeadingPath, " > ")), attr(p.ChunkID), attr(p.Doc), p.Start, p.End)
+		// The converted document and the offsets are for the source
+		// panel (the event's JSON), not for the model: left out.
+		fmt.Fprintf(&sb, "<knowledge source=\"%s\" heading=\"%s\" chunk=\"%s\"",
+			attr(p.Source), attr(strings.Join(p.HeadingPath, " > ")), attr(p.ChunkID))
 		if p.Skill != "" {
 			fmt.Fprintf(&sb, " skill=\"%s\"", attr(p.Skill))
 		}

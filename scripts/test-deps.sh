@@ -22,6 +22,13 @@ need_pkgs=()
 command -v pdftotext >/dev/null 2>&1 || need_pkgs+=(poppler-utils)
 command -v pandoc >/dev/null 2>&1 || need_pkgs+=(pandoc)
 command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+# Fonts for the page's screenshots (docs/img): without them Chromium draws
+# Chinese text and emoji as boxes.
+if command -v dpkg-query >/dev/null 2>&1; then
+	for p in fonts-wqy-zenhei fonts-noto-color-emoji; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_pkgs+=("$p")
+	done
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	echo "test-deps: installing ${need_pkgs[*]}" >&2
 	if command -v apt-get >/dev/null 2>&1; then

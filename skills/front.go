@@ -34,9 +34,9 @@ const (
 	MaxExampleRunes = 200
 )
 
-// checkExamples refuses front matter examples the welcome cannot show: an
+// CheckExamples refuses front matter examples the welcome cannot show: an
 // empty one, one too long, or too many.
-func checkExamples(ex []string) error {
+func CheckExamples(ex []string) error {
 	if len(ex) > MaxExamples {
 		return fmt.Errorf("examples: %d questions; the welcome shows at most %d: keep the best ones", len(ex), MaxExamples)
 	}

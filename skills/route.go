@@ -65,6 +65,18 @@ func (t GlossaryTerm) Names() []string {
 // Glossary is the content of knowledge/glossary.yaml.
 type Glossary struct {
 	Terms []GlossaryTerm `yaml:"terms" json:"terms"`
+	// Characters gives, for the Han characters of the terms, the English
+	// words and pinyin a question may name each by, from the user's
+	// dictionary (docs/glossary.md): a term is named by as many
+	// consecutive words, one per character ("seven killings" is 七杀).
+	Characters map[string]GlossaryChar `yaml:"characters,omitempty" json:"characters,omitempty"`
+}
+
+// GlossaryChar is how a question may name one character of the terms: its
+// English glosses, most common first, and its pinyin without tones.
+type GlossaryChar struct {
+	English []string `yaml:"english,omitempty" json:"english,omitempty"`
+	Pinyin  []string `yaml:"pinyin,omitempty" json:"pinyin,omitempty"`
 }
 
 // ParseGlossary decodes and checks a glossary; where names the file in
@@ -87,7 +99,16 @@ func ParseGlossary(b []byte, where string) (Glossary, error) {
 // follow g's in their order.
 func (g Glossary) Overlay(over Glossary) Glossary {
 	at := map[string]int{}
-	out := Glossary{Terms: append([]GlossaryTerm(nil), g.Terms...)}
+	out := Glossary{Terms: append([]GlossaryTerm(nil), g.Terms...), Characters: g.Characters}
+	if len(over.Characters) > 0 {
+		out.Characters = map[string]GlossaryChar{}
+		for c, ws := range g.Characters {
+			out.Characters[c] = ws
+		}
+		for c, ws := range over.Characters {
+			out.Characters[c] = ws
+		}
+	}
 	for i, t := range out.Terms {
 		at[strings.TrimSpace(t.Term)] = i
 	}

@@ -365,7 +365,7 @@ func LoadFS(fsys fs.FS, name, where string) (*Skill, error) {
 	if err := checkFrontTools(sk); err != nil {
 		return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
 	}
-	if err := checkExamples(sk.Examples); err != nil {
+	if err := CheckExamples(sk.Examples); err != nil {
 		return nil, fmt.Errorf("load skill %s: SKILL.md front matter: %w", where, err)
 	}
 	entries, err := fs.ReadDir(fsys, "rules")

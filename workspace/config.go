@@ -34,6 +34,17 @@ type Config struct {
 	Serve     ServeConfig     `yaml:"serve"`
 	Eval      EvalConfig      `yaml:"eval"`
 	Search    SearchConfig    `yaml:"search"`
+	Glossary  GlossaryConfig  `yaml:"glossary"`
+}
+
+// GlossaryConfig tunes the glossary `vibe integrate` builds
+// (docs/glossary.md).
+type GlossaryConfig struct {
+	// Dictionary is a Chinese–English dictionary in the CC-CEDICT format
+	// (relative to the workspace root), the user's own: offline, the mined
+	// terms get its English renderings and the glossary its characters'
+	// words. Empty: none.
+	Dictionary string `yaml:"dictionary"`
 }
 
 // SearchConfig selects the web search curate researches with
@@ -198,6 +209,10 @@ type ServeConfig struct {
 	// adds each turn's message and answer to it (off by default).
 	LogFormat  string `yaml:"log_format"`
 	LogContent bool   `yaml:"log_content"`
+	// Judge is when an answer is judged against its sources before it is
+	// streamed (docs/agent.md): auto (the default: skills whose rules
+	// carry grave verdicts), on, off.
+	Judge string `yaml:"judge"`
 	// OTLPEndpoint is the OTLP/HTTP endpoint traces are sent to
 	// (http://collector:4318); "" leaves tracing off unless
 	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set.
@@ -277,6 +292,7 @@ func DefaultConfig() Config {
 		Serve: ServeConfig{
 			Addr:              "127.0.0.1:8080",
 			LogFormat:         "text",
+			Judge:             "auto",
 			MaxSteps:          8,
 			MaxInputChars:     8000,
 			MaxBodyBytes:      1 << 20,
@@ -401,6 +417,7 @@ var allowedValues = []struct {
 	{"chunk.encoding", func(c *Config) string { return c.Chunk.Encoding }, []string{"cl100k_base", "o200k_base"}},
 	{"extract.extractor", func(c *Config) string { return c.Extract.Extractor }, []string{"auto", "llm", "offline"}},
 	{"serve.log_format", func(c *Config) string { return c.Serve.LogFormat }, []string{"text", "json"}},
+	{"serve.judge", func(c *Config) string { return c.Serve.Judge }, []string{"auto", "on", "off"}},
 	{"search.provider", func(c *Config) string { return c.Search.Provider }, []string{"", "searxng", "brave"}},
 	{"search.recent", func(c *Config) string { return c.Search.Recent }, []string{"day", "week", "month", "year", "any"}},
 }

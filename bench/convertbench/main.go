@@ -227,6 +227,7 @@ func convertFile(ctx context.Context, engine *convert.PDFium, path, bin, tmp str
 	out := filepath.Join(tmp, "out")
 	os.RemoveAll(out)
 	cmd := exec.CommandContext(ctx, bin, "convert", path, "-o", out)
+	cmd.Dir = tmp // vibe refuses the repository as its workspace
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%v: %s", err, bytes.TrimSpace(msg))
 	}

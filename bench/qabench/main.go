@@ -53,6 +53,8 @@ func main() {
 	max := flag.Int("max", 0, "use at most this many questions of each set (0: all), taken evenly")
 	modes := flag.String("modes", "hybrid,lexical,vector", "vibe search modes to measure")
 	calibrate := flag.Bool("calibrate", false, "also print MRR@10 of fusion with other constants (to stderr)")
+	xapianScript := flag.String("xapian", filepath.Join("bench", "qabench", "xapian_rank.py"), "the Xapian BM25 ranker (empty: no Xapian anchor)")
+	python := flag.String("python", "/usr/bin/python3", "the Python holding Debian's python3-xapian")
 	flag.Parse()
 	if len(sets) == 0 {
 		fmt.Fprintln(os.Stderr, "qabench: give at least one -set NAME=FILE (e.g. -set zh=cmrc2018_dev.json)")
@@ -71,7 +73,7 @@ func main() {
 		if !ok || name == "" || files == "" {
 			fail(fmt.Errorf("-set %q: want NAME=FILE[,FILE...]", s))
 		}
-		if err := runSet(context.Background(), *vibe, filepath.Join(*work, name), name, strings.Split(files, ","), *max, strings.Split(*modes, ","), *calibrate); err != nil {
+		if err := runSet(context.Background(), *vibe, filepath.Join(*work, name), name, strings.Split(files, ","), *max, strings.Split(*modes, ","), *calibrate, anchor{*python, *xapianScript}); err != nil {
 			fail(fmt.Errorf("set %s: %w", name, err))
 		}
 	}
@@ -145,7 +147,11 @@ func load(files []string) (docs []string, qs []question, err error) {
 
 func docName(i int) string { return fmt.Sprintf("c%05d", i) }
 
-func runSet(ctx context.Context, vibe, ws, name string, files []string, max int, modes []string, calibrate bool) error {
+// anchor is the Xapian BM25 ranker: a Python with python3-xapian and
+// xapian_rank.py (script empty: none).
+type anchor struct{ python, script string }
+
+func runSet(ctx context.Context, vibe, ws, name string, files []string, max int, modes []string, calibrate bool, xa anchor) error {
 	docs, qs, err := load(files)
 	if err != nil {
 		return err
@@ -261,6 +267,13 @@ func runSet(ctx context.Context, vibe, ws, name string, files []string, max int,
 		whole[i] = i
 	}
 	report(name, len(docs), len(qs), "BM25 (k1 1.2, b 0.75)", bm25Ranks(docs, whole, qs))
+	if xa.script != "" {
+		ranks, err := xapianRanks(ctx, xa, filepath.Join(ws, "xapian"), docs, whole, qs)
+		if err != nil {
+			return err
+		}
+		report(name, len(docs), len(qs), "Xapian BM25 (defaults: k1 1, b 0.5)", ranks)
+	}
 	texts, of, err := chunkUnits(ctx, ws)
 	if err != nil {
 		return err
@@ -653,4 +666,63 @@ func report(set string, docs, n int, mode string, ranks []int) {
 	}
 	N := float64(len(ranks))
 	fmt.Printf("| %s | %d | %d | %s | %.4f | %.4f | %.4f |\n", set, docs, n, mode, mrr/N, r1/N, r5/N)
+}
+
+// xapianRanks ranks the units for each question with Xapian's BM25Weight at
+// its defaults (xapian_rank.py in a child process), over the product's
+// tokens as bm25Ranks does; a context's rank is that of its best unit among
+// distinct contexts.
+func xapianRanks(ctx context.Context, xa anchor, dir string, units []string, unitDoc []int, qs []question) ([]int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var docs, queries strings.Builder
+	for _, u := range units {
+		docs.WriteString(strings.Join(lexical.Tokens(u), " "))
+		docs.WriteByte('\n')
+	}
+	for _, q := range qs {
+		queries.WriteString(strings.Join(lexical.QueryTokens(q.text), " "))
+		queries.WriteByte('\n')
+	}
+	dp, qp := filepath.Join(dir, "docs.txt"), filepath.Join(dir, "queries.txt")
+	if err := os.WriteFile(dp, []byte(docs.String()), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(qp, []byte(queries.String()), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, xa.python, xa.script, dp, qp, filepath.Join(dir, "db"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("xapian: %w (python3-xapian installed? bench/run.sh qa installs it)", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(qs) {
+		return nil, fmt.Errorf("xapian answered %d of %d questions", len(lines), len(qs))
+	}
+	ranks := make([]int, len(qs))
+	for qi, line := range lines {
+		seen := map[int]bool{}
+		for _, f := range strings.Fields(line) {
+			u, err := strconv.Atoi(f)
+			if err != nil || u < 0 || u >= len(units) {
+				return nil, fmt.Errorf("xapian output line %d: %q is not a unit", qi+1, f)
+			}
+			d := unitDoc[u]
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if len(seen) > 10 {
+				break
+			}
+			if d == qs[qi].doc {
+				ranks[qi] = len(seen)
+				break
+			}
+		}
+	}
+	return ranks, nil
 }

@@ -322,7 +322,7 @@ func (p *chatPrinter) print(ev runtime.Event) {
 	w := p.w
 	switch ev.Type {
 	case runtime.EventContent:
-		if !p.started && strings.HasPrefix(ev.Content, runtime.OfflineLabel) {
+		if !p.started && (strings.HasPrefix(ev.Content, runtime.OfflineLabel) || strings.HasPrefix(ev.Content, runtime.OfflineLabelZH)) {
 			p.offline = true
 		}
 		p.started = true

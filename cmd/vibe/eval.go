@@ -26,8 +26,10 @@ type evalOptions struct {
 	output   string
 	baseline string
 	generate bool
-	max      int
-	noCache  bool
+	// fromFeedback drafts cases from thumbs-down answers.
+	fromFeedback bool
+	max          int
+	noCache      bool
 	// thresholds are --threshold MEASURE=FRACTION.
 	thresholds []string
 }
@@ -120,12 +122,16 @@ matches the exit status: "pass (exit 0)", or "FAIL (exit 1)" naming each gated
 measure below its threshold and the regressions. Exit status 2: the eval could not run.
 
 --generate drafts cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml
-for review; it never writes eval.yaml.`,
+for review; it never writes eval.yaml. --from-feedback drafts cases from the answers of
+the theme's skill that users of vibe serve gave a thumbs down (the feedback kept in the
+store vibe serve uses), with their comments and the answers given, into
+knowledge/<theme>/eval.feedback.yaml for review; it never writes eval.yaml either.`,
 		Example: `  vibe eval demo
   vibe eval bazi --format junit --output eval.xml
   vibe eval bazi --format json --output eval.json && vibe eval bazi --baseline eval.json
   vibe eval bazi --format markdown >> "$GITHUB_STEP_SUMMARY"
   vibe eval bazi --generate
+  vibe eval --from-feedback bazi
   vibe eval bazi --threshold rule_hit=0.6 --threshold passage_recall=0.75`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -137,8 +143,14 @@ for review; it never writes eval.yaml.`,
 			if err := knownFormat(opts.format, agenteval.Formats); err != nil {
 				return err
 			}
+			if opts.generate && opts.fromFeedback {
+				return flagErrorf("--generate and --from-feedback draft into different files: give one")
+			}
 			if opts.generate {
 				return a.runEvalGenerate(opts)
+			}
+			if opts.fromFeedback {
+				return a.runEvalFromFeedback(cmd.Context(), opts)
 			}
 			return a.runEval(cmd.Context(), opts)
 		},
@@ -148,7 +160,8 @@ for review; it never writes eval.yaml.`,
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "write the report to this file instead of standard output")
 	cmd.Flags().StringVar(&opts.baseline, "baseline", "", "a previous `--format json` report: fail on any regression against it")
 	cmd.Flags().BoolVar(&opts.generate, "generate", false, "draft cases from the built rules and SOP into knowledge/<theme>/eval.draft.yaml")
-	cmd.Flags().IntVar(&opts.max, "max", 40, "with --generate: the most cases to draft")
+	cmd.Flags().BoolVar(&opts.fromFeedback, "from-feedback", false, "draft cases from the answers users gave a thumbs down (the serve store's feedback) into knowledge/<theme>/"+agenteval.FeedbackFileName)
+	cmd.Flags().IntVar(&opts.max, "max", 40, "with --generate or --from-feedback: the most cases to draft")
 	cmd.Flags().BoolVar(&opts.noCache, "no-cache", false, "ask the model again instead of replaying cached answers and verdicts")
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "MEASURE=FRACTION: gate a measure at this value, over the environment, the eval file and vibe.yaml; repeatable ("+strings.Join(thresholdKeys, ", ")+")")
 	return cmd

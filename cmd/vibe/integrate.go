@@ -99,6 +99,14 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if opt.GlossaryInputs, err = a.glossaryInputs(ctx, theme); err != nil {
 		return withExit(exitError, err)
 	}
+	if p := cfg.Glossary.Dictionary; p != "" {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ws.Root, p)
+		}
+		if opt.Dictionary, err = integrate.LoadDictionary(p); err != nil {
+			return withHint(err, "vibe.yaml glossary.dictionary names a Chinese–English dictionary in the CC-CEDICT format (cedict_ts.u8); fix the path or remove the setting")
+		}
+	}
 	// The extraction's usage, for meta.json.
 	if opt.ExtractUsage, err = integrate.ReadExtractUsage(extractUsagePath(ws, theme)); err != nil {
 		return withExit(exitError, err)

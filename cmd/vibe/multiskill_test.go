@@ -56,9 +56,18 @@ func TestTwoSkillTurnDemoAndSourdough(t *testing.T) {
 				ID    string `json:"id"`
 				Skill string `json:"skill"`
 			} `json:"rules"`
+			// Rules the prompt already carries: skill:id.
+			InContext []string `json:"in_context"`
 		}
 		if err := json.Unmarshal([]byte(tools["get_rules"]), &rules); err != nil {
 			return llmtest.Text("get_rules unreadable: " + err.Error())
+		}
+		for _, sid := range rules.InContext {
+			sk, id, _ := strings.Cut(sid, ":")
+			rules.Rules = append(rules.Rules, struct {
+				ID    string `json:"id"`
+				Skill string `json:"skill"`
+			}{id, sk})
 		}
 		first := map[string]string{}
 		for _, r := range rules.Rules {

@@ -721,3 +721,80 @@ func TestServeStopsWhenTheStoreCannotOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestServeSecuritySettings: vibe.yaml's serve.trusted_proxies and
+// serve.command_plugins reach the server (issue 26): behind the trusted
+// proxy (the test client, 127.0.0.1) each forwarded client has its own
+// failed-login count and a valid key is never refused; a skill left out of
+// command_plugins has its command plugin refused, naming the setting.
+func TestServeSecuritySettings(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, config, wantPlugin string
+	}{
+		{"plugins of every skill", "serve:\n  trusted_proxies: [127.0.0.1]\n", "failed (exit status 3; its stderr is in the server log"},
+		{"plugins of another skill only", "serve:\n  trusted_proxies: [127.0.0.1]\n  command_plugins: [tarot]\n", "refused by this server (serve.command_plugins)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(ws, "vibe.yaml"), []byte(tt.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"VIBE_SERVE_ADDR": "127.0.0.1:0", "VIBE_API_KEYS": "ka:alice"}
+			ios, _, _, errOut := iostreams.Test()
+			a := &app{io: ios, getenv: func(k string) string { return env[k] }, now: time.Now, workspaceDir: ws}
+			addrc := make(chan net.Addr, 1)
+			opts := ServeOptions{IO: ios, listening: func(addr net.Addr) { addrc <- addr }}
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- a.runServe(ctx, &opts) }()
+			var base string
+			select {
+			case addr := <-addrc:
+				base = fmt.Sprintf("http://127.0.0.1:%d", addr.(*net.TCPAddr).Port)
+			case err := <-done:
+				t.Fatalf("serve ended: %v: %s", err, errOut.String())
+			}
+			defer func() {
+				stop()
+				if err := <-done; err != nil {
+					t.Errorf("serve = %v", err)
+				}
+			}()
+			call := func(key, xff string) int {
+				t.Helper()
+				req, _ := http.NewRequest("GET", base+"/api/skills", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("X-Forwarded-For", xff)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			for i := range 20 {
+				if code := call("wrong", "203.0.113.9"); code != 401 {
+					t.Fatalf("wrong key %d = %d", i, code)
+				}
+			}
+			if code := call("wrong", "203.0.113.9"); code != 429 {
+				t.Errorf("21st wrong key from one client = %d, want 429", code)
+			}
+			if code := call("wrong", "198.51.100.7"); code != 401 {
+				t.Errorf("another client behind the proxy = %d, want 401 (its own count)", code)
+			}
+			if code := call("ka", "203.0.113.9"); code != 200 {
+				t.Errorf("a valid key from the locked-out client = %d, want 200", code)
+			}
+			resp := post(t, base+"/api/tools/execute", "ka", `{"skill":"bazi","tool":"broken_tool","args":{}}`)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 422 || !strings.Contains(string(b), tt.wantPlugin) || strings.Contains(string(b), "boom") {
+				t.Errorf("broken_tool = %d %s, want %q", resp.StatusCode, b, tt.wantPlugin)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +19,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vibelife/vibe/internal/iostreams"
-
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 	"github.com/vibelife/vibe/runtime"
+	"github.com/vibelife/vibe/skills"
 )
 
 // chromium finds Debian's Chromium (scripts/test-deps.sh installs it). On a
@@ -397,6 +398,17 @@ func TestChatPageInChromium(t *testing.T) {
 	if fs != (formState{Cards: 1, Forms: 1, Date: "1990-05-01", Name: "Alice", Disabled: true, Answer: true}) {
 		t.Errorf("the reloaded conversation's card and form: %+v", fs)
 	}
+	// The replaced answers stay out, and the verdict given shows again.
+	type reloaded struct {
+		Answers         []string
+		Pressed, Turned int
+	}
+	rl := eval[reloaded](br, `({Answers: [...document.querySelectorAll(".msg.assistant .body")].map(b => (b.textContent.match(/\(answer \d\)/) || [""])[0]).filter(Boolean),
+			Pressed: document.querySelectorAll('.msg.assistant .thumb.down[aria-pressed="true"]').length,
+			Turned: document.querySelectorAll(".msg.assistant .thumb.up").length})`)
+	if strings.Join(rl.Answers, ",") != "(answer 3)" || rl.Pressed != 1 || rl.Turned < 3 {
+		t.Errorf("the reloaded conversation: %+v", rl)
+	}
 	step("open a reloaded citation", chromedp.Click(C(".msg.assistant .body .cite")), chromedp.WaitVisible(C("#panel")),
 		chromedp.WaitVisible(C("#panel-body mark")), shot("9-reloaded-citation"))
 	if p := text("#panel-body"); !strings.Contains(p, "75 to 80 °C") || strings.Contains(p, "not retrieved") {
@@ -607,5 +619,63 @@ func TestChatPageInsecureOfflineInChromium(t *testing.T) {
 	br.step("open a source", chromedp.Click(C(".msg.assistant .body li .cite")), chromedp.WaitVisible(C("#panel")), br.shot("11-retrieval-only-source"))
 	if h := eval[float64](br, `document.querySelector(".topbar").getBoundingClientRect().height`); h > got.Mode+1 {
 		t.Errorf("the top bar is %.0f px high with the panel open, %.0f without: it wraps", h, got.Mode)
+	}
+	// The panel shows the passage whole (GET /api/passage), not the start
+	// the citation carries.
+	id := eval[string](br, `document.querySelector(".msg.assistant .body li .cite").dataset.cite`)
+	whole := getJSON(t, ts.URL+"/api/passage?id="+url.QueryEscape(id), "any")
+	text, _ := whole["text"].(string)
+	panel := eval[string](br, `document.querySelector("#panel-body .passage").textContent`)
+	if text == "" || strings.HasSuffix(panel, "…") || !strings.Contains(strings.Join(strings.Fields(panel), " "), strings.Join(strings.Fields(text[strings.LastIndex(text, "\n")+1:]), " ")) {
+		t.Errorf("the panel shows %q of the passage %q", panel, text)
+	}
+	for q, code := range map[string]int{"": 400, "?id=c_0000000000000000": 404} {
+		req, _ := http.NewRequest("GET", ts.URL+"/api/passage"+q, nil)
+		req.Header.Set("Authorization", "Bearer any")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("/api/passage%s: %d, want %d", q, resp.StatusCode, code)
+		}
+	}
+}
+
+// TestChatPageSpeaksTheSkillsLanguage: over a skill written in Chinese
+// (the runtime's test skill bazi) the page's labels are Chinese; a
+// retrieval-only answer is labelled in the question's language.
+func TestChatPageSpeaksTheSkillsLanguage(t *testing.T) {
+	set, err := skills.Open(filepath.Join(demoRepo, "runtime", "testdata", "skills"), skills.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := runtime.New(runtime.Config{Skills: set, Memory: runtime.NewMemStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := runtime.NewServer(ag, runtime.ServerOptions{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	br := newBrowser(t)
+	br.step("sign in", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(C("#signin-form")), chromedp.SendKeys(C("#api-key"), "x"),
+		chromedp.Click(C("#signin-button")), chromedp.WaitVisible(C(".welcome")))
+	type labels struct{ Lang, Send, Welcome, NewChat string }
+	got := eval[labels](br, `({Lang: document.documentElement.lang, Send: document.getElementById("send").textContent,
+			Welcome: document.querySelector(".welcome h2").textContent, NewChat: document.getElementById("new-chat").textContent})`)
+	if got != (labels{Lang: "zh-CN", Send: "发送", Welcome: "想了解什么？", NewChat: "+ 新对话"}) {
+		t.Errorf("the page over a Chinese skill: %+v", got)
+	}
+	br.step("ask in Chinese", chromedp.SendKeys(C("#input"), "甲木生于寅月，健康如何"), chromedp.Click(C("#send")),
+		poll(`document.querySelectorAll(".msg.assistant .actions .act").length > 0`), br.shot("12-chinese-skill"))
+	if a := br.text(".msg.assistant .body"); !strings.Contains(a, "离线检索模式") || strings.Contains(a, "Retrieval-only") {
+		t.Errorf("the answer to a Chinese question: %q", a)
+	}
+	if c := br.text(".msg.assistant .act.copy"); c != "复制" {
+		t.Errorf("the copy button says %q", c)
 	}
 }

@@ -69,12 +69,13 @@ func bulkLoad(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Syn
 	return load, time.Since(start)
 }
 
-// rawCopy is the baseline: the same rows into the same tables (a fresh
-// schema migrated like the store's) by one COPY per table in one
-// transaction, with the GIN and HNSW indexes absent during the COPY and
-// built afterwards with the same maintenance_work_mem the store uses. The
-// primary keys, foreign keys, b-tree indexes and the generated tsvector
-// column are maintained during the COPY, as in the store.
+// rawCopy is the baseline, PostgreSQL's fastest bulk path: the same rows
+// into the same tables (a fresh schema migrated like the store's) by one
+// COPY per table in one transaction, into bare tables: every index and
+// constraint of the three tables (primary keys, foreign keys, b-tree, GIN
+// and HNSW indexes) dropped before the COPY and made again after it, the
+// index builds with the maintenance_work_mem the store uses. The time of
+// making them again is counted in indexes.
 func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.SyntheticDoc) (cp, indexes time.Duration) {
 	tb.Helper()
 	for _, q := range []string{
@@ -86,8 +87,53 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 			tb.Fatal(err)
 		}
 	}
+	tables := []string{"kb_document", "kb_chunk", "kb_embedding"}
+	// Constraints, foreign keys first (they are dropped first and made
+	// last), then the indexes no constraint owns.
+	type ddl struct{ drop, create string }
+	var cons, idx []ddl
+	rows, err := s.pool.Query(ctx, `SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid)
+		FROM pg_constraint c WHERE c.conrelid = ANY($1::text[]::regclass[]) AND c.contype IN ('p', 'u', 'f')
+		ORDER BY c.contype = 'f' DESC, c.conname`, tables)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for rows.Next() {
+		var table, name, def string
+		if err := rows.Scan(&table, &name, &def); err != nil {
+			tb.Fatal(err)
+		}
+		cons = append(cons, ddl{fmt.Sprintf(`ALTER TABLE %s DROP CONSTRAINT %s`, table, name), fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s %s`, table, name, def)})
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i WHERE i.indrelid = ANY($1::text[]::regclass[])
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid) ORDER BY 1`, tables)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			tb.Fatal(err)
+		}
+		idx = append(idx, ddl{`DROP INDEX ` + name, def})
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	if len(cons) < 4 || len(idx) < 3 {
+		tb.Fatalf("the schema has %d constraints and %d indexes on %v: the migration changed, check rawCopy", len(cons), len(idx), tables)
+	}
+	for _, d := range append(append([]ddl(nil), cons...), idx...) {
+		if _, err := s.pool.Exec(ctx, d.drop); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	start := time.Now()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var drows, crows, vrows [][]any
 		tokens := 0
 		for _, d := range docs {
@@ -115,17 +161,33 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 		tb.Fatal(err)
 	}
 	cp = time.Since(start)
-	var rows int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM kb_embedding`).Scan(&rows); err != nil {
+	var vectors int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM kb_embedding`).Scan(&vectors); err != nil {
 		tb.Fatal(err)
 	}
 	start = time.Now()
-	for _, q := range []string{
+	// Primary keys first, then the b-tree indexes, the foreign keys (each
+	// checked against the keys it references), GIN and HNSW.
+	var again []string
+	for i := len(cons) - 1; i >= 0; i-- {
+		if !strings.Contains(cons[i].create, "FOREIGN KEY") {
+			again = append(again, cons[i].create)
+		}
+	}
+	for _, d := range idx {
+		again = append(again, d.create)
+	}
+	for _, d := range cons {
+		if strings.Contains(d.create, "FOREIGN KEY") {
+			again = append(again, d.create)
+		}
+	}
+	again = append(again,
 		`CREATE INDEX kb_chunk_tsv ON kb_chunk USING GIN (tsv)`,
-		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops) ` + hnswParams,
-	} {
+		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops) `+hnswParams)
+	for _, q := range again {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, buildMemoryMB(rows, benchDims))); err != nil {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, buildMemoryMB(vectors, benchDims))); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, q)
@@ -139,9 +201,10 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 }
 
 // BenchmarkIngestVsCopy compares the ingest write path (BeginBulk, one
-// transaction per document, finish) with a raw COPY of the same rows into
-// the same tables plus the same index builds, each into a fresh schema, and
-// reports the speed ratio (target >= 0.5). Corpus: the realistic synthetic
+// transaction per document, finish) with PostgreSQL's fastest bulk path for
+// the same rows (rawCopy: COPY into bare tables, then every index and
+// constraint made again), each into a fresh schema, and reports the speed
+// ratio (target >= 0.5). Corpus: the realistic synthetic
 // kind, ingestChunks() chunks in documents of 500.
 func BenchmarkIngestVsCopy(b *testing.B) {
 	ctx := context.Background()
@@ -149,16 +212,31 @@ func BenchmarkIngestVsCopy(b *testing.B) {
 	c := storetest.NewCorpus(storetest.Zipf, "t", ingestChunks(), 500, benchDims, 3)
 	var ingest, raw time.Duration
 	for i := 0; i < b.N; i++ {
-		s := openFreshURL(b, url)
-		load, idx := bulkLoad(ctx, b, s, c.Docs)
-		s.Close()
-		r := openFreshURL(b, url)
-		cp, ridx := rawCopy(ctx, b, r, c.Docs)
-		r.Close()
+		var load, idx, cp, ridx time.Duration
+		sides := []func(){
+			func() {
+				s := openFreshURL(b, url)
+				load, idx = bulkLoad(ctx, b, s, c.Docs)
+				s.Close()
+			},
+			func() {
+				r := openFreshURL(b, url)
+				cp, ridx = rawCopy(ctx, b, r, c.Docs)
+				r.Close()
+			},
+		}
+		// The side that runs second may meet the first one's checkpoint
+		// and autovacuum: odd iterations run the anchor first.
+		if i%2 == 1 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for _, run := range sides {
+			run()
+		}
 		ingest += load + idx
 		raw += cp + ridx
-		b.Logf("%d chunks: ingest %v (writes %v + index builds %v); raw COPY %v (COPY %v + index builds %v); without index builds on either side: %.2f",
-			c.Chunks(), (load + idx).Round(time.Millisecond), load.Round(time.Millisecond), idx.Round(time.Millisecond),
+		b.Logf("run %d (%s first), %d chunks: ingest %v (writes %v + index builds %v); raw COPY %v (COPY %v + index builds %v); without index builds on either side: %.2f",
+			i+1, map[bool]string{false: "ingest", true: "raw COPY"}[i%2 == 1], c.Chunks(), (load + idx).Round(time.Millisecond), load.Round(time.Millisecond), idx.Round(time.Millisecond),
 			(cp + ridx).Round(time.Millisecond), cp.Round(time.Millisecond), ridx.Round(time.Millisecond), cp.Seconds()/load.Seconds())
 	}
 	ratio := raw.Seconds() / ingest.Seconds()

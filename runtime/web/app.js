@@ -391,7 +391,20 @@
     b.replaceChildren(...body);
     $("panel").hidden = false;
   }
-  function openCitation(id, quote) {
+  // wholePassage makes sure the page holds the whole text of a passage:
+  // one this session retrieved has it; one known from citations alone (a
+  // reloaded conversation, a retrieval-only answer) holds only its start,
+  // so it is read from GET /api/passage.
+  async function wholePassage(id) {
+    const p = state.passages[id];
+    if (p && (p.rule || p.whole)) return;
+    try {
+      const d = await api("GET", "/api/passage?id=" + encodeURIComponent(id));
+      state.passages[id] = Object.assign({}, p || {}, { text: d.text, heading_path: d.heading_path, source: d.source, doc: d.doc, start: d.start, end: d.end, whole: true });
+    } catch (e) { /* keep what the citations gave */ }
+  }
+  async function openCitation(id, quote) {
+    await wholePassage(id);
     const p = state.passages[id];
     if (!p) {
       openPanel(id, [el("p", { text: t("notRetrieved") })]);
@@ -423,7 +436,7 @@
   function remember(tool, result) {
     if (!result) return;
     if (Array.isArray(result.passages)) {
-      for (const p of result.passages) if (p.chunk_id) state.passages[p.chunk_id] = p;
+      for (const p of result.passages) if (p.chunk_id) state.passages[p.chunk_id] = Object.assign({ whole: true }, p);
     }
     if (Array.isArray(result.rules)) {
       for (const r of result.rules) {
