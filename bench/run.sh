@@ -38,7 +38,8 @@
 #             $VIBE_QA_DATA (default ../data/qa: cmrc2018_dev.json,
 #             dev-v2.0.json + test-v2.0.json, xquad.en.json) and then the
 #             held-out ones in $VIBE_QA_HELDOUT (default ../data/heldout/qa:
-#             xquad.zh.json, DRCD_dev.json, DRCD_test.json, COVID-QA.json);
+#             xquad.zh.json, DRCD_dev.json, DRCD_test.json, COVID-QA.json,
+#             and XQuAD's English questions over its Chinese contexts);
 #             a missing file is skipped with a note (CI=true: fails).
 #             Where to fetch them: docs/retrieval.md. Installs
 #             python3-xapian like the search group
@@ -139,11 +140,14 @@ for g in "${groups[@]}"; do
 			local name=$1 f files=""
 			shift
 			for f in "$@"; do
-				if [ ! -f "$f" ]; then
-					echo "SKIP qa set $name: $f is missing (docs/retrieval.md says where to fetch it)" | tee -a "$out/qa.txt"
-					[ "${CI:-}" = "true" ] && failed+=("qa:$name missing")
-					return
-				fi
+				# CTX@QS: contexts of one file, questions of another by id.
+				for part in ${f/@/ }; do
+					if [ ! -f "$part" ]; then
+						echo "SKIP qa set $name: $part is missing (docs/retrieval.md says where to fetch it)" | tee -a "$out/qa.txt"
+						[ "${CI:-}" = "true" ] && failed+=("qa:$name missing")
+						return
+					fi
+				done
 				files=${files:+$files,}$f
 			done
 			qa_sets+=(-set "$name=$files")
@@ -155,6 +159,7 @@ for g in "${groups[@]}"; do
 		qa_set drcd-dev "$qa_held/DRCD_dev.json"
 		qa_set drcd-test "$qa_held/DRCD_test.json"
 		qa_set covid-qa "$qa_held/COVID-QA.json"
+		qa_set xquad-en-over-zh "$qa_held/xquad.zh.json@$qa_data/xquad.en.json"
 		echo "== qa: bench/qabench ${qa_sets[*]}" | tee -a "$out/qa.txt"
 		if [ ${#qa_sets[@]} -gt 0 ] && go build -o "$out/vibe" ./cmd/vibe &&
 			go run ./bench/qabench -vibe "$out/vibe" -work "$out/qabench" "${qa_sets[@]}" 2>&1 | tee -a "$out/qa.txt"; then

@@ -91,23 +91,23 @@ func TestRerank(t *testing.T) {
 	for _, h := range got {
 		ids = append(ids, h.Chunk.ID)
 	}
-	// b: 0.9*(1+0.8*1) = 1.62 beats a: 1*(1+0.8*2/3) = 1.533; c: 0.2*(1+0.8/3)
-	// + 0.1*11/12; v: 0.1 alone.
+	// An English query, so the Latin weights: b: 0.9*(1+1.6*1) = 2.34 beats
+	// a: 1*(1+1.6*2/3) = 2.07; c: 0.2*(1+1.6/3) + 0.15*11/12; v: 0.15 alone.
 	if s := strings.Join(ids, " "); s != "b a c v" {
 		t.Fatalf("order %q, want %q", s, "b a c v")
 	}
 	b, a, c, v := got[0], got[1], got[2], got[3]
-	if math.Abs(b.Score-0.9*(1+ProximityWeight)) > 1e-12 || b.Proximity != 1 || b.LexicalRank != 2 || b.VectorRank != 0 {
+	if math.Abs(b.Score-0.9*(1+LatinProximityWeight)) > 1e-12 || b.Proximity != 1 || b.LexicalRank != 2 || b.VectorRank != 0 {
 		t.Errorf("b = %+v", b)
 	}
 	if math.Abs(a.Proximity-2.0/3) > 1e-12 || a.LexicalRank != 1 {
 		t.Errorf("a = %+v", a)
 	}
-	wantC := 0.2*(1+ProximityWeight/3) + VectorWeight*float64(RRFK+1)/float64(RRFK+2)
+	wantC := 0.2*(1+LatinProximityWeight/3) + LatinVectorWeight*float64(RRFK+1)/float64(RRFK+2)
 	if math.Abs(c.Score-wantC) > 1e-12 || c.VectorRank != 2 || c.LexicalRank != 3 || c.VectorScore != 0.8 || c.LexicalScore != 2 {
 		t.Errorf("c = %+v, want score %g", c, wantC)
 	}
-	if math.Abs(v.Score-VectorWeight) > 1e-12 || v.Proximity != 0 || v.Chunk.Text == "" {
+	if math.Abs(v.Score-LatinVectorWeight) > 1e-12 || v.Proximity != 0 || v.Chunk.Text == "" {
 		t.Errorf("v = %+v", v)
 	}
 	// A flat lexical list gives the vector side its larger vote.
@@ -183,6 +183,48 @@ func TestProximityMatchesTokens(t *testing.T) {
 		}
 		if got, want := Proximity(c, q, idf), proximityBySets(c, q, idf, total); got != want && total > 0 {
 			t.Fatalf("Proximity(%q, heading %q, %q) = %v, by sentences and tokens %v", text, c.HeadingPath, q, got, want)
+		}
+	}
+}
+
+// A query with a CJK token is ranked with ProximityWeight and VectorWeight,
+// one without any with the Latin weights; a flat lexical list gives the
+// vector side FlatVectorWeight in both.
+func TestRerankWeightsByScript(t *testing.T) {
+	chunks := map[string]chunk.Chunk{
+		"zh": {ID: "zh", Text: "伤官见官，为祸百端。"},
+		"en": {ID: "en", Text: "Normandy is located in France."},
+		"v":  {ID: "v", Text: "其他。"},
+	}
+	vec := textHits("v", func(int) float64 { return 0.9 }, true)
+	for _, c := range []struct {
+		name         string
+		q            []string
+		chunk        string
+		prox, vector float64
+	}{
+		{"chinese", []string{"伤官", "见官"}, "zh", ProximityWeight, VectorWeight},
+		{"english", []string{"normandy", "located"}, "en", LatinProximityWeight, LatinVectorWeight},
+		{"mixed", []string{"normandy", "伤官"}, "zh", ProximityWeight, VectorWeight},
+	} {
+		idf := map[string]float64{}
+		for _, tok := range c.q {
+			idf[tok] = 1
+		}
+		// A confident lexical list: the hit, then nine far below it whose
+		// chunks are gone (left out of the result).
+		lex := textHits(c.chunk+" f1 f2 f3 f4 f5 f6 f7 f8 f9", func(i int) float64 { return []float64{10, 1}[min(i, 1)] }, false)
+		got := Rerank(vec, lex, chunks, c.q, idf, 10)
+		if len(got) != 2 || got[0].Chunk.ID != c.chunk || got[1].Chunk.ID != "v" {
+			t.Fatalf("%s: %+v", c.name, got)
+		}
+		// The lexical hit holds the share P of the query in one sentence.
+		wantL := 1 + c.prox*got[0].Proximity
+		if got[0].Proximity <= 0 || math.Abs(got[0].Score-wantL) > 1e-12 {
+			t.Errorf("%s: lexical hit scored %g (proximity %g), want %g", c.name, got[0].Score, got[0].Proximity, wantL)
+		}
+		if math.Abs(got[1].Score-c.vector) > 1e-12 {
+			t.Errorf("%s: vector-only hit scored %g, want %g", c.name, got[1].Score, c.vector)
 		}
 	}
 }

@@ -652,6 +652,14 @@ func (a *Agent) turn(ctx context.Context, req TurnRequest, emit func(Event) erro
 	if a.Offline() {
 		return a.offlineTurn(ctx, t, msg, newRecords)
 	}
+	// A turn that starts judged (its skill's rules carry grave verdicts, or
+	// serve.judge: on) has its message classified too: the input guardrail
+	// as a classifier request, the phrase list its fallback.
+	if a.judgeFor(t.active) && a.cfg.Judge != JudgeOff && (t.active != "" || a.cfg.Judge == JudgeOn) {
+		if err := a.classifyInput(ctx, msg); err != nil {
+			return "", err
+		}
+	}
 	return a.modelTurn(ctx, t, msg, all, newRecords)
 }
 

@@ -27,6 +27,10 @@ type fakeModel struct {
 	script   []step
 	fallback *step
 	requests []llm.Request
+	// guard is the input classifier's verdict (default allow), answered
+	// out of the script; guards counts the classifier's requests.
+	guard  string
+	guards int
 }
 
 func (f *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Delta) error) (llm.Response, error) {
@@ -40,6 +44,17 @@ func (f *fakeModel) Stream(ctx context.Context, req llm.Request, fn func(llm.Del
 			return llm.Response{}, err
 		}
 		return llm.Response{Content: q, FinishReason: "stop"}, nil
+	}
+	if req.Stage == "serve.guard_input" {
+		f.mu.Lock()
+		f.guards++
+		v := f.guard
+		f.mu.Unlock()
+		if v == "" {
+			v = "allow"
+		}
+		out := fmt.Sprintf(`{"verdict":%q,"reason":"scripted"}`, v)
+		return llm.Response{Content: out, FinishReason: "stop"}, nil
 	}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)

@@ -73,6 +73,9 @@ const (
 	// guardVerdictCaveat: a grave verdict (death, disaster, divorce,
 	// ruin) got the caveat that it is the tradition's, not a certainty.
 	guardVerdictCaveat = "verdict_caveat"
+	// guardInputClassifierFailed: the input classifier's request failed or
+	// its answer was unusable; the phrase list alone judged the message.
+	guardInputClassifierFailed = "input_classifier_failed"
 )
 
 // latencyBuckets cover a tool call or a search (1 ms .. 30 s).
@@ -110,7 +113,7 @@ func NewMetrics() *Metrics {
 	m.searchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vibe_search_duration_seconds",
 		Help: "Time of one knowledge search (query embedding included).", Buckets: latencyBuckets})
 	m.guardrails = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_guardrail_triggers_total",
-		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps, verdict_caveat (a grave verdict relayed as the tradition's)."}, []string{"guard"})
+		Help: "Guardrail triggers: input_rejected, output_softened (an absolute promise softened), disclaimer, max_steps, verdict_caveat (a grave verdict relayed as the tradition's), input_classifier_failed (the phrase list alone judged a message)."}, []string{"guard"})
 	m.activeStreams = prometheus.NewGauge(prometheus.GaugeOpts{Name: "vibe_active_streams",
 		Help: "Chat responses being streamed now (/api/chat and /v1/chat/completions)."})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vibe_errors_total",

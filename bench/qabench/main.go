@@ -17,6 +17,10 @@
 //	go run ./bench/qabench -vibe /tmp/vibe -set zh=cmrc2018_dev.json -set en=dev-v2.0.json,test-v2.0.json
 //
 // Questions without an answer (SQuAD 2.0's unanswerable ones) are left out.
+// A file given as CTX@QS takes its contexts from CTX and its questions' text
+// from QS by question id (XQuAD's parallel files: -set
+// en-over-zh=xquad.zh.json@xquad.en.json asks the English questions over the
+// Chinese contexts).
 package main
 
 import (
@@ -47,7 +51,7 @@ func (s *setFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 func main() {
 	var sets setFlag
-	flag.Var(&sets, "set", "NAME=FILE[,FILE...]: a SQuAD-format JSON set (repeatable)")
+	flag.Var(&sets, "set", "NAME=FILE[,FILE...]: a SQuAD-format JSON set (repeatable); FILE as CTX@QS: contexts of CTX, questions of QS by id")
 	vibe := flag.String("vibe", "vibe", "the vibe binary")
 	work := flag.String("work", "", "work directory (default: a new temporary one)")
 	max := flag.Int("max", 0, "use at most this many questions of each set (0: all), taken evenly")
@@ -107,16 +111,45 @@ type question struct {
 	doc      int
 }
 
+// readSquad reads one SQuAD-format file.
+func readSquad(f string) (squad, error) {
+	var s squad
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: not SQuAD JSON: %w", f, err)
+	}
+	return s, nil
+}
+
+// load reads the contexts and answerable questions of files. A file given
+// as CTX@QS takes its contexts from CTX and each question's text from the
+// question of the same id in QS (a parallel translation, as XQuAD's files
+// are: English questions over Chinese contexts).
 func load(files []string) (docs []string, qs []question, err error) {
 	at := map[string]int{}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		f, other, cross := strings.Cut(f, "@")
+		s, err := readSquad(f)
 		if err != nil {
 			return nil, nil, err
 		}
-		var s squad
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, nil, fmt.Errorf("%s: not SQuAD JSON: %w", f, err)
+		var asked map[string]string
+		if cross {
+			o, err := readSquad(other)
+			if err != nil {
+				return nil, nil, err
+			}
+			asked = map[string]string{}
+			for _, a := range o.Data {
+				for _, p := range a.Paragraphs {
+					for _, q := range p.QAs {
+						asked[fmt.Sprint(q.ID)] = q.Question
+					}
+				}
+			}
 		}
 		for _, a := range s.Data {
 			for _, p := range a.Paragraphs {
@@ -134,7 +167,18 @@ func load(files []string) (docs []string, qs []question, err error) {
 					if q.Impossible || len(q.Answers) == 0 || strings.TrimSpace(q.Question) == "" {
 						continue
 					}
-					qs = append(qs, question{id: fmt.Sprintf("q%d", len(qs)), text: strings.TrimSpace(q.Question), doc: d})
+					text := q.Question
+					if cross {
+						t, ok := asked[fmt.Sprint(q.ID)]
+						if !ok {
+							return nil, nil, fmt.Errorf("%s: question %v is not in %s", f, q.ID, other)
+						}
+						text = t
+					}
+					if strings.TrimSpace(text) == "" {
+						continue
+					}
+					qs = append(qs, question{id: fmt.Sprintf("q%d", len(qs)), text: strings.TrimSpace(text), doc: d})
 				}
 			}
 		}

@@ -64,7 +64,12 @@ func TestJudgeRewritesUnsupportedAndFatalClaims(t *testing.T) {
 	const rewrite = "柱中有壬水，运又逢水：典籍认为此为凶断「必贫夭死」（R001），这是传统的说法，不是确定的预言。典籍没有说到三十岁以后的财运。"
 	var judgeReq llmtest.Request
 	fake := llmtest.New(t)
+	guarded := 0
 	fake.SetFallback(func(r llmtest.Request) llmtest.Reply {
+		if r.SchemaName() == "input_guard" {
+			guarded++
+			return llmtest.JSON(map[string]string{"verdict": "allow", "reason": "a question about a chart"})
+		}
 		if r.SchemaName() == "judge_verdicts" {
 			judgeReq = r
 			return llmtest.JSON(map[string]any{
@@ -124,6 +129,9 @@ func TestJudgeRewritesUnsupportedAndFatalClaims(t *testing.T) {
 	}
 	if judge == nil || judge.By != "model" || !judge.Rewritten || len(judge.Claims) != 3 {
 		t.Fatalf("judge event = %+v", judge)
+	}
+	if guarded != 1 {
+		t.Errorf("the input classifier was asked %d times, want once", guarded)
 	}
 	// The judge read the draft with the rule it cites.
 	if u := judgeReq.LastUserMessage(); !strings.Contains(u, draft) || !strings.Contains(u, "[R001]") || !strings.Contains(u, "必贫夭死") {
