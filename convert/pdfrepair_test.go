@@ -6,11 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vibelife/vibe/internal/racetest"
 )
 
 // TestTruncatedPDFRecoversPages is issue #18: a PDF cut at 50% was rejected
 // whole. The pages that survive are converted, the document flagged partial.
 func TestTruncatedPDFRecoversPages(t *testing.T) {
+	// Half a PDF through both engines in one goroutine: 45 s under -race
+	// at load 30.
+	racetest.SequentialOnly(t)
 	data, err := os.ReadFile(filepath.Join(corpusDir(t), "pdf", "tracemonkey-2col-en.pdf"))
 	if err != nil {
 		t.Fatal(err)

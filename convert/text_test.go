@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/encoding/traditionalchinese"
 	"golang.org/x/text/encoding/unicode"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/internal/testcorpus"
 )
 
@@ -170,6 +171,8 @@ func TestWikisourceNavigationLines(t *testing.T) {
 // 滴天髓, whose second, repeated copy is 40 pages each opened by a
 // navigation line: no navigation text and no emptied page title may stay.
 func TestWikisourceCorpusPages(t *testing.T) {
+	// A whole book in one goroutine: 50 s under -race at load 30.
+	racetest.SequentialOnly(t)
 	path := filepath.Join(testcorpus.Dir(t), "bazi", "三命通会.md")
 	doc, err := Convert(context.Background(), path, Options{})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/vibelife/vibe/internal/racetest"
 )
 
 func TestTitleFromText(t *testing.T) {
@@ -63,6 +65,9 @@ func TestStripVolumeLabel(t *testing.T) {
 // title, not the label of its first volume (三命通会's first line is
 // 三命通会卷前).
 func TestCorpusTitles(t *testing.T) {
+	// Six whole books converted in one goroutine: 79 s under -race at
+	// load 30, nothing for the detector to find (docs/ci.md).
+	racetest.SequentialOnly(t)
 	corpus := corpusDir(t)
 	for file, want := range map[string]string{
 		"bazi/三命通会.md":                 "三命通会",

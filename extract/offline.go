@@ -569,7 +569,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		overflow1 = append(overflow1, c)
 	}
 	files := knowledge.Files{
-		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents), Meta: meta},
+		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents, stepScorer(sents, rank)), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
 			QuickPatterns: orEmpty(values(pats)),
 			RedFlags:      orEmpty(values(best(flags, maxRedFlags, 0, func(f knowledge.RedFlag) string { return f.Signal }))),
@@ -1026,3 +1026,25 @@ func hanBigramSentences(sents []sentence) map[uint64]int {
 	}
 	return out
 }
+
+// stepScorer scores a sentence as an SOP step: a whole rule (not cut, not
+// continued in the next sentence, not a remark on one case) by the rule
+// ranker; headings and statements are no steps.
+func stepScorer(sents []sentence, rank *ruleRanker) stepScore {
+	return func(i int) (float64, bool) {
+		s := sents[i]
+		if s.Cut || strings.HasPrefix(s.Text, "#") || s.Zh && continuedAfter(sents, i) {
+			return 0, false
+		}
+		p, ok := parseRule(s.Text, s.Zh)
+		if !ok || p.Zh && (oneCase(p.Cond) || oneCase(p.Subject) || zhThinCond(p.Cond) || zhLeansBack.MatchString(p.Cond) || runeLen(p.Cond) <= 2 && !p.General) {
+			// 若又死绝，无所望矣: what dies, the text before says.
+			return 0, false
+		}
+		return rank.score(p, s), true
+	}
+}
+
+// zhLeansBack opens a condition that refers to the text before it (又, 亦,
+// 此, 其, 彼): alone it says nothing.
+var zhLeansBack = regexp.MustCompile(`^(?:又|亦|此|其|彼|然则|至于)`)

@@ -87,78 +87,60 @@ type procStep struct {
 	ev     knowledge.Evidence
 }
 
-// offlineSOP builds the SOP from the procedures the sources describe: each
-// becomes a phase named after its heading (or topic), with its steps in the
-// source's order, each citing its own text. The design's collect phase opens
-// the SOP and its output phase closes it; neither gets steps no source
-// supports. With no procedure in the sources the SOP is the design's generic
-// frame, without steps.
-func offlineSOP(theme string, zh bool, sents []sentence) knowledge.SOP {
-	procs := findProcedures(sents)
+// offlineSOP builds the SOP in the order the books themselves proceed: the
+// main line of a principal book's headings (headingSOP). Without one, the
+// procedures the sources list under method headings are the phases; with
+// neither, the SOP says plainly that a procedure needs a model, and has one
+// phase without steps. An order given in passing (小儿之命，先看关煞，次看格局)
+// is about one case and is never a phase.
+func offlineSOP(theme string, zh bool, sents []sentence, score stepScore) knowledge.SOP {
+	if sop, ok := headingSOP(theme, zh, sents, score); ok {
+		return sop
+	}
+	var procs []procedure
+	for _, p := range findProcedures(sents) {
+		if p.heading {
+			procs = append(procs, p)
+		}
+	}
 	if len(procs) == 0 {
-		sop := buildSOP(theme, zh, nil)
-		sop.Name = theme
-		sop.Description = "No procedure was found in the sources; these are the design's generic phases, without steps (offline heuristic)."
+		sop := knowledge.SOP{Name: theme,
+			Description: "The sources give no order of their own (no chapters that follow one another, no listed method): an overall procedure needs a model (set OPENAI_BASE_URL and rebuild). Until then, answer from the rules and cite the sources (offline heuristic).",
+			Phases: []knowledge.Phase{{ID: "P1", Name: "Answer from the rules", Steps: []knowledge.Step{},
+				Description:    "No procedure: the sources state none, and the offline extractor does not make one up.",
+				EntryCondition: "the user asks a question", ExitCondition: "the user has an answer citing the sources"}}}
 		if zh {
-			sop.Description = "原典中未找到成文的操作流程；以下为设计中的通用阶段，不含步骤（离线启发式）。"
+			sop.Description = "原典未给出自身的次序（既无前后相承的章节，也无成文的方法步骤）：总流程需用模型归纳（设置 OPENAI_BASE_URL 后重建）。在此之前，依规则作答并注明出处（离线启发式）。"
+			sop.Phases[0].Name, sop.Phases[0].Description = "依规则作答", "无流程：原典未述，离线提取不作编造。"
+			sop.Phases[0].EntryCondition, sop.Phases[0].ExitCondition = "用户提出问题", "用户得到注明出处的答复"
 		}
 		return sop
 	}
 	sop := knowledge.SOP{Name: theme}
-	first, last := phaseSpecs[0], phaseSpecs[len(phaseSpecs)-1]
-	outID := fmt.Sprintf("P%d", len(procs)+2)
-	collect := knowledge.Phase{ID: "P1", Name: first.enName, EntryCondition: first.enEntry, ExitCondition: first.enExit, Steps: []knowledge.Step{},
-		Description: "Find out what the question needs and gather it, then follow the procedure below whose entry condition matches. (The design's generic first phase: the sources give no steps for it.)"}
-	output := knowledge.Phase{ID: outID, Name: last.enName, EntryCondition: "a procedure is done", ExitCondition: last.enExit, Steps: []knowledge.Step{},
-		Description: "Give the user the result with the rules and passages it rests on, citing the sources. (The design's generic last phase: the sources give no steps for it.)"}
-	sop.Description = fmt.Sprintf("%d procedures found in the sources, each a phase with its steps in the source's order, between the design's collect and output phases (offline heuristic).", len(procs))
+	sop.Description = fmt.Sprintf("The %d procedures the sources list under method headings, each a phase with its steps in the source's order (offline heuristic).", len(procs))
 	if zh {
-		collect.Name, collect.EntryCondition, collect.ExitCondition = first.zhName, first.zhEntry, first.zhExit
-		collect.Description = "弄清问题所需的信息并收集齐全，然后按下列入口条件相符的流程进行。（设计中的通用首阶段：原典未给出其步骤。）"
-		output.Name, output.EntryCondition, output.ExitCondition = last.zhName, "流程已完成", last.zhExit
-		output.Description = "把结果连同所依据的规则与原文告诉用户，注明出处。（设计中的通用末阶段：原典未给出其步骤。）"
-		sop.Description = fmt.Sprintf("原典所述的 %d 个操作流程，各为一个阶段，步骤按原文次序；前后为设计中的收集与输出阶段（离线启发式）。", len(procs))
+		sop.Description = fmt.Sprintf("原典在方法类标题下列出的 %d 个操作流程，各为一个阶段，步骤按原文次序（离线启发式）。", len(procs))
 	}
-	listed := false
-	for _, p := range procs {
-		listed = listed || p.heading
-	}
-	if !listed {
-		// Only orders given in passing (先看……次看……): the sources state
-		// no procedure of their own, and the heuristic cannot make one.
-		sop.Description = fmt.Sprintf("The sources state no procedure of their own: an overall procedure needs a model (set OPENAI_BASE_URL and rebuild). These %d phases are the orders the books give in passing (first …, then …), in the books' order, between the design's collect and output phases (offline heuristic).", len(procs))
-		if zh {
-			sop.Description = fmt.Sprintf("原典未成文给出总的操作流程：总流程需用模型归纳（设置 OPENAI_BASE_URL 后重建）。以下 %d 个阶段是各书行文中顺带给出的先后次序（先……次……），按各书章节先后排列；前后为设计中的收集与输出阶段（离线启发式）。", len(procs))
-		}
-	}
-	if len(procs) == 1 {
-		collect.NextPhase = "P2"
-	}
-	sop.Phases = append(sop.Phases, collect)
 	for i, p := range procs {
-		id := fmt.Sprintf("P%d", i+2)
-		ph := knowledge.Phase{ID: id, Name: p.phaseName(), NextPhase: outID}
+		id := fmt.Sprintf("P%d", i+1)
+		ph := knowledge.Phase{ID: id, Name: p.phaseName()}
+		if i+1 < len(procs) {
+			ph.NextPhase = fmt.Sprintf("P%d", i+2)
+		}
 		if p.zh {
-			ph.EntryCondition = "问题涉及《" + p.title + "》「" + p.name + "」"
+			ph.EntryCondition = "问题涉及「" + p.name + "」"
 			ph.ExitCondition = "各步骤已完成"
 			ph.Description = "《" + p.title + "》「" + p.name + "」所列步骤，按原文次序。"
-			if !p.heading {
-				ph.Description = "《" + p.title + "》中「" + p.name + "」的先后次序（原文以先、次、然后等词标出）。"
-			}
 		} else {
-			ph.EntryCondition = "the question concerns “" + p.name + "” (" + p.title + ")"
+			ph.EntryCondition = "the question concerns “" + p.name + "”"
 			ph.ExitCondition = "every step is done"
 			ph.Description = "The steps " + p.title + " gives under “" + p.name + "”, in its order."
-			if !p.heading {
-				ph.Description = "The order " + p.title + " gives for “" + p.name + "” (marked by first, then, finally)."
-			}
 		}
 		for j, st := range p.steps {
 			ph.Steps = append(ph.Steps, knowledge.Step{ID: fmt.Sprintf("%s.%d", id, j+1), Action: st.action, Evidence: []knowledge.Evidence{st.ev}})
 		}
 		sop.Phases = append(sop.Phases, ph)
 	}
-	sop.Phases = append(sop.Phases, output)
 	return sop
 }
 

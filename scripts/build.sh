@@ -22,8 +22,9 @@ echo "     about 3.3 CPU minutes and 2.8 GB, so 2 to 4 minutes on an idle 2-core
 echo "     on a loaded one; seconds once Go's build cache holds it)"
 "$GO" build -v -o "$OUT" ./cmd/vibe >"$log" 2>&1 &
 pid=$!
+every=${BUILD_PROGRESS_EVERY:-15}
 while kill -0 "$pid" 2>/dev/null; do
-  for _ in $(seq 15); do
+  for _ in $(seq "$every"); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 1
   done

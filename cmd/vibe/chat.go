@@ -339,12 +339,30 @@ func (p *chatPrinter) print(ev runtime.Event) {
 		}
 	case runtime.EventCorrection:
 		fmt.Fprintf(w, "\n  [corrected] %s\n", ev.Content)
+	case runtime.EventJudge:
+		if line := judgeLine(ev.Judge); line != "" {
+			fmt.Fprint(w, line)
+		}
 	case runtime.EventError:
 		fmt.Fprintf(w, "\n  [error] %s\n", ev.Error)
 	case runtime.EventDone:
 		fmt.Fprintln(w)
 		p.offline, p.started = false, false
 	}
+}
+
+// judgeLine says what the judge did to the answer ("" when it passed it
+// as drafted).
+func judgeLine(j *runtime.Judgement) string {
+	if j == nil || !j.Rewritten {
+		return ""
+	}
+	n := map[string]int{}
+	for _, c := range j.Claims {
+		n[c.Verdict]++
+	}
+	return fmt.Sprintf("\n  [checked against its sources: %d unsupported and %d unsafe claims rewritten before you read it]\n",
+		n[runtime.VerdictUnsupported], n[runtime.VerdictUnsafe])
 }
 
 // maxSources bounds the sources listed after an answer.

@@ -99,6 +99,11 @@ func TestChatSourcesText(t *testing.T) {
 	if strings.Contains(out.String(), "Sources") {
 		t.Errorf("a retrieval-only answer got a second source list:\n%s", out.String())
 	}
+	p.print(runtime.Event{Type: runtime.EventJudge, Judge: &runtime.Judgement{By: "model", Rewritten: true,
+		Claims: []runtime.Claim{{Verdict: "supported"}, {Verdict: "unsafe"}, {Verdict: "unsupported"}, {Verdict: "unsupported"}}}})
+	if !strings.Contains(out.String(), "2 unsupported and 1 unsafe claims rewritten") {
+		t.Errorf("the judge's rewrite is not said:\n%s", out.String())
+	}
 	p.print(runtime.Event{Type: runtime.EventContent, Content: "answer"})
 	p.print(runtime.Event{Type: runtime.EventCitations, Citations: cs})
 	if !strings.Contains(out.String(), "Sources consulted") {

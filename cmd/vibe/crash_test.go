@@ -97,23 +97,7 @@ func vibeChild(t *testing.T, args ...string) *exec.Cmd {
 		}
 	}
 	if raceEnabled {
-		childBinOnce.Do(func() {
-			dir, err := os.MkdirTemp("", "vibe-crash-bin-")
-			if err != nil {
-				childBinErr = err
-				return
-			}
-			childBin = filepath.Join(dir, "vibe")
-			build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", childBin, "./cmd/vibe")
-			build.Dir = demoRepo
-			if out, err := build.CombinedOutput(); err != nil {
-				childBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-			}
-		})
-		if childBinErr != nil {
-			t.Fatal(childBinErr)
-		}
-		cmd := exec.Command(childBin, args...)
+		cmd := exec.Command(unracedVibe(t), args...)
 		cmd.Env = env
 		return cmd
 	}
@@ -125,6 +109,31 @@ func vibeChild(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(exe)
 	cmd.Env = append(env, childArgsEnv+"="+string(a))
 	return cmd
+}
+
+// unracedVibe is a vibe binary built from this tree without -race, once
+// per test binary: the crash suite's builds under -race, and the one vibe
+// binary scripts/demo.sh runs in TestDemoScript (linking vibe costs tens of
+// CPU seconds, so it is linked once).
+func unracedVibe(t *testing.T) string {
+	t.Helper()
+	childBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vibe-crash-bin-")
+		if err != nil {
+			childBinErr = err
+			return
+		}
+		childBin = filepath.Join(dir, "vibe")
+		build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "build", "-o", childBin, "./cmd/vibe")
+		build.Dir = demoRepo
+		if out, err := build.CombinedOutput(); err != nil {
+			childBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if childBinErr != nil {
+		t.Fatal(childBinErr)
+	}
+	return childBin
 }
 
 // crashTemplate is a workspace holding the demo corpus in books/ and the

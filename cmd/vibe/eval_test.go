@@ -16,6 +16,11 @@ import (
 
 // evalWorkspace copies the demo workspace (built once per test binary) so a
 // test may break its skill or fill its caches.
+//
+// The offline evals run in the vibe built without -race under it
+// (runVibeUnraced): one goroutine's searches over SQLite, which the detector
+// slows many times with nothing to find (265 s of the package under -race
+// at load 30); the judged run with a model stays in-process.
 func evalWorkspace(t *testing.T) string {
 	t.Helper()
 	return copyWorkspace(t, demoWorkspace(t))
@@ -27,7 +32,7 @@ var offlineEnv = map[string]string{"VIBE_LLM_PROVIDER": "offline"}
 // its table, says what it skipped, and two runs give the same JSON bytes.
 func TestEvalDemoOffline(t *testing.T) {
 	ws := demoWorkspace(t)
-	code, out, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo")
+	code, out, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo")
 	if code != 0 {
 		t.Fatalf("vibe eval demo: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -36,8 +41,8 @@ func TestEvalDemoOffline(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
 	}
-	_, j1, _ := runVibe(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json")
-	_, j2, _ := runVibe(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json")
+	_, j1, _ := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json")
+	_, j2, _ := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json")
 	if j1 != j2 || j1 == "" {
 		t.Fatalf("two runs differ:\n%s\n---\n%s", j1, j2)
 	}
@@ -92,7 +97,7 @@ func TestEvalCatchesABrokenSkill(t *testing.T) {
 			evalFile := filepath.Join(ws, "knowledge/demo/eval.yaml")
 			ev, _ := os.ReadFile(evalFile)
 			os.WriteFile(evalFile, append(ev, []byte("  - id: genmaicha\n    question: Do you know genmaicha?\n    skill: demo\n")...), 0o644)
-			if code, out, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo"); code != 0 {
+			if code, out, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo"); code != 0 {
 				t.Fatalf("before the break: exit %d\n%s\n%s", code, out, errOut)
 			}
 			p := filepath.Join(ws, b.file)
@@ -106,7 +111,7 @@ func TestEvalCatchesABrokenSkill(t *testing.T) {
 			if err := os.WriteFile(p, []byte(strings.Replace(string(data), b.from, b.to, 1)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, out, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo")
+			code, out, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo")
 			if code != 1 {
 				t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 			}
@@ -125,7 +130,7 @@ func TestEvalJUnitIsReadByAJUnitConsumer(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(data), "    - id: R003\n", "    - id: R903\n", 1)), 0o644)
 	out := filepath.Join(t.TempDir(), "eval.xml")
-	code, _, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "junit", "--output", out)
+	code, _, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "junit", "--output", out)
 	if code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -161,7 +166,7 @@ func TestEvalJUnitIsReadByAJUnitConsumer(t *testing.T) {
 func TestEvalBaselineRegression(t *testing.T) {
 	ws := evalWorkspace(t)
 	base := filepath.Join(t.TempDir(), "base.json")
-	if code, _, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json", "--output", base); code != 0 {
+	if code, _, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo", "--format", "json", "--output", base); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	os.WriteFile(filepath.Join(ws, "vibe.yaml"), []byte("eval:\n  thresholds:\n    rule_hit: 0.5\n"), 0o644)
@@ -169,11 +174,11 @@ func TestEvalBaselineRegression(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(data), "    - id: R022\n", "    - id: R922\n", 1)), 0o644)
 	// Above the lowered threshold: passes without the baseline...
-	if code, out, errOut := runVibe(t, offlineEnv, "-w", ws, "eval", "demo"); code != 0 {
+	if code, out, errOut := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo"); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	// ...and fails against it, naming the case that regressed.
-	code, out, _ := runVibe(t, offlineEnv, "-w", ws, "eval", "demo", "--baseline", base)
+	code, out, _ := runVibeUnraced(t, offlineEnv, "-w", ws, "eval", "demo", "--baseline", base)
 	if code != 1 || !strings.Contains(out, "REGRESSION case oolong-sour passed in the baseline and fails now") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -432,12 +437,12 @@ func TestEvalVerdictAndThresholdPrecedence(t *testing.T) {
 		{"flag over the environment", env("VIBE_EVAL_THRESHOLDS_RULE_HIT", "1"), []string{"--threshold", "rule_hit=0.9"}, 0,
 			"eval demo: pass (exit 0)", "BELOW green-bud-temperature"},
 	} {
-		code, out, errOut := runVibe(t, c.env, append([]string{"-w", ws, "eval", "demo"}, c.flags...)...)
+		code, out, errOut := runVibeUnraced(t, c.env, append([]string{"-w", ws, "eval", "demo"}, c.flags...)...)
 		if code != c.code || !strings.HasPrefix(lastLine(out), c.last) || !strings.Contains(out, c.mark) {
 			t.Errorf("%s: exit %d, want %d; last line %q, want %q and %q in\n%s\n%s", c.name, code, c.code, lastLine(out), c.last, c.mark, out, errOut)
 		}
 	}
-	if code, _, errOut := runVibe(t, env(), "-w", ws, "eval", "demo", "--threshold", "rule_hit=high"); code != 2 || !strings.Contains(errOut, "give MEASURE=FRACTION, e.g. --threshold passage_recall=0.9") {
+	if code, _, errOut := runVibeUnraced(t, env(), "-w", ws, "eval", "demo", "--threshold", "rule_hit=high"); code != 2 || !strings.Contains(errOut, "give MEASURE=FRACTION, e.g. --threshold passage_recall=0.9") {
 		t.Errorf("a bad --threshold: exit %d\n%s", code, errOut)
 	}
 }

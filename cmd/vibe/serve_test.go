@@ -591,22 +591,51 @@ func defaultServeAddr(t *testing.T) string {
 	return ""
 }
 
+// TestBuildScriptProgress runs scripts/build.sh (what make build runs) with
+// a stand-in for go that compiles slowly: it says how long a build usually
+// takes, prints a progress line while go build is silent, and names what it
+// built; a failing build exits non-zero with go's errors.
+func TestBuildScriptProgress(t *testing.T) {
+	dir := t.TempDir()
+	fakeGo := filepath.Join(dir, "go")
+	os.WriteFile(fakeGo, []byte(`#!/bin/sh
+case "$1" in
+list) printf 'fmt\nexample.org/a\nexample.org/b\n' ;;
+build)
+  [ -n "$FAIL" ] && { echo "example.org/a"; echo "a.go:1: syntax error" >&2; exit 1; }
+  echo "example.org/a" >&2; sleep 2; echo "example.org/b" >&2; sleep 1; : > "$4" ;;
+esac
+`), 0o755)
+	out := filepath.Join(dir, "vibe")
+	run := func(env ...string) (string, error) {
+		cmd := exec.Command("bash", filepath.Join("scripts", "build.sh"), out)
+		cmd.Dir = demoRepo
+		cmd.Env = append(append(os.Environ(), "GO="+fakeGo, "BUILD_PROGRESS_EVERY=1"), env...)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	text, err := run()
+	if err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, text)
+	}
+	for _, want := range []string{"up to 3 packages", "2 to 4 minutes on an idle 2-core machine", " of at most 3 packages compiled (last: example.org/", "built " + out} {
+		if !strings.Contains(text, want) {
+			t.Errorf("build.sh output lacks %q:\n%s", want, text)
+		}
+	}
+	if text, err := run("FAIL=1"); err == nil || !strings.Contains(text, "a.go:1: syntax error") {
+		t.Errorf("a failing build: %v\n%s", err, text)
+	}
+}
+
 // TestDemoScript runs scripts/demo.sh (what `make demo` runs) with a vibe
 // binary built from this tree: it ends with the offline chat finding the
 // skill by its triggers, then the check summary as the very last line.
 func TestDemoScript(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "vibe")
+	// The vibe the crash suite runs (built once, without -race);
+	// scripts/build.sh, which make build runs, is TestBuildScriptProgress's.
+	bin := unracedVibe(t)
 	gobin := filepath.Join(goruntime.GOROOT(), "bin", "go")
-	// make build's script: go build with progress lines and the time it
-	// usually takes (seconds here: the test binary's build left the cache warm).
-	build := exec.Command("bash", filepath.Join("scripts", "build.sh"), bin)
-	build.Dir = demoRepo
-	build.Env = append(os.Environ(), "GO="+gobin)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/build.sh: %v\n%s", err, out)
-	} else if !strings.Contains(string(out), "usually") || !strings.Contains(string(out), "built "+bin) {
-		t.Errorf("scripts/build.sh does not say how long a build usually takes and what it built:\n%s", out)
-	}
 	ws := filepath.Join(t.TempDir(), "demo")
 	cmd := exec.Command("bash", filepath.Join("scripts", "demo.sh"), bin, ws)
 	cmd.Dir = demoRepo
