@@ -394,6 +394,7 @@ func phaseTitle(names []string, zh bool) string {
 // in the books' order, none repeating one kept before.
 func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []sentence, score stepScore, seen *nearDups) []procStep {
 	var out []procStep
+	all := run
 	add := func(i int, whole bool) bool {
 		if len(out) >= maxPhaseSteps && !whole {
 			return false
@@ -411,6 +412,31 @@ func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []se
 		return true
 	}
 	per := max(1, maxPhaseSteps/len(run))
+	if len(run) > maxPhaseSteps {
+		// More chapters than steps (论正官 … 论建禄月劫取运): the best rule
+		// of each, the best chapters' first, in the book's order.
+		type c struct {
+			i int
+			v float64
+		}
+		var cs []c
+		for _, sec := range run {
+			for _, i := range bestOf(sec, sents, score, 1) {
+				v, _ := score(i)
+				if sec.topic != "" && strings.Contains(sents[i].Text, sec.topic) {
+					v += fundamentalWeight
+				}
+				cs = append(cs, c{i, v})
+			}
+		}
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].v > cs[b].v })
+		cs = cs[:min(len(cs), maxPhaseSteps+2)]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].i < cs[b].i })
+		for _, x := range cs {
+			add(x.i, false)
+		}
+		run = nil
+	}
 	for _, sec := range run {
 		if sec.method {
 			n := 0
@@ -430,7 +456,7 @@ func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []se
 			add(i, false)
 		}
 	}
-	for _, sec := range run {
+	for _, sec := range all {
 		if sec.topic == "" {
 			continue
 		}
