@@ -1037,9 +1037,14 @@ func stepScorer(sents []sentence, rank *ruleRanker) stepScore {
 			return 0, false
 		}
 		p, ok := parseRule(s.Text, s.Zh)
-		if !ok || p.Zh && (oneCase(p.Cond) || oneCase(p.Subject)) {
+		if !ok || p.Zh && (oneCase(p.Cond) || oneCase(p.Subject) || zhThinCond(p.Cond) || zhLeansBack.MatchString(p.Cond) || runeLen(p.Cond) <= 2 && !p.General) {
+			// 若又死绝，无所望矣: what dies, the text before says.
 			return 0, false
 		}
 		return rank.score(p, s), true
 	}
 }
+
+// zhLeansBack opens a condition that refers to the text before it (又, 亦,
+// 此, 其, 彼): alone it says nothing.
+var zhLeansBack = regexp.MustCompile(`^(?:又|亦|此|其|彼|然则|至于)`)

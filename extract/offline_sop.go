@@ -37,6 +37,7 @@ var verseHeading = regexp.MustCompile(`[赋歌诀诗篇]|独步|集说|口诀`)
 type bookSection struct {
 	doc     int
 	heading string // without numbering
+	raw     string // as in the heading path
 	topic   string // what it treats: 论正官取运 -> 正官; "" for a title
 	hchunk  string // the chunk whose text holds the heading line
 	hline   string // that line, verbatim without the #
@@ -75,9 +76,8 @@ func mainLines(sents []sentence) map[int][]*bookSection {
 			key := fmt.Sprint(s.Doc) + "\x00" + strings.Join(hp[:k+1], "\x00")
 			n := byPath[key]
 			if n == nil {
-				h := strings.TrimSpace(headingNumber.ReplaceAllString(strings.TrimSpace(hp[k]), ""))
-				h = strings.TrimSpace(headingNumeral.ReplaceAllString(h, ""))
-				n = &node{sec: &bookSection{doc: s.Doc, heading: h, method: methodH.MatchString(h)}, path: key}
+				h := cleanHeading(hp[k])
+				n = &node{sec: &bookSection{doc: s.Doc, heading: h, raw: hp[k], method: methodH.MatchString(h)}, path: key}
 				n.sec.topic = headingTopic(hp[k])
 				byPath[key] = n
 				if parent == nil {
@@ -233,29 +233,30 @@ func headingSOP(theme string, zh bool, sents []sentence, score stepScore) (knowl
 	}
 	zh = isHan(title + heads.String())
 
-	// Consecutive sections on one topic are one phase (论用神, 论用神成败救应,
-	// 论用神变化 …; 论正官, 论正官取运).
-	var groups [][]*bookSection
+	// Consecutive sections on one subject are one phase (论用神, 论用神成败救应,
+	// 论用神变化 …; 论正官, 论正官取运; 论时说拘泥格局, 论时说以讹传讹).
+	var phases [][]*bookSection
 	for _, s := range line {
-		if n := len(groups); n > 0 {
-			prev := groups[n-1][0]
-			if s.topic != "" && prev.topic != "" && sameTopic(prev.topic, s.topic) {
-				groups[n-1] = append(groups[n-1], s)
-				continue
+		if n := len(phases); n > 0 && sameTopic(subjectOf(phases[n-1][0].heading), subjectOf(s.heading)) {
+			phases[n-1] = append(phases[n-1], s)
+			continue
+		}
+		phases = append(phases, []*bookSection{s})
+	}
+	// Over maxHeadingPhases, the two neighbouring phases whose headings
+	// share most (论四吉神能破格, 论四凶神能成格: 神能) are merged, the smaller
+	// pair first: runs of consecutive sections, in the book's order.
+	for len(phases) > maxHeadingPhases {
+		bi, bShare, bSize := 0, -1, 0
+		for i := 0; i+1 < len(phases); i++ {
+			share := sharedBigrams(phases[i], phases[i+1])
+			size := len(phases[i]) + len(phases[i+1])
+			if share > bShare || share == bShare && size < bSize {
+				bi, bShare, bSize = i, share, size
 			}
 		}
-		groups = append(groups, []*bookSection{s})
-	}
-	// Over maxHeadingPhases, runs of consecutive groups of near-equal size.
-	var phases [][]*bookSection
-	n := len(groups)
-	k := min(n, maxHeadingPhases)
-	for p := 0; p < k; p++ {
-		var run []*bookSection
-		for _, g := range groups[p*n/k : (p+1)*n/k] {
-			run = append(run, g...)
-		}
-		phases = append(phases, run)
+		phases[bi] = append(phases[bi], phases[bi+1]...)
+		phases = append(phases[:bi+1], phases[bi+2:]...)
 	}
 	// Sections of the other books on a phase's topic add their rules.
 	others := map[string][]*bookSection{}
@@ -272,10 +273,14 @@ func headingSOP(theme string, zh bool, sents []sentence, score stepScore) (knowl
 	}
 
 	sop := knowledge.SOP{Name: theme}
+	zhOthers, enOthers := "及其他各书同题章节", " (and the other books' sections on the same topic)"
+	if len(lines) < 2 {
+		zhOthers, enOthers = "", ""
+	}
 	if zh {
-		sop.Description = fmt.Sprintf("按《%s》本身的章节次序（%d 章，依次归为 %d 个阶段）；各阶段的步骤是该章及其他各书同题章节所述的规则，引原文。原典未成文给出一套问答流程：按问题选用阶段；如需归纳总流程，请用模型重建（设置 OPENAI_BASE_URL）（离线启发式）。", title, len(line), len(phases))
+		sop.Description = fmt.Sprintf("按《%s》本身的章节次序（%d 章，依次归为 %d 个阶段）；各阶段的步骤是该章%s所述的规则，引原文。原典未成文给出一套问答流程：按问题选用阶段；如需归纳总流程，请用模型重建（设置 OPENAI_BASE_URL）（离线启发式）。", title, len(line), len(phases), zhOthers)
 	} else {
-		sop.Description = fmt.Sprintf("The order in which %s proceeds: its %d sections, in its order, as %d phases; each phase's steps are the rules that section (and the other books' sections on the same topic) states, quoted. The sources state no question-answering procedure of their own: use the phase the question concerns; an overall procedure needs a model (set OPENAI_BASE_URL and rebuild) (offline heuristic).", title, len(line), len(phases))
+		sop.Description = fmt.Sprintf("The order in which %s proceeds: its %d sections, in its order, as %d phases; each phase's steps are the rules that section%s states, quoted. The sources state no question-answering procedure of their own: use the phase the question concerns; an overall procedure needs a model (set OPENAI_BASE_URL and rebuild) (offline heuristic).", title, len(line), len(phases), enOthers)
 	}
 	var seen nearDups
 	for pi, run := range phases {
@@ -317,10 +322,50 @@ func headingSOP(theme string, zh bool, sents []sentence, score stepScore) (knowl
 	return sop, true
 }
 
+// subjectOf is a heading without 论: 论用神变化 -> 用神变化, 正官论 -> 正官.
+func subjectOf(h string) string {
+	h = strings.TrimPrefix(strings.TrimPrefix(h, "附论"), "论")
+	return strings.TrimSuffix(h, "论")
+}
+
+// sharedBigrams counts the pairs of adjacent characters (words, in
+// English) the headings of two runs of sections share.
+func sharedBigrams(a, b []*bookSection) int {
+	grams := func(ss []*bookSection) map[string]bool {
+		out := map[string]bool{}
+		for _, s := range ss {
+			h := subjectOf(s.heading)
+			if !isHan(h) {
+				for _, w := range strings.Fields(strings.ToLower(h)) {
+					if len(w) > 3 {
+						out[w] = true
+					}
+				}
+				continue
+			}
+			rs := []rune(h)
+			for i := 0; i+1 < len(rs); i++ {
+				out[string(rs[i:i+2])] = true
+			}
+		}
+		return out
+	}
+	ga, n := grams(a), 0
+	for g := range grams(b) {
+		if ga[g] {
+			n++
+		}
+	}
+	return n
+}
+
 // sameTopic reports two section topics that are one subject: one opens
 // the other (用神, 用神变化; 正官, 正官取运 → 正官) or both open with the same
 // two-character term (十干配合性情, 十干合而不合).
 func sameTopic(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
 	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
 		return true
 	}
@@ -349,6 +394,7 @@ func phaseTitle(names []string, zh bool) string {
 // in the books' order, none repeating one kept before.
 func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []sentence, score stepScore, seen *nearDups) []procStep {
 	var out []procStep
+	all := run
 	add := func(i int, whole bool) bool {
 		if len(out) >= maxPhaseSteps && !whole {
 			return false
@@ -366,11 +412,39 @@ func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []se
 		return true
 	}
 	per := max(1, maxPhaseSteps/len(run))
+	if len(run) > maxPhaseSteps {
+		// More chapters than steps (论正官 … 论建禄月劫取运): the best rule
+		// of each, the best chapters' first, in the book's order.
+		type c struct {
+			i int
+			v float64
+		}
+		var cs []c
+		for _, sec := range run {
+			for _, i := range bestOf(sec, sents, score, 1) {
+				v, _ := score(i)
+				if sec.topic != "" && strings.Contains(sents[i].Text, sec.topic) {
+					v += fundamentalWeight
+				}
+				cs = append(cs, c{i, v})
+			}
+		}
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].v > cs[b].v })
+		cs = cs[:min(len(cs), maxPhaseSteps+2)]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].i < cs[b].i })
+		for _, x := range cs {
+			add(x.i, false)
+		}
+		run = nil
+	}
 	for _, sec := range run {
 		if sec.method {
 			n := 0
 			for _, i := range sec.sents {
-				if sents[i].Enum && n < maxSteps && add(i, true) {
+				// A list right under the method heading, not one in a
+				// subsection of a chapter whose title says "procedures".
+				hp := sents[i].Chunk.HeadingPath
+				if sents[i].Enum && hp[len(hp)-1] == sec.raw && n < maxSteps && add(i, true) {
 					n++
 				}
 			}
@@ -382,7 +456,7 @@ func phaseSteps(run []*bookSection, others map[string][]*bookSection, sents []se
 			add(i, false)
 		}
 	}
-	for _, sec := range run {
+	for _, sec := range all {
 		if sec.topic == "" {
 			continue
 		}
@@ -431,6 +505,13 @@ func headingTopic(h string) string {
 	if isHan(h) {
 		return zhHeadingTopic(h)
 	}
+	return strings.ToLower(cleanHeading(h))
+}
+
+// cleanHeading is a heading without its numbering and the dash after it:
+// "CHAPTER 1 – INTRODUCTION" -> "INTRODUCTION", "八、论用神" -> "论用神".
+func cleanHeading(h string) string {
 	h = strings.TrimSpace(headingNumber.ReplaceAllString(strings.TrimSpace(h), ""))
-	return strings.ToLower(strings.TrimSpace(headingNumeral.ReplaceAllString(h, "")))
+	h = strings.TrimSpace(headingNumeral.ReplaceAllString(h, ""))
+	return strings.TrimSpace(strings.TrimLeft(h, "-–—:：.．、 "))
 }

@@ -236,3 +236,44 @@ func TestOfflineLanguageOfGeneratedText(t *testing.T) {
 		t.Fatalf("only %d items from the fixture: %+v", n, f)
 	}
 }
+
+// One English handbook: its chapters, in order, are the phases, named
+// without their numbering; a list under a chapter whose title says
+// "procedures" is not taken for a method of that chapter.
+func TestOfflineSOPHandbookChapters(t *testing.T) {
+	f := offlineFixture(t, map[string]string{
+		"Trustee Handbook": `# CHAPTER 1 – INTRODUCTION
+
+The standing trustee must be personally involved in the trustee operation.
+
+# CHAPTER 2 – POLICIES, PROCEDURES AND REPORTING
+
+## A. Receipts
+
+1. Receipts must be deposited within one business day.
+2. Checks must be endorsed on receipt.
+
+If the check number is not printed, the trustee must write a control number on it.
+
+# CHAPTER 3 – BUDGETS
+
+If there are unresolved items, the budget is approved except for the items in dispute.
+`,
+	})
+	sop := f.SOP.SOP
+	var names []string
+	for _, p := range sop.Phases {
+		names = append(names, p.Name)
+	}
+	if want := "INTRODUCTION|POLICIES, PROCEDURES AND REPORTING|BUDGETS"; strings.Join(names, "|") != want {
+		t.Fatalf("phases %q, want the chapters %q", names, want)
+	}
+	if !strings.Contains(sop.Description, "needs a model") {
+		t.Errorf("description %q does not say an overall procedure needs a model", sop.Description)
+	}
+	for _, p := range sop.Phases {
+		if len(p.Steps) == 0 || len(p.Steps) > maxPhaseSteps || hasHan(p.EntryCondition) {
+			t.Errorf("phase %q: %d steps, entry %q", p.Name, len(p.Steps), p.EntryCondition)
+		}
+	}
+}

@@ -117,9 +117,12 @@ func offlineSOP(theme string, zh bool, sents []sentence, score stepScore) knowle
 		return sop
 	}
 	sop := knowledge.SOP{Name: theme}
-	sop.Description = fmt.Sprintf("The %d procedures the sources list under method headings, each a phase with its steps in the source's order (offline heuristic).", len(procs))
+	sop.Description = fmt.Sprintf("The %d procedures the sources list under method headings, each a phase with its steps in the source's order: use the one the question concerns (offline heuristic).", len(procs))
+	if len(procs) == 1 {
+		sop.Description = "The procedure the sources list under a method heading, its steps in the source's order (offline heuristic)."
+	}
 	if zh {
-		sop.Description = fmt.Sprintf("原典在方法类标题下列出的 %d 个操作流程，各为一个阶段，步骤按原文次序（离线启发式）。", len(procs))
+		sop.Description = fmt.Sprintf("原典在方法类标题下列出的 %d 个操作流程，各为一个阶段，步骤按原文次序：按问题选用（离线启发式）。", len(procs))
 	}
 	for i, p := range procs {
 		id := fmt.Sprintf("P%d", i+1)

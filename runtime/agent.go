@@ -482,6 +482,10 @@ func EventText(ev Event) string {
 		return fmt.Sprintf("\n\n[card %s] %s\n\n", ev.CardType, ev.Props)
 	case EventForm:
 		return fmt.Sprintf("\n\n[form] %s\n\n", ev.Form)
+	case EventCorrection:
+		// A stream cannot take back what it sent: the corrected answer
+		// follows, marked.
+		return "\n\n（更正 / corrected）\n" + ev.Content
 	}
 	return ""
 }

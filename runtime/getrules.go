@@ -360,6 +360,7 @@ func (idx *ruleIndex) subjectGap(text string, strong bool, extra ...string) []st
 	}
 	named := idx.glossary.namedEntries(text)
 	glossaryTerms := len(named)
+	named = append(named, idx.glossary.looselyNamed(text, named)...)
 	for _, x := range extra {
 		if utf8.RuneCountInString(x) >= minGapRunes && isHanOnly(x) && !slices.ContainsFunc(named, func(e glossEntry) bool { return e.Term == x }) {
 			named = append(named, glossEntry{GlossaryTerm: skills.GlossaryTerm{Term: x}, names: []string{x}})
@@ -481,6 +482,42 @@ func (g *Glossary) namedEntries(text string) []glossEntry {
 		}
 		if hit {
 			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// looselyNamed returns the glossary's terms of three Han characters or
+// more the text names in parts: a term holding one the text names, whose
+// other characters the text holds but one (春天出生的乙木日主 names 乙木 and
+// holds 春 of 三春乙木). Not those named already.
+func (g *Glossary) looselyNamed(text string, named []glossEntry) []glossEntry {
+	if g.Len() == 0 || len(named) == 0 {
+		return nil
+	}
+	plain := plainText(text)
+	var out []glossEntry
+	for _, e := range g.entries {
+		t := plainText(e.Term)
+		if utf8.RuneCountInString(t) < 3 || !isHanOnly(e.Term) || slices.ContainsFunc(named, func(n glossEntry) bool { return n.Term == e.Term }) {
+			continue
+		}
+		for _, n := range named {
+			p := plainText(n.Term)
+			if p == "" || !strings.Contains(t, p) {
+				continue
+			}
+			rest := []rune(strings.Replace(t, p, "", 1))
+			missing := 0
+			for _, r := range rest {
+				if !strings.ContainsRune(plain, r) {
+					missing++
+				}
+			}
+			if missing <= 1 && missing < len(rest) {
+				out = append(out, e)
+				break
+			}
 		}
 	}
 	return out

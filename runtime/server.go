@@ -845,6 +845,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		var sb strings.Builder
 		_, err := s.turn(ctx, turn, func(ev Event) error {
 			noteUsage(ev)
+			if ev.Type == EventCorrection {
+				// The judge changed text already sent: the reply is the
+				// corrected answer alone.
+				sb.Reset()
+				sb.WriteString(ev.Content)
+				return nil
+			}
 			sb.WriteString(EventText(ev))
 			return nil
 		})

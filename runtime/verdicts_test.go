@@ -226,3 +226,11 @@ func TestInputClassifier(t *testing.T) {
 		t.Fatalf("judge off: err %v, %d classifier requests", err, m2.guards)
 	}
 }
+
+// A plain chat client (the OpenAI-compatible stream) gets a correction as
+// the corrected answer, marked, after what was streamed.
+func TestCorrectionAsText(t *testing.T) {
+	if got := EventText(Event{Type: EventCorrection, Content: "典籍认为……"}); !strings.Contains(got, "corrected") || !strings.HasSuffix(got, "典籍认为……") {
+		t.Fatalf("EventText(correction) = %q", got)
+	}
+}
