@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -307,6 +308,16 @@ func enSignals(p ruleParse, s sentence) float64 {
 	if words > 0 && 2*content < words || notation {
 		sc -= shortPenalty
 	}
+	// "then the Rook moves away …", "now Black plays K-K1": a step of one
+	// line of play; "… he can effect the intended protection", "it gets
+	// lost": a consequent about someone or something the rule does not
+	// name.
+	if enStepCond.MatchString(p.Cond) {
+		sc -= shortPenalty
+	}
+	if enBackConcl.MatchString(p.Concl) {
+		sc -= shortPenalty
+	}
 	if len(s.Chunk.HeadingPath) > 0 {
 		head := enContentWords(s.Chunk.HeadingPath[len(s.Chunk.HeadingPath)-1])
 		for w := range enContentWords(p.Cond) {
@@ -318,6 +329,11 @@ func enSignals(p ruleParse, s sentence) float64 {
 	}
 	return sc
 }
+
+var (
+	enStepCond  = regexp.MustCompile(`(?i)^(?:then|now|next|after that|here)\b`)
+	enBackConcl = regexp.MustCompile(`(?i)^(?:and\s+|but\s+|or\s+)?(?:he|she|it|they|this|that|these|those|his|its|their)\b`)
+)
 
 func isLetters(s string) bool {
 	for _, r := range s {

@@ -336,3 +336,27 @@ func TestSplitSentencesDottedInitials(t *testing.T) {
 		t.Errorf("sentences %q, want %q", texts, want)
 	}
 }
+
+// English candidates rank by what they are: a principle the author set
+// in italics first, a step of one line of play ("then the Rook moves
+// away …"), a consequent about someone the rule does not name ("he can
+// effect …") and a condition in notation below a rule that names its
+// subject.
+func TestEnglishSignals(t *testing.T) {
+	s := sentence{Chunk: &chunk.Chunk{HeadingPath: []string{"SALIENT POINTS ABOUT PAWNS"}}}
+	plain := enSignals(ruleParse{Cond: "the bishop is blocked", Concl: "the bishop is a poor piece"}, s)
+	for _, c := range []struct {
+		p    ruleParse
+		more bool
+	}{
+		{ruleParse{Cond: "a passed Pawn", Concl: "a passed Pawn increases in strength", maxim: true}, true},
+		{ruleParse{Cond: "doubled pawns are isolated", Concl: "doubled pawns are weak"}, true},
+		{ruleParse{Cond: "then the Rook moves away from the King", Concl: "the Rook is lost"}, false},
+		{ruleParse{Cond: "White does not wish to lose moves", Concl: "he can effect the intended protection"}, false},
+		{ruleParse{Cond: "White plays P-K5", Concl: "the Knight must retreat"}, false},
+	} {
+		if got := enSignals(c.p, s); (got > plain) != c.more || got == plain {
+			t.Errorf("%q -> %q: %.2f against %.2f for a plain rule; want it ranked %s", c.p.Cond, c.p.Concl, got, plain, map[bool]string{true: "above", false: "below"}[c.more])
+		}
+	}
+}
