@@ -278,13 +278,19 @@ func recurringGrams(docs []string) []gram {
 		}
 		out = append(out, gram{term: s, context: ctx[s], docs: n})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].docs != out[j].docs {
-			return out[i].docs > out[j].docs
-		}
-		return out[i].term < out[j].term
-	})
+	sortGrams(out)
 	return out
+}
+
+// sortGrams orders mined grams by the number of documents naming them,
+// most first, then by term.
+func sortGrams(g []gram) {
+	sort.Slice(g, func(i, j int) bool {
+		if g[i].docs != g[j].docs {
+			return g[i].docs > g[j].docs
+		}
+		return g[i].term < g[j].term
+	})
 }
 
 // hanRuns splits s into its runs of Han characters.

@@ -2,7 +2,6 @@ package integrate
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -279,12 +278,7 @@ func recurringEnglish(docs []string) []gram {
 			out = append(out, gram{term: s, context: ctx[s], docs: n})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].docs != out[j].docs {
-			return out[i].docs > out[j].docs
-		}
-		return out[i].term < out[j].term
-	})
+	sortGrams(out)
 	return out
 }
 
