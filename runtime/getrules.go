@@ -320,11 +320,29 @@ const minSubjectCoverage = 0.5
 // single character is too common to tell.
 const minTermRunes = 2
 
-// statesAny reports whether a rule states one of the Han names.
+// statesAny reports whether a rule states one of the names of a glossary
+// entry (its term and aliases): a Han name as states does, another as a
+// phrase of the rule's words whatever their case ("Award leave is…" states
+// award leave, "LWOP" states leave without pay when the entry lists it).
 func (idx *ruleIndex) statesAny(names []string) bool {
 	for _, n := range names {
-		if isHanOnly(n) && idx.states(n) {
-			return true
+		if isHanOnly(n) {
+			if idx.states(n) {
+				return true
+			}
+			continue
+		}
+		if hasHan(n) {
+			continue
+		}
+		pt := nameTokens(n)
+		if len(pt) == 0 {
+			continue
+		}
+		for _, toks := range idx.statedTokens {
+			if containsPhrase(toks, pt) {
+				return true
+			}
 		}
 	}
 	return false

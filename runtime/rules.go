@@ -40,8 +40,10 @@ type ruleIndex struct {
 	// phrases (term and aliases) tokenised for matching (nil: none).
 	glossary *Glossary
 	// statedText[i] is what rule i states (condition, conclusion, action)
-	// as comparable text (plainText).
-	statedText []string
+	// as comparable text (plainText), statedTokens the same as words
+	// (phraseTokens: lower-cased, stemmed) for Latin names.
+	statedText   []string
+	statedTokens [][]string
 }
 
 // languageShares returns the share of the rules whose stated text is in
@@ -146,6 +148,7 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		idx.weight = append(idx.weight, w)
 		idx.cond = append(idx.cond, []rune(plainText(r.Condition)))
 		idx.statedText = append(idx.statedText, plainText(r.Condition+" "+r.Conclusion+" "+r.Action))
+		idx.statedTokens = append(idx.statedTokens, phraseTokens(r.Condition+" "+r.Conclusion+" "+r.Action))
 		idx.condHan = append(idx.condHan, hasHan(r.Condition))
 		n := len(f[fieldCondition]) + len(f[fieldThen])
 		idx.size = append(idx.size, n)

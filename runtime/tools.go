@@ -259,11 +259,52 @@ func (a *Agent) runTool(ctx context.Context, t *turn, name string, raw json.RawM
 	return res, err
 }
 
+// filledArgs are required arguments of a core tool the tool fills itself
+// when missing (recommend_skills ranks for the turn's message).
+var filledArgs = map[string]bool{"recommend_skills.question": true}
+
+// checkRequired fails a call of a core tool that leaves out an argument
+// its schema requires, or gives it as null or an empty string, naming the
+// argument, so the model can call again instead of getting an answer to
+// nothing (get_rules without question). Skill tools are checked against
+// their declared fields (validate).
+func checkRequired(name string, args map[string]any) error {
+	for _, tl := range coreTools {
+		if tl.Name != name {
+			continue
+		}
+		var schema struct {
+			Required []string `json:"required"`
+		}
+		if json.Unmarshal(tl.Parameters, &schema) != nil {
+			return nil
+		}
+		var missing []string
+		for _, r := range schema.Required {
+			if filledArgs[name+"."+r] {
+				continue
+			}
+			v, ok := args[r]
+			if s, isStr := v.(string); !ok || v == nil || isStr && strings.TrimSpace(s) == "" {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%s: missing required argument %s: call %s again with it", name, strings.Join(missing, ", "), name)
+		}
+		return nil
+	}
+	return nil
+}
+
 // execTool runs one tool for a turn.
 func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.RawMessage) (json.RawMessage, error) {
 	args, err := decodeArgs(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := checkRequired(name, args); err != nil {
+		return nil, err
 	}
 	activeSet := t.activeSkill()
 	active := primarySkill(activeSet)
