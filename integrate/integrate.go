@@ -159,7 +159,7 @@ func (ks *knowledgeSet) buildGlossary(ctx context.Context, opt IntegrateOptions,
 	cands, g := mineCandidates(ks, opt.GlossaryInputs)
 	var warnings []string
 	if opt.LLM != nil {
-		mg, asked, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, cands)
+		mg, asked, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, ks.examples, cands)
 		if err != nil {
 			return skills.Glossary{}, nil, err
 		}
