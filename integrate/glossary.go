@@ -178,7 +178,9 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 		docs = append(docs, f.Signal)
 	}
 	for _, ph := range ks.sop.SOP.Phases {
-		add(strings.TrimSpace(ph.Name), "", true)
+		if name := strings.TrimSpace(ph.Name); !isProcedureStep(name) {
+			add(name, "", true)
+		}
 	}
 	for _, r := range ks.rules.Rules.All() {
 		docs = append(docs, r.Condition+" "+r.Conclusion+" "+r.Action)
@@ -502,4 +504,27 @@ func isHanOnly(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// procedureVerbs begin the name of a phase that is a step of the
+// procedure ("identify the situation", "apply the policy", 收集出生信息),
+// no term of the field.
+var (
+	procedureVerbsEN = map[string]bool{"identify": true, "apply": true, "collect": true, "gather": true, "determine": true, "assess": true, "check": true, "review": true, "analyse": true, "analyze": true, "compute": true, "calculate": true, "confirm": true, "verify": true, "clarify": true, "explain": true, "summarise": true, "summarize": true, "give": true, "understand": true, "establish": true, "evaluate": true, "decide": true, "respond": true, "recommend": true, "provide": true, "ask": true, "read": true, "find": true, "select": true, "choose": true, "classify": true, "prepare": true, "handle": true, "resolve": true, "compare": true, "interpret": true, "deliver": true, "write": true, "communicate": true, "escalate": true, "triage": true, "diagnose": true}
+	procedureVerbsZH = []string{"收集", "判断", "确定", "分析", "计算", "识别", "输出", "检查", "核实", "核对", "确认", "评估", "给出", "查找", "了解", "应用",
+		"解释", "总结", "回答", "提供", "整理", "生成", "展示", "选择", "匹配", "制定", "比较", "审查", "询问", "获取", "明确", "梳理", "归纳", "呈现", "扫描", "排查"}
+)
+
+// isProcedureStep reports whether a phase name names a step of the
+// procedure: it begins with a verb of doing (identify, apply, 收集,
+// 判断), so it is no candidate term. A phase named for a term ("Paid
+// parental leave", 用神) stays a candidate.
+func isProcedureStep(name string) bool {
+	for _, v := range procedureVerbsZH {
+		if strings.HasPrefix(name, v) {
+			return true
+		}
+	}
+	first, _, _ := strings.Cut(strings.ToLower(name), " ")
+	return procedureVerbsEN[strings.Trim(first, ".,:;()")]
 }

@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/skills"
@@ -16,7 +17,8 @@ import (
 
 // The glossary with a model: the mined candidates are sent, in batches,
 // with the heading or sentence each was found in; the model keeps the
-// terms of the field and gives their synonyms, English renderings and
+// terms of the field and gives their synonyms, renderings in the users' other
+// languages (userLanguages) and
 // pinyin (prompts/glossary.md, glossarySchema). Each request is cached by
 // the client like every other: an unchanged batch asks nothing. A
 // candidate's batch is chosen by a hash of the term among a number of
@@ -60,6 +62,7 @@ type glossaryCandidate struct {
 type glossaryFacts struct {
 	Theme      string              `json:"theme"`
 	Language   string              `json:"sources_language"`
+	UserLangs  []string            `json:"user_languages"`
 	Candidates []glossaryCandidate `json:"candidates"`
 }
 
@@ -107,15 +110,16 @@ func glossaryBatches(cands []glossaryCandidate) [][]glossaryCandidate {
 
 // glossaryRequests are the requests the model glossary sends for the
 // candidates.
-func glossaryRequests(model, theme string, L labels, cands []glossaryCandidate) []llm.Request {
+func glossaryRequests(model, theme string, L labels, examples []string, cands []glossaryCandidate) []llm.Request {
 	lang := "Chinese"
 	if L.code != "zh" {
 		lang = "English"
 	}
+	users := userLanguages(L, examples)
 	temp := 0.0
 	var out []llm.Request
 	for _, b := range glossaryBatches(cands) {
-		facts, _ := json.Marshal(glossaryFacts{Theme: theme, Language: lang, Candidates: b})
+		facts, _ := json.Marshal(glossaryFacts{Theme: theme, Language: lang, UserLangs: users, Candidates: b})
 		out = append(out, llm.Request{
 			Stage: StageGlossary, Model: model, Temperature: &temp, PromptVersion: GlossaryPromptVersion,
 			Schema: &llm.Schema{Name: "glossary", JSON: glossarySchema},
@@ -126,6 +130,23 @@ func glossaryRequests(model, theme string, L labels, cands []glossaryCandidate) 
 		})
 	}
 	return out
+}
+
+// userLanguages are the languages, other than the sources', the theme's
+// users write in, which the model renders the terms in: English for
+// Chinese sources (pinyin is asked apart); for English sources Chinese
+// when the theme's eval questions (examples) are written in it, else none:
+// nothing says the users write another language.
+func userLanguages(L labels, examples []string) []string {
+	if L.code == "zh" {
+		return []string{"English"}
+	}
+	for _, q := range examples {
+		if strings.IndexFunc(q, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0 {
+			return []string{"Chinese"}
+		}
+	}
+	return []string{}
 }
 
 // modelCandidates lists the mined terms with their contexts for the
@@ -150,12 +171,12 @@ func modelCandidates(mined []candidate) []glossaryCandidate {
 // requested JSON is skipped with a warning (its terms keep their mined
 // entries); an error only when the model could not be asked (the budget is
 // spent, the endpoint fails).
-func modelGlossary(ctx context.Context, c Chatter, model, theme string, L labels, mined []candidate) (skills.Glossary, map[string]bool, []string, error) {
+func modelGlossary(ctx context.Context, c Chatter, model, theme string, L labels, examples []string, mined []candidate) (skills.Glossary, map[string]bool, []string, error) {
 	var g skills.Glossary
 	var warnings []string
 	asked := map[string]bool{}
 	batches := glossaryBatches(modelCandidates(mined))
-	for i, req := range glossaryRequests(model, theme, L, modelCandidates(mined)) {
+	for i, req := range glossaryRequests(model, theme, L, examples, modelCandidates(mined)) {
 		resp, err := c.Chat(ctx, req)
 		if errors.Is(err, llm.ErrInvalidOutput) {
 			warnings = append(warnings, fmt.Sprintf("glossary batch %d: the model's answer was not the requested JSON, so its terms keep their mined entries: %v", i+1, err))
@@ -229,7 +250,7 @@ func stripFence(s string) string {
 // phrases at their cap, and the plan is an estimate. count measures
 // tokens. It returns the requests to send, the cached ones, their prompt
 // and estimated completion tokens, and whether it is an estimate.
-func GlossaryPlan(model, theme, skillDir string, zh bool, in GlossaryInputs, count func(string) int, cached func(llm.Request) bool) (requests, inCache, prompt, completion int, estimated bool) {
+func GlossaryPlan(model, theme, skillDir, evalCases string, zh bool, in GlossaryInputs, count func(string) int, cached func(llm.Request) bool) (requests, inCache, prompt, completion int, estimated bool) {
 	ks, err := loadKnowledge(skillDir)
 	if err != nil {
 		ks, estimated = &knowledgeSet{}, true
@@ -245,7 +266,8 @@ func GlossaryPlan(model, theme, skillDir string, zh bool, in GlossaryInputs, cou
 	if zh {
 		L.code = "zh"
 	}
-	for _, r := range glossaryRequests(model, theme, L, gc) {
+	examples, _ := exampleQuestions(evalCases, evalCases) // a broken eval set is reported by the build
+	for _, r := range glossaryRequests(model, theme, L, examples, gc) {
 		if !estimated && cached != nil && cached(r) {
 			inCache++
 			continue

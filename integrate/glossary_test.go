@@ -168,7 +168,7 @@ func TestModelGlossary(t *testing.T) {
 		}
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUserMessage(), `"sources_language":"Chinese"`) || !strings.Contains(reqs[0].LastUserMessage(), `"term":"魁罡"`) {
+	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUserMessage(), `"sources_language":"Chinese","user_languages":["English"]`) || !strings.Contains(reqs[0].LastUserMessage(), `"term":"魁罡"`) {
 		t.Fatalf("%d requests; the first: %s", len(reqs), reqs[0].LastUserMessage())
 	}
 	// The same knowledge again: answered from the cache.
@@ -218,5 +218,40 @@ func TestMineGlossaryEnglish(t *testing.T) {
 	}
 	if len(byTerm["passed pawn"].Pinyin) > 0 {
 		t.Errorf("an English term got pinyin: %v", byTerm["passed pawn"].Pinyin)
+	}
+}
+
+// English sources are rendered in the other languages the theme's users
+// write (the eval questions' Chinese), or in none; the prompt asks for no
+// Chinese renderings a theme's users never write. Phase names that are
+// steps of the procedure are no candidates; one named for a term is.
+func TestGlossaryUserLanguages(t *testing.T) {
+	ks := &knowledgeSet{}
+	ks.sop.SOP.Phases = []knowledge.Phase{{ID: "P1", Name: "Identify the situation"}, {ID: "P2", Name: "apply the policy"}, {ID: "P3", Name: "Paid Parental Leave"}, {ID: "P4", Name: "收集出生信息"}, {ID: "P5", Name: "用神"}}
+	cands, _ := mineCandidates(ks, GlossaryInputs{})
+	var got []string
+	for _, c := range cands {
+		got = append(got, c.term)
+	}
+	if !slices.Equal(got, []string{"paid parental leave", "用神"}) {
+		t.Errorf("phase-name candidates %q, want the terms only", got)
+	}
+	cands2 := []glossaryCandidate{{Term: "per diem"}}
+	for _, tt := range []struct {
+		L        string
+		examples []string
+		want     string
+	}{
+		{"en", []string{"Can I claim a per diem?"}, `"user_languages":[]`},
+		{"en", []string{"Can I claim a per diem?", "出差补贴怎么算？"}, `"user_languages":["Chinese"]`},
+		{"zh", nil, `"user_languages":["English"]`},
+	} {
+		reqs := glossaryRequests("m", "travel-leave", labels{code: tt.L}, tt.examples, cands2)
+		if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[1].Content, tt.want) {
+			t.Errorf("%s sources, questions %q: %s, want %s", tt.L, tt.examples, reqs[0].Messages[1].Content, tt.want)
+		}
+		if sys := reqs[0].Messages[0].Content; !strings.Contains(sys, "user_languages") || strings.Contains(sys, "Chinese renderings instead") {
+			t.Errorf("the prompt does not ask for the users' languages:\n%s", sys)
+		}
 	}
 }

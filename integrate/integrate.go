@@ -11,9 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -157,7 +159,7 @@ func (ks *knowledgeSet) buildGlossary(ctx context.Context, opt IntegrateOptions,
 	cands, g := mineCandidates(ks, opt.GlossaryInputs)
 	var warnings []string
 	if opt.LLM != nil {
-		mg, asked, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, cands)
+		mg, asked, warn, err := modelGlossary(ctx, opt.LLM, opt.Model, opt.Theme, L, ks.examples, cands)
 		if err != nil {
 			return skills.Glossary{}, nil, err
 		}
@@ -459,34 +461,109 @@ func nonEmpty(s, def string) string {
 }
 
 var (
-	// birthCues in the SOP say the procedure needs the user's birth data.
-	birthCues = []string{"出生", "生辰", "八字", "birth"}
+	// birthData are the phrases that name a person's birth data (date,
+	// time, place; 生辰, 八字 to lay out): an SOP that asks for them as a
+	// step's input needs the user's birth data. "birth" or 出生 alone is no
+	// such phrase: "prior to birth/placement" (a parental leave policy),
+	// 子女出生后 name an event, not data to collect.
+	birthData = []string{"生辰", "出生年", "出生日期", "出生时间", "出生时辰", "出生地", "出生信息", "出生资料", "出生数据", "排盘", "起盘", "排八字", "八字排",
+		"date of birth", "birth date", "birthdate", "time of birth", "birth time", "place of birth", "birthplace", "birth place",
+		"birth data", "birth details", "birth info", "birth information", "birth chart", "natal chart"}
+	// notTheUsers before a birth-data phrase say it is an expected
+	// event's date ("the expected date of birth" of a leave policy), not a
+	// person's data.
+	notTheUsers = []string{"expected ", "estimated ", "anticipated ", "预产", "预计"}
+	// chartInputs are the chart words that are birth data only as the
+	// input of a collect step ("收集八字"): elsewhere 八字 may be a policy's
+	// eight-character motto (八字方针).
+	chartInputs = []string{"八字", "四柱"}
+	// collectVerbs make a step a collect step.
+	collectVerbs = []string{"收集", "询问", "获取", "提供", "输入", "索取", "collect", "ask", "gather", "obtain", "request", "enter"}
 	// chartCues in rules say they read a birth chart (八字/四柱/日主,
 	// natal chart): a theme whose rules often do needs birth data too.
-	chartCues = []string{"八字", "四柱", "日主", "日干", "命盘", "生辰", "birth chart", "natal", "day master"}
+	// The English ones are matched as whole words ("prenatal" is none).
+	chartCues = []string{"八字", "四柱", "日主", "日干", "命盘", "生辰", "birth chart", "natal chart", "natal", "day master"}
 )
 
-// needsBirth reports whether the skill needs the user's birth data: the SOP
-// asks for it, or at least three rules read a birth chart.
+// needsBirth reports whether the skill needs the user's birth data: a step
+// of the SOP (or a phase's name, description or conditions) asks for a
+// person's birth data, or at least three rules read a birth chart. A text
+// that only mentions birth does not.
 func needsBirth(ks *knowledgeSet) bool {
-	data, _ := json.Marshal(ks.sop.SOP)
-	txt := strings.ToLower(string(data))
-	for _, c := range birthCues {
-		if strings.Contains(txt, c) {
+	for _, ph := range ks.sop.SOP.Phases {
+		if asksBirthData(ph.Name + "\n" + ph.Description + "\n" + ph.EntryCondition + "\n" + ph.ExitCondition) {
 			return true
+		}
+		for _, st := range ph.Steps {
+			txt := st.Action + "\n" + st.Output
+			if asksBirthData(txt) {
+				return true
+			}
+			low := strings.ToLower(st.Action)
+			collect := st.Tool == "collect_info" || slices.ContainsFunc(collectVerbs, func(v string) bool { return hasCue(low, v) })
+			if collect && slices.ContainsFunc(chartInputs, func(c string) bool { return strings.Contains(txt, c) }) {
+				return true
+			}
 		}
 	}
 	n := 0
 	for _, r := range ks.rules.Rules.All() {
 		txt := strings.ToLower(r.Condition + " " + r.Conclusion + r.Action)
-		for _, c := range chartCues {
-			if strings.Contains(txt, c) {
-				n++
-				break
-			}
+		if slices.ContainsFunc(chartCues, func(c string) bool { return hasCue(txt, c) }) {
+			n++
 		}
 	}
 	return n >= 3
+}
+
+// asksBirthData reports whether text names a person's birth data
+// (birthData) not preceded by a word making it an expected event's date.
+func asksBirthData(text string) bool {
+	low := strings.ToLower(text)
+	for _, c := range birthData {
+		for i := 0; i < len(low); {
+			j := strings.Index(low[i:], c)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			if hasCue(low[at:], c) && !slices.ContainsFunc(notTheUsers, func(p string) bool { return strings.HasSuffix(low[:at], p) }) {
+				return true
+			}
+			i = at + len(c)
+		}
+	}
+	return false
+}
+
+// hasCue reports whether low holds cue: a Chinese cue anywhere, an English
+// one as whole words ("natal" is not in "prenatal", "ask" not in "task").
+func hasCue(low, cue string) bool {
+	if cue == "" || cue[0] >= utf8.RuneSelf {
+		return strings.Contains(low, cue)
+	}
+	for i := 0; i < len(low); {
+		j := strings.Index(low[i:], cue)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(cue)
+		if !wordByte(low, at-1) && !wordByte(low, end) {
+			return true
+		}
+		i = at + 1
+	}
+	return false
+}
+
+// wordByte reports whether s[i] is an ASCII letter or digit (false out of
+// range).
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // region is one generated part of SKILL.md.

@@ -83,6 +83,9 @@ func TestTitleFollowsTheDisplayNameUnlessEdited(t *testing.T) {
 }
 
 func TestNeedsBirth(t *testing.T) {
+	sopOf := func(ph knowledge.Phase) knowledgeSet {
+		return knowledgeSet{sop: knowledge.SOPFile{SOP: knowledge.SOP{Phases: []knowledge.Phase{ph}}}}
+	}
 	rule := func(cond string) knowledge.Rule { return knowledge.Rule{Condition: cond, Conclusion: "x"} }
 	tests := []struct {
 		name string
@@ -93,11 +96,30 @@ func TestNeedsBirth(t *testing.T) {
 		{"rules read a chart", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("日主衰弱"), rule("四柱火多"), rule("八字纯阳")}}}}, true},
 		{"one chart word is not enough", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("日主衰弱"), rule("水沸"), rule("茶凉")}}}}, false},
 		{"tea", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("the leaves are small"), rule("the water boils")}}}}, false},
+		// A text that mentions birth is no request for birth data.
+		{"parental leave: prior to birth/placement", sopOf(knowledge.Phase{ID: "P1", Name: "identify the situation", EntryCondition: "Prior to birth/placement or after",
+			Steps: []knowledge.Step{{Action: "Ask whether the leave starts prior to birth/placement", Tool: "collect_info", Output: "leave start relative to the birth"},
+				{Action: "Collect the expected date of birth and the employee's start date", Output: "eligibility"}}}), false},
+		{"prenatal rules are no chart", knowledgeSet{rules: knowledge.RulesFile{Rules: knowledge.Rules{Tier2: []knowledge.Rule{rule("prenatal appointments are paid"), rule("antenatal classes"), rule("postnatal leave")}}}}, false},
+		{"子女出生后的假期", sopOf(knowledge.Phase{ID: "P1", Steps: []knowledge.Step{{Action: "确认子女出生后的产假天数", Output: "假期"}}}), false},
+		{"八字方针 is a motto", sopOf(knowledge.Phase{ID: "P1", Steps: []knowledge.Step{{Action: "贯彻八字方针", Output: "方案"}}}), false},
+		// Birth data asked as an input, in either language.
+		{"an English natal-chart SOP", sopOf(knowledge.Phase{ID: "P1", Steps: []knowledge.Step{{Action: "Ask for the date, time and place of birth", Output: "the chart"}}}), true},
+		{"a step that collects the 八字", sopOf(knowledge.Phase{ID: "P1", Steps: []knowledge.Step{{Action: "收集八字", Tool: "collect_info"}}}), true},
+		{"a phase named for the birth data", sopOf(knowledge.Phase{ID: "P1", Name: "收集出生信息"}), true},
 	}
 	for _, tt := range tests {
 		if got := needsBirth(&tt.ks); got != tt.want {
 			t.Errorf("%s: needsBirth = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+	// The fixtures keep their value: the demo SOP collects 出生年月日时.
+	ks, err := loadKnowledge("testdata/clean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !needsBirth(ks) {
+		t.Error("testdata/clean (the demo bazi SOP) no longer requires birth info")
 	}
 }
 

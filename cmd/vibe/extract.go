@@ -235,7 +235,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 		}
 		// The build's integrate stage asks the model for the glossary
 		// too: estimated from the chunks' titles.
-		n, cached, p, c, est := integrate.GlossaryPlan(cfg.LLM.Model, opts.Theme, ws.SkillDir(opts.Theme), runtime.TextLanguage(sampleText(chunks)) == "zh",
+		n, cached, p, c, est := integrate.GlossaryPlan(cfg.LLM.Model, opts.Theme, ws.SkillDir(opts.Theme), filepath.Join(ws.KnowledgeDir(opts.Theme), "eval.yaml"), runtime.TextLanguage(sampleText(chunks)) == "zh",
 			glossaryInputsOf(chunks), client.CountTokens, client.Cached)
 		if n+cached > 0 {
 			note := "sent by the build's integrate stage; requests and prompt tokens exact for the knowledge extracted now; answers estimated"
