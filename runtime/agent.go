@@ -403,9 +403,12 @@ type turn struct {
 	// inTurn is set for a model turn (not the tools API): use_skill then
 	// answers with a confirmation, its instructions being in the prompt.
 	inTurn bool
-	// inContext are the rules the model has this turn (skill|id): listed
-	// in the system prompt or returned by get_rules already.
-	inContext map[string]bool
+	// inPrompt are the rules (skill|id) the system prompt of the turn's
+	// current step carries, set anew each time it is built; given are
+	// those get_rules returned earlier in this turn. Both are the turn's:
+	// what the model of this conversation has, never another's.
+	inPrompt map[string]bool
+	given    map[string]bool
 	// collect is set when the step's prompt offers a collect step.
 	collect bool
 	// sources are the full texts of the sources the turn consulted, by

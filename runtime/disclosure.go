@@ -96,16 +96,26 @@ func offeredCore(st stepState, sks []*skills.Skill) []llm.Tool {
 // conclusion").
 var ruleIDLine = regexp.MustCompile(`(?m)^\s*- ([A-Za-z]*\d+[A-Za-z0-9_-]*): `)
 
-// noteInContext records rules the system prompt carries (key skill|id),
-// so get_rules does not send them again this turn.
+// resetPrompt forgets the rules of the previous step's system prompt: the
+// prompt is built anew each step, and what it carried then (the listing
+// of a skill no longer active, the relevant rules of a single skill where
+// two now share the prompt) the model no longer has.
+func (t *turn) resetPrompt() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inPrompt = map[string]bool{}
+}
+
+// noteInContext records rules the system prompt being built carries (key
+// skill|id), so get_rules does not send them again in this step.
 func (t *turn) noteInContext(skill string, ids ...string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.inContext == nil {
-		t.inContext = map[string]bool{}
+	if t.inPrompt == nil {
+		t.inPrompt = map[string]bool{}
 	}
 	for _, id := range ids {
-		t.inContext[skill+"|"+id] = true
+		t.inPrompt[skill+"|"+id] = true
 	}
 }
 
@@ -131,8 +141,8 @@ func (t *turn) leanRules(res json.RawMessage) string {
 	delete(m, "question") // the model asked it
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.inContext == nil {
-		t.inContext = map[string]bool{}
+	if t.given == nil {
+		t.given = map[string]bool{}
 	}
 	var had, hadPartial []string
 	for _, field := range []string{"rules", "partial"} {
@@ -160,7 +170,7 @@ func (t *turn) leanRules(res json.RawMessage) string {
 				delete(rm, "priority")
 			}
 			key := sn + "|" + id
-			if id != "" && t.inContext[key] {
+			if id != "" && (t.inPrompt[key] || t.given[key]) {
 				name := id
 				if _, several := m["skills"]; several {
 					name = sn + ":" + id // ids of two skills may collide
@@ -172,7 +182,7 @@ func (t *turn) leanRules(res json.RawMessage) string {
 				}
 				continue
 			}
-			t.inContext[key] = true
+			t.given[key] = true
 			kept = append(kept, r)
 		}
 		m[field] = kept

@@ -19,6 +19,7 @@ import (
 // or the list of skills (tier 1); the runtime context (computed data,
 // retrieved rules, protocol and progress, history summary).
 func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []knowledge.StoredMessage, protocol *skills.Protocol) (string, error) {
+	t.resetPrompt()
 	var sb strings.Builder
 	core, err := a.cfg.Skills.Get(skills.CoreName)
 	if err != nil {
