@@ -200,6 +200,9 @@ func ruleThen(r knowledge.Rule) string {
 func ruleText(r knowledge.TieredRule) string {
 	r = safeRule(r)
 	then := ruleThen(r.Rule)
+	if subjectOnly(r.Condition, then) {
+		return upperFirst(then)
+	}
 	if hasHan(r.Condition + then) {
 		return fmt.Sprintf("如果%s，则%s", r.Condition, then)
 	}
@@ -213,6 +216,9 @@ func ruleLine(r knowledge.TieredRule) string {
 	if len(r.Evidence) > 0 {
 		cite = " [" + r.Evidence[0].Chunk + "]"
 	}
+	if subjectOnly(r.Condition, then) {
+		return fmt.Sprintf("%s (%s): %s (%s)%s", r.ID, r.Tier, upperFirst(then), r.Source, cite)
+	}
 	if hasHan(r.Condition + then) {
 		return fmt.Sprintf("%s (%s): 如果%s，则%s（%s）%s", r.ID, r.Tier, r.Condition, then, r.Source, cite)
 	}
@@ -220,6 +226,15 @@ func ruleLine(r knowledge.TieredRule) string {
 	// their own capitals ("Never brew…", "A bitter edge…"), so they cannot be
 	// set inside "if …, then …"; an arrow reads right whatever they start with.
 	return fmt.Sprintf("%s (%s): %s → %s (%s)%s", r.ID, r.Tier, upperFirst(r.Condition), upperFirst(then), r.Source, cite)
+}
+
+// subjectOnly reports whether a rule's condition is only the subject its
+// statement opens with ("The standing trustee" → "The standing trustee must
+// deposit …", as offline extraction keeps a rule with no if-clause): the
+// statement alone says it, and "X → X must …" would say the subject twice.
+func subjectOnly(cond, then string) bool {
+	c := strings.TrimSpace(cond)
+	return c != "" && len(then) > len(c) && strings.EqualFold(then[:len(c)], c)
 }
 
 // upperFirst capitalises the first letter of s.

@@ -121,10 +121,19 @@ func TestRuleLine(t *testing.T) {
 			"R001 (tier1_must_know): Sealing the starter jar airtight → The gas it makes can crack the glass; action: Never seal the starter jar airtight (Starter) [c_1]"},
 		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R002", Condition: "伤官见官", Conclusion: "为祸百端", Action: "避免官星透出", Source: "子平真诠"}},
 			"R002 (tier1_must_know): 如果伤官见官，则为祸百端；应当：避免官星透出（子平真诠）"},
+		// A condition that is only the subject the statement opens with (an
+		// offline "S must V" rule) is not said twice.
+		{knowledge.TieredRule{Tier: "tier1_must_know", Rule: knowledge.Rule{ID: "R001", Condition: "The standing trustee", Conclusion: "The standing trustee must deposit funds only in an authorized depository", Source: "Handbook", Evidence: ev}},
+			"R001 (tier1_must_know): The standing trustee must deposit funds only in an authorized depository (Handbook) [c_1]"},
+		{knowledge.TieredRule{Tier: "tier2_core", Rule: knowledge.Rule{ID: "R004", Condition: "the standing trustee", Conclusion: "The standing trustee must not accept cash", Source: "Handbook"}},
+			"R004 (tier2_core): The standing trustee must not accept cash (Handbook)"},
 	}
 	for _, c := range cases {
 		if got := ruleLine(c.r); got != c.want {
 			t.Errorf("ruleLine(%s)\n got %q\nwant %q", c.r.ID, got, c.want)
+		}
+		if got := ruleText(c.r); c.r.Condition == "The standing trustee" && got != c.r.Conclusion {
+			t.Errorf("ruleText(%s) = %q, want the statement alone", c.r.ID, got)
 		}
 	}
 }
