@@ -44,6 +44,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vibelife/vibe/internal/zipfcorpus"
 	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 )
@@ -336,59 +337,10 @@ func (c *corpus) queries(n int) []string {
 	return out
 }
 
-// vocab is the fixed 6000-word vocabulary: four words in five are 1-3 Han
-// characters of the commonest block, the rest 3-10 Latin letters.
-func vocab() []string {
-	r := rand.New(rand.NewPCG(20240601, 3))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < vocabSize {
-		var b strings.Builder
-		if r.IntN(5) < 4 {
-			for n := 1 + r.IntN(3); n > 0; n-- {
-				b.WriteRune(rune(0x4E00 + r.IntN(3500)))
-			}
-		} else {
-			for n := 3 + r.IntN(8); n > 0; n-- {
-				b.WriteByte(byte('a' + r.IntN(26)))
-			}
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
+// vocab is the fixed 6000-word vocabulary (knowledge/storetest's).
+func vocab() []string { return zipfcorpus.Vocab(vocabSize) }
 
-// text writes about sectionLen characters: CJK words run together, Latin
-// words spaced, a comma every few words and a full stop now and then.
+// text writes about sectionLen characters, ending with a full stop.
 func text(r *rand.Rand, z *rand.Zipf, vocab, topic []string) string {
-	var b strings.Builder
-	chars, words := 0, 0
-	prevLatin := false
-	for chars < sectionLen {
-		w := vocab[z.Uint64()]
-		if r.Float64() < topicMix {
-			w = topic[r.IntN(len(topic))]
-		}
-		latin := w[0] < 0x80
-		if latin && (prevLatin || b.Len() > 0) {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-		prevLatin = latin
-		chars += len([]rune(w))
-		words++
-		switch {
-		case words%17 == 0:
-			b.WriteString("。")
-			prevLatin = false
-		case words%6 == 0:
-			b.WriteString("，")
-			prevLatin = false
-		}
-	}
-	b.WriteString("。")
-	return b.String()
+	return zipfcorpus.Text(r, z, vocab, topic, topicMix, sectionLen) + "。"
 }

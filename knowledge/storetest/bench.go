@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/internal/zipfcorpus"
 	"github.com/vibelife/vibe/knowledge"
 )
 
@@ -80,31 +81,8 @@ const (
 	zipfNoise     = 0.9 // norm of a chunk vector's offset from its centroid
 )
 
-// zipfVocab returns the fixed 6000-word vocabulary (the same for every
-// seed): four words in five are 1-3 Han characters, the rest 3-10 Latin
-// letters, in a random rank order.
-func zipfVocab() []string {
-	r := rand.New(rand.NewPCG(20240601, 3))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < zipfVocabSize {
-		var b strings.Builder
-		if r.IntN(5) < 4 {
-			for n := 1 + r.IntN(3); n > 0; n-- {
-				b.WriteRune(rune(0x4E00 + r.IntN(3500))) // the commonest block of CJK ideographs
-			}
-		} else {
-			for n := 3 + r.IntN(8); n > 0; n-- {
-				b.WriteByte(byte('a' + r.IntN(26)))
-			}
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
+// zipfVocab returns the fixed vocabulary (the same for every seed).
+func zipfVocab() []string { return zipfcorpus.Vocab(zipfVocabSize) }
 
 // NewCorpus returns n chunks of kind in documents of perDoc chunks, with
 // vectors of dims, deterministic for a seed.
@@ -178,32 +156,7 @@ func tinyText(r *rand.Rand) string {
 // Latin words are spaced, a comma every few words and a full stop now and
 // then.
 func (c *Corpus) zipfText(r *rand.Rand, topic []string, size int) string {
-	var b strings.Builder
-	chars, words := 0, 0
-	prevLatin := false
-	for chars < size {
-		w := c.vocab[c.zipf.Uint64()]
-		if len(topic) > 0 && r.Float64() < zipfTopicMix {
-			w = topic[r.IntN(len(topic))]
-		}
-		latin := w[0] < 0x80
-		if latin && (prevLatin || b.Len() > 0) {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-		prevLatin = latin
-		chars += len([]rune(w))
-		words++
-		switch {
-		case words%17 == 0:
-			b.WriteString("。")
-			prevLatin = false
-		case words%6 == 0:
-			b.WriteString("，")
-			prevLatin = false
-		}
-	}
-	return b.String()
+	return zipfcorpus.Text(r, c.zipf, c.vocab, topic, zipfTopicMix, size)
 }
 
 // Query returns the next benchmark query: text and vector.
