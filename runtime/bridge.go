@@ -405,7 +405,7 @@ func (a *Agent) themeLanguage(sk *skills.Skill, query string) string {
 	var shares map[string]float64
 	if idx, err := a.rules.get(sk); err == nil {
 		g = idx.glossary
-		shares = idx.languageShares()
+		shares = idx.langShares
 	}
 	if query != "" && shares[QueryLanguage(query)] >= mixedThemeShare {
 		return QueryLanguage(query)

@@ -44,6 +44,9 @@ type ruleIndex struct {
 	// (phraseTokens: lower-cased, stemmed) for Latin names.
 	statedText   []string
 	statedTokens [][]string
+	// langShares is languageShares, computed once with the index (the
+	// themeLanguage of every search and get_rules call reads it).
+	langShares map[string]float64
 }
 
 // languageShares returns the share of the rules whose stated text is in
@@ -166,6 +169,7 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	if len(idx.rules) > 0 {
 		idx.avgSize = float64(total) / float64(len(idx.rules))
 	}
+	idx.langShares = idx.languageShares()
 	return idx, nil
 }
 
