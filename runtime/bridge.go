@@ -13,36 +13,23 @@ import (
 	"github.com/vibelife/vibe/skills"
 )
 
-// Languages of a question and of a skill's sources, as far as the search
-// needs to know: Chinese (Han script) or not.
-const (
-	langZH = "zh"
-	langEN = "en"
-)
-
-// LanguageName names a language of [QueryLanguage] in English
-// ("Chinese", "English").
-func LanguageName(l string) string {
-	if l == langZH {
-		return "Chinese"
-	}
-	return "English"
-}
-
 // QueryLanguage returns the language of a question as search sees it:
-// "zh" unless the question is written mostly in another script than Han,
-// then "en".
+// "zh" unless the question is written mostly in another script than Han;
+// then, by its function words, the Latin-script language it is written in
+// (latinLanguage: "es" for "¿Cuántas horas de licencia acumulo?"), "en"
+// when no other language's profile claims it.
 func QueryLanguage(q string) string {
 	if foreignQuery(q) {
-		return langEN
+		return latinLanguage(q)
 	}
 	return langZH
 }
 
 // TextLanguage returns the language of a text written in it (a skill's
 // SKILL.md, a sample of the converted sources): "zh" when Han characters
-// weigh as much as a fifth of its words, else "en"; "" when it holds no
-// letter at all.
+// weigh as much as a fifth of its words, else its Latin-script language
+// (latinLanguage, "en" unless another language's words outnumber
+// English's); "" when it holds no letter at all.
 func TextLanguage(text string) string {
 	han, letters := scripts(text)
 	switch {
@@ -51,7 +38,7 @@ func TextLanguage(text string) string {
 	case han*3 >= letters/5 && han > 0:
 		return langZH
 	}
-	return langEN
+	return latinLanguage(text)
 }
 
 // Glossary is a theme's term table (knowledge/glossary.yaml) prepared for
@@ -333,7 +320,8 @@ func (c *rewriteCache) put(key, v string) {
 	c.m[key] = v
 }
 
-// rewritePrompt asks for a search query, not an answer.
+// rewritePrompt asks for a search query, not an answer. %s is the
+// sources' language.
 const rewritePrompt = "You turn a user's question into a search query for a full-text index of books written in %s. " +
 	"Reply with the query only, in %s, on one line: the technical terms of the field as those books write them " +
 	"(for Chinese metaphysics, the classical terms such as 伤官见官, 七杀, 用神), no explanation, no quotes."
@@ -410,14 +398,20 @@ func (a *Agent) themeLanguage(sk *skills.Skill, query string) string {
 	if query != "" && shares[QueryLanguage(query)] >= mixedThemeShare {
 		return QueryLanguage(query)
 	}
-	if l := g.Language(); l != "" {
-		return l
-	}
 	best, bestShare := "", 0.0
 	for l, sh := range shares {
 		if sh > bestShare || (sh == bestShare && l < best) {
 			best, bestShare = l, sh
 		}
+	}
+	if l := g.Language(); l != "" {
+		// The glossary tells Han from Latin script only: Latin-script
+		// rules mostly in another language than English (Spanish
+		// sources) say which.
+		if l == langEN && best != "" && best != langZH {
+			return best
+		}
+		return l
 	}
 	if best != "" {
 		return best

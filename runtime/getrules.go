@@ -38,6 +38,10 @@ type rulesAnswer struct {
 	// the rules' language (Bridged).
 	SearchedAs, BridgedBy string
 	Unbridged             bool
+	// QueryLang and SourceLang are the languages of the question and of
+	// the rules it was carried over to (Bridged): the first skill's, or
+	// the first unbridged one's.
+	QueryLang, SourceLang string
 }
 
 // getRules runs get_rules: the k rules of the active skills most relevant
@@ -62,6 +66,7 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 		res["bridged_by"] = ans.BridgedBy
 		searched = question + " / " + ans.SearchedAs
 	}
+	addLanguages(res, ans.QueryLang, ans.SourceLang)
 	switch {
 	case len(ans.Partial) > 0:
 		res["partial"] = safeSkillRules(ans.Partial)
@@ -73,7 +78,7 @@ func (a *Agent) getRules(ctx context.Context, active []string, question string, 
 	if ans.Unbridged {
 		res["unbridged"] = true
 		note, _ := res["note"].(string)
-		res["note"] = strings.TrimSpace(note + " The question is in another language than the rules of a skill and could not be carried over (no model to rewrite it, no glossary term it names): the rules match its own words only.")
+		res["note"] = strings.TrimSpace(note + fmt.Sprintf(" The question is in %s and the rules of a skill in %s, and it could not be carried over (no model to rewrite it, no glossary term it names): the rules match its own words only.", LanguageName(ans.QueryLang), LanguageName(ans.SourceLang)))
 	}
 	return jsonOf(res)
 }
@@ -110,6 +115,11 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.glossary, sk.Name, sk.Theme)
 		if br.SearchedAs != "" && ans.SearchedAs == "" {
 			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
+		}
+		// The languages named are the first skill's, or the first
+		// unbridged one's, which the note is about.
+		if ans.QueryLang == "" || (br.Unbridged && !ans.Unbridged) {
+			ans.QueryLang, ans.SourceLang = br.QueryLang, br.SourceLang
 		}
 		ans.Unbridged = ans.Unbridged || br.Unbridged
 		rules, missing := idx.answer(question, br, k)

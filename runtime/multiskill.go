@@ -433,6 +433,9 @@ func (a *Agent) searchAcross(ctx context.Context, active []string, only, query s
 		if r.SearchedAs != "" && res.SearchedAs == "" {
 			res.SearchedAs, res.BridgedBy = r.SearchedAs, r.BridgedBy
 		}
+		if res.QueryLang == "" {
+			res.QueryLang, res.SourceLang = r.QueryLang, r.SourceLang
+		}
 		if r.Unbridged {
 			unbridged++
 			if res.Note == "" {

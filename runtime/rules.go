@@ -70,6 +70,27 @@ func (idx *ruleIndex) languageShares() map[string]float64 {
 	return out
 }
 
+// otherLanguage returns the language a question in ql is carried over to
+// for the rules: the one most of them are written in (a Spanish question
+// over English rules, English) when that is not ql; else Chinese for a
+// Latin-script question and English for a Chinese one (a mixed theme's
+// other half).
+func (idx *ruleIndex) otherLanguage(ql string) string {
+	main, share := "", 0.0
+	for l, sh := range idx.langShares {
+		if sh > share || (sh == share && l < main) {
+			main, share = l, sh
+		}
+	}
+	switch {
+	case main != "" && main != ql:
+		return main
+	case ql == langZH:
+		return langEN
+	}
+	return langZH
+}
+
 // The fields of a rule, and how much a query gram found in each counts: a
 // match in the condition or the conclusion is the rule itself; in the
 // evidence quote, its source's wording; in the source's heading path, only
@@ -522,10 +543,7 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 			// of, so such a question could never reach the cut-off (minRuleScore)
 			// ("hurting officer meets the officer" and 伤官见官 → 为祸百端
 			// on the five bazi books: 0.28).
-			other := langZH
-			if QueryLanguage(p.text) == langZH {
-				other = langEN
-			}
+			other := idx.otherLanguage(QueryLanguage(p.text))
 			if t := idx.glossary.Terms(p.text, other); len(t) > 0 {
 				qs = append(qs, idx.prepare(strings.Join(t, " ")))
 				ws = append(ws, p.weight)

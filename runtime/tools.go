@@ -821,11 +821,24 @@ func (a *Agent) searchTool(ctx context.Context, active, only, query string, k in
 		out["searched_as"] = res.SearchedAs
 		out["bridged_by"] = res.BridgedBy
 	}
+	addLanguages(out, res.QueryLang, res.SourceLang)
 	if res.Unbridged {
 		out["unbridged"] = true
 		out["note"] = res.Note
 	}
 	return jsonOf(out)
+}
+
+// addLanguages names, in a tool result, the language of the question and
+// that of the sources it was searched in when they differ ("Spanish",
+// "English"), so the model knows what was searched as: the model's
+// rewrite or the glossary's terms (searched_as), or, offline with neither,
+// the question's own words.
+func addLanguages(out map[string]any, queryLang, sourceLang string) {
+	if queryLang != "" && sourceLang != "" && queryLang != sourceLang {
+		out["question_language"] = LanguageName(queryLang)
+		out["source_language"] = LanguageName(sourceLang)
+	}
 }
 
 // Passage is a search hit with its citation.
@@ -858,7 +871,7 @@ type searchResult struct {
 	Unbridged bool
 	Note      string
 	// QueryLang and SourceLang are the languages of the question and of
-	// the sources (langZH, langEN).
+	// the sources (langZH, langEN, langES …).
 	QueryLang, SourceLang string
 }
 
