@@ -41,6 +41,7 @@ type PDFium struct {
 	instances   int
 	cacheDir    string
 	memoryPages uint32
+	release     func()
 
 	// instantiated counts the pdfium instances created (one linear memory
 	// each): an engine that serves many PDFs creates at most Instances
@@ -71,6 +72,13 @@ type PDFiumOptions struct {
 	// [DefaultMaxMemoryBytes], at most 4 GiB, WebAssembly's limit); a PDF
 	// that needs more fails as damaged instead of taking the machine's.
 	MaxMemoryBytes int64
+	// ReleaseMemory, when set, is called just before the engine compiles or
+	// loads its module and again once it has started (not when starting
+	// failed): where the process's own start-up ends and where pdfium's
+	// does. It runs with the engine locked and must not use it. vibe
+	// releases the executable's pages start-up touched there
+	// (internal/procmem).
+	ReleaseMemory func()
 }
 
 // NewPDFium returns an engine that starts on its first use.
@@ -87,7 +95,7 @@ func NewPDFium(opts PDFiumOptions) *PDFium {
 		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
 	pages := min(opts.MaxMemoryBytes/wasmPageBytes, 65536)
-	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1))}
+	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1)), release: opts.ReleaseMemory}
 }
 
 // offHeapBytes is the memory pdfium's instances hold outside the Go heap.
@@ -147,6 +155,9 @@ func (p *PDFium) Start() error {
 
 // start compiles (or loads) the module and creates the pool; p.mu is held.
 func (p *PDFium) start() {
+	if p.release != nil {
+		p.release()
+	}
 	rc := wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
 		WithMemoryLimitPages(p.memoryPages)
 	if p.cacheDir != "" && p.cacheDir != "-" {
@@ -178,6 +189,9 @@ func (p *PDFium) start() {
 		// more than converting a small PDF.
 		ReuseWorkers: true,
 	})
+	if p.err == nil && p.release != nil {
+		p.release()
+	}
 }
 
 // Close stops the engine and frees its instances. It must not be called

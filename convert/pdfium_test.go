@@ -202,3 +202,24 @@ func TestNormalizePDFiumSoftHyphen(t *testing.T) {
 		}
 	}
 }
+
+// TestPDFiumReleaseMemory checks that the ReleaseMemory hook runs before the
+// engine starts and once it has started, and never again after that.
+func TestPDFiumReleaseMemory(t *testing.T) {
+	var calls []bool // whether the pool existed at each call
+	var e *PDFium
+	e = NewPDFium(PDFiumOptions{Instances: 1, ReleaseMemory: func() { calls = append(calls, e.pool != nil) }})
+	defer e.Close()
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertBytes(context.Background(), []byte("%PDF-1.4 not really\n"), "a.pdf", Options{PDFEngine: "pdfium", PDFium: e}); err == nil {
+		t.Error("a damaged PDF converted without an error")
+	}
+	if len(calls) != 2 || calls[0] || !calls[1] {
+		t.Errorf("ReleaseMemory calls (pool started at each) = %v, want [false true]", calls)
+	}
+}
