@@ -324,7 +324,7 @@ func (c *rewriteCache) put(key, v string) {
 // sources' language.
 const rewritePrompt = "You turn a user's question into a search query for a full-text index of books written in %s. " +
 	"Reply with the query only, in %s, on one line: the technical terms of the field as those books write them " +
-	"(for Chinese metaphysics, the classical terms such as 伤官见官, 七杀, 用神), no explanation, no quotes."
+	"(a classical book's own terms, not a modern paraphrase), no explanation, no quotes."
 
 // cachedModel is a model that answers a single request from a response
 // cache when it can (llm.Client.Chat).

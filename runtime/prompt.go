@@ -63,6 +63,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		sb.WriteString("结合各技能的规则作答，并注明每条结论出自哪个技能 / combine the skills' rules and say which skill each judgement comes from.\n\n")
 		text, _ := a.stackInstructions(sks)
 		sb.WriteString(safeInstructions(text))
+		sb.WriteString(a.verdictGuidance(names))
 		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
 	} else if active != "" {
 		if sk, err := a.cfg.Skills.Get(active); err == nil {
@@ -75,6 +76,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			if tn := toolNames(sk); len(tn) > 0 {
 				sb.WriteString("\n本技能的工具 / skill tools: " + strings.Join(tn, ", ") + "\n")
 			}
+			sb.WriteString(a.verdictGuidance(names))
 		}
 		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
 	} else {
@@ -157,6 +159,39 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		sb.WriteString(rc.String())
 	}
 	return sb.String(), nil
+}
+
+// verdictGuidance is the prompt's guidance for skills that read a
+// person's fate: "" unless one of the active skills does (readsFate), so
+// a travel-policy or a chess skill gets a theme-neutral core prompt.
+func (a *Agent) verdictGuidance(active []string) string {
+	var fate []string
+	for _, n := range active {
+		if sk, err := a.cfg.Skills.Get(n); err == nil && a.readsFate(sk) {
+			fate = append(fate, n)
+		}
+	}
+	if len(fate) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n## 断语 / Verdicts (%s)\n"+
+		"关于死亡、灾祸、离婚、破败等的断语只是典籍的说法，不是确定的预言：以典籍的说法转述并注明出处；"+
+		"涉及个人的判断先有其出生信息，不凭空推断。/ "+
+		"Verdicts of death, disaster, divorce or ruin are what the books say, never a certain prediction: relay them as the tradition's, with their source; "+
+		"a reading of a person needs their birth data first, never a guess.\n", strings.Join(fate, ", "))
+}
+
+// readsFate reports whether a skill reads a person's fate, the skills the
+// core prompt's verdict guidance is for: it needs the user's birth data
+// (requires_birth_info, which integrate sets when its SOP collects it), or
+// its rules state grave verdicts (knowledge.Rule.IsGrave: death, disaster,
+// divorce, ruin), which extraction marks per rule.
+func (a *Agent) readsFate(sk *skills.Skill) bool {
+	if sk.RequiresBirthInfo {
+		return true
+	}
+	idx, err := a.rules.get(sk)
+	return err == nil && idx.grave
 }
 
 // progress reads a protocol's progress from the assistant messages given:

@@ -47,6 +47,9 @@ type ruleIndex struct {
 	// langShares is languageShares, computed once with the index (the
 	// themeLanguage of every search and get_rules call reads it).
 	langShares map[string]float64
+	// grave is set when a rule states a grave verdict (IsGrave): the
+	// skill reads fates (Agent.readsFate).
+	grave bool
 }
 
 // languageShares returns the share of the rules whose stated text is in
@@ -153,6 +156,7 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	idx.df = map[string]int{}
 	total := 0
 	for _, r := range idx.rules {
+		idx.grave = idx.grave || r.IsGrave()
 		var quotes strings.Builder
 		for _, e := range r.Evidence {
 			quotes.WriteString(e.Quote + " ")

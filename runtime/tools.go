@@ -41,7 +41,7 @@ var coreTools = []llm.Tool{
 		Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":20}},"required":["question"]}`)},
 	{Name: "read_skill_resource", Description: "Read a file of a skill (knowledge YAML, rules/*.md; core: DIALOGUE.md, CRISIS.md).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","description":"default: the active skill"},"path":{"type":"string"}},"required":["path"]}`)},
-	{Name: "get_user_profile", Description: "Read the user's profile fields by dotted path (e.g. identity.birth_info); says which are missing.",
+	{Name: "get_user_profile", Description: "Read the user's profile fields by dotted path (e.g. identity.name); says which are missing.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"array","items":{"type":"string"}}},"required":["fields"]}`)},
 	{Name: "upsert_user_profile", Description: "Set the user's profile fields by dotted path (null deletes).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"fields":{"type":"object","description":"dotted path -> value"}},"required":["fields"]}`)},
