@@ -17,6 +17,14 @@ type Options struct {
 	// pays its start-up; [ConvertTheme] and [ConvertFiles] create one for
 	// the run.
 	PDFium *PDFium
+	// PDFPageInstances is how many pdfium instances the pages of one PDF
+	// may be read on at once (default [DefaultPDFPageInstances], 1: in
+	// order on one instance); config convert.pdf_page_instances. Only
+	// instances of [Options.PDFium] idle at the time are used, never
+	// waited for, and only while 8 or more pages are left; each extra
+	// instance parses the document again, in memory of its own. The text
+	// is the same either way.
+	PDFPageInstances int
 	// Timeout bounds the conversion of one file (default [DefaultTimeout]);
 	// config convert.timeout.
 	Timeout time.Duration
@@ -26,6 +34,11 @@ type Options struct {
 	// SourceName is the path recorded as Document.Source.
 	SourceName string
 }
+
+// DefaultPDFPageInstances is the default of [Options.PDFPageInstances]: one
+// instance per PDF. A second one cost 7-10% more CPU and 5-14 MiB more
+// memory and was slower on 2 busy cores (docs/convert-measurements.md).
+const DefaultPDFPageInstances = 1
 
 func (o Options) withDefaults() Options {
 	if o.MaxFileBytes <= 0 {
@@ -42,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PDFEngine == "" {
 		o.PDFEngine = "auto"
+	}
+	if o.PDFPageInstances <= 0 {
+		o.PDFPageInstances = DefaultPDFPageInstances
 	}
 	return o
 }

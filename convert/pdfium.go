@@ -42,6 +42,10 @@ type PDFium struct {
 	cacheDir    string
 	memoryPages uint32
 	release     func()
+	// slots holds one token per instance a conversion has borrowed: with
+	// it a PDF can ask for a second instance only when one is idle
+	// ([PDFium.tryInstance]), never waiting for it.
+	slots chan struct{}
 
 	// instantiated counts the pdfium instances created (one linear memory
 	// each): an engine that serves many PDFs creates at most Instances
@@ -95,7 +99,8 @@ func NewPDFium(opts PDFiumOptions) *PDFium {
 		opts.MaxMemoryBytes = DefaultMaxMemoryBytes
 	}
 	pages := min(opts.MaxMemoryBytes/wasmPageBytes, 65536)
-	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1)), release: opts.ReleaseMemory}
+	return &PDFium{instances: opts.Instances, cacheDir: opts.CacheDir, memoryPages: uint32(max(pages, 1)), release: opts.ReleaseMemory,
+		slots: make(chan struct{}, opts.Instances)}
 }
 
 // offHeapBytes is the memory pdfium's instances hold outside the Go heap.
@@ -116,20 +121,82 @@ var errPDFiumClosed = errors.New("the pdfium engine is closed")
 // caller closes it (Kill when it may be broken). It waits for a free
 // instance until ctx is done.
 func (p *PDFium) instance(ctx context.Context) (pdfium.Pdfium, error) {
+	pool, err := p.started()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return p.borrow(ctx, pool)
+}
+
+// tryInstance borrows an idle instance of a started engine, or returns
+// false at once when all are in use.
+func (p *PDFium) tryInstance(ctx context.Context) (pdfium.Pdfium, bool) {
+	pool, err := p.started()
+	if err != nil {
+		return nil, false
+	}
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		return nil, false
+	}
+	inst, err := p.borrow(ctx, pool)
+	return inst, err == nil
+}
+
+// started returns the pool, starting the engine if it has not started.
+func (p *PDFium) started() (pdfium.Pool, error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		return nil, errPDFiumClosed
 	}
 	if p.pool == nil && p.err == nil {
 		p.start()
 	}
-	pool, err := p.pool, p.err
-	p.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("start pdfium: %w", err)
+	if p.err != nil {
+		return nil, fmt.Errorf("start pdfium: %w", p.err)
 	}
-	return pool.GetInstanceWithContext(ctx)
+	return p.pool, nil
+}
+
+// borrow takes an instance from the pool for a slot the caller holds; the
+// slot is given back when the instance is closed or killed. The pool has
+// as many instances as there are slots, so this does not wait.
+func (p *PDFium) borrow(ctx context.Context, pool pdfium.Pool) (pdfium.Pdfium, error) {
+	inst, err := pool.GetInstanceWithContext(ctx)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	return &slotInstance{Pdfium: inst, slots: p.slots}, nil
+}
+
+// slotInstance is a borrowed instance that gives its slot back when it is
+// closed or killed.
+type slotInstance struct {
+	pdfium.Pdfium
+	slots chan struct{}
+	once  sync.Once
+}
+
+// Close returns the instance to the pool.
+func (s *slotInstance) Close() error {
+	err := s.Pdfium.Close()
+	s.once.Do(func() { <-s.slots })
+	return err
+}
+
+// Kill discards the instance.
+func (s *slotInstance) Kill() error {
+	err := s.Pdfium.Kill()
+	s.once.Do(func() { <-s.slots })
+	return err
 }
 
 // Start compiles (or loads from the cache directory) the pdfium module and
@@ -283,21 +350,51 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 	outline := map[string]int{}
 	pdfiumOutline(ctx, inst, ref, outline)
 
-	var pages []string
-	var failed []int
-	for i := 0; i < n; i++ {
+	pages := make([]string, n)
+	pageErrs := make([]error, n)
+	var next atomic.Int64 // the next page to read, shared with the helpers
+	// helpers read pages on the engine's idle instances alongside this
+	// one, at most opts.PDFPageInstances-1 of them, each borrowed only
+	// when it is idle and enough pages are left; a helper whose calls
+	// trapped discards its own instance.
+	var helpers sync.WaitGroup
+	nHelpers := 0
+	for {
 		if err := ctx.Err(); err != nil {
+			helpers.Wait()
 			return doc, err
 		}
-		text, perr := pdfiumPageText(inst, ref, i)
-		if perr != nil {
-			trapped = trapped || pdfiumTrapped(perr)
+		if nHelpers+1 < opts.PDFPageInstances && n-int(next.Load()) >= minPagesPerInstance {
+			if h, ok := engine.tryInstance(ctx); ok {
+				nHelpers++
+				helpers.Add(1)
+				go func() {
+					defer helpers.Done()
+					pdfiumPageHelper(ctx, h, data, &next, pages, pageErrs)
+				}()
+			}
+		}
+		i := int(next.Add(1) - 1)
+		if i >= n {
+			break
+		}
+		pages[i], pageErrs[i] = pdfiumPageText(inst, ref, i)
+		if pageErrs[i] != nil {
+			trapped = trapped || pdfiumTrapped(pageErrs[i])
+		}
+	}
+	helpers.Wait()
+	if err := ctx.Err(); err != nil {
+		return doc, err
+	}
+	var failed []int
+	for i, text := range pages {
+		if pageErrs[i] != nil {
 			failed = append(failed, i+1)
 		}
 		if strings.TrimSpace(text) == "" {
 			doc.Quality.PagesWithoutText = append(doc.Quality.PagesWithoutText, i+1)
 		}
-		pages = append(pages, text)
 	}
 	if err := finishPDF(&doc, pages, failed, "could not be read (damaged page)", outline); err != nil {
 		return doc, err
@@ -311,6 +408,51 @@ func convertPDFium(ctx context.Context, data []byte, opts Options) (doc Document
 func pdfiumTrapped(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "wasm error") || strings.Contains(msg, "panic occurred")
+}
+
+// minPagesPerInstance is how many pages must be left to read before a PDF
+// borrows another instance: opening the document again costs about as much
+// as reading a few pages.
+const minPagesPerInstance = 8
+
+// pdfiumPageHelper reads pages of the PDF in data on its own instance h
+// (which parses the document again) alongside the conversion's instance,
+// taking the next page from next until none is left or ctx is done, and
+// stores each page's text and error at its index. It closes h, or kills it
+// when a call trapped or panicked, and reports whether one did. Text of a
+// page does not depend on the instance that reads it.
+func pdfiumPageHelper(ctx context.Context, h pdfium.Pdfium, data []byte, next *atomic.Int64, pages []string, errs []error) (trapped bool) {
+	cur := -1
+	defer func() {
+		if r := recover(); r != nil {
+			trapped = true
+			if cur >= 0 {
+				errs[cur] = fmt.Errorf("pdfium failed (%v)", r)
+			}
+		}
+		if trapped {
+			h.Kill()
+		} else {
+			h.Close()
+		}
+	}()
+	opened, err := h.OpenDocument(&requests.OpenDocument{File: &data})
+	if err != nil {
+		// The conversion's own instance opened it: this one is suspect.
+		return true
+	}
+	defer h.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: opened.Document})
+	for ctx.Err() == nil {
+		cur = int(next.Add(1) - 1)
+		if cur >= len(pages) {
+			return trapped
+		}
+		pages[cur], errs[cur] = pdfiumPageText(h, opened.Document, cur)
+		if errs[cur] != nil && pdfiumTrapped(errs[cur]) {
+			trapped = true
+		}
+	}
+	return trapped
 }
 
 // pdfiumPageText returns the normalised text of page i: pdfium's text page

@@ -3,8 +3,10 @@ package convert
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -221,5 +223,59 @@ func TestPDFiumReleaseMemory(t *testing.T) {
 	}
 	if len(calls) != 2 || calls[0] || !calls[1] {
 		t.Errorf("ReleaseMemory calls (pool started at each) = %v, want [false true]", calls)
+	}
+}
+
+// TestPDFiumPagesOnTwoInstances checks that reading a PDF's pages on two
+// instances (Options.PDFPageInstances 2) gives the same document as reading
+// them in order on one, for every corpus PDF, that a second instance is
+// borrowed only for a PDF with pages enough, and that both instances are
+// handed back.
+func TestPDFiumPagesOnTwoInstances(t *testing.T) {
+	ctx := context.Background()
+	one := NewPDFium(PDFiumOptions{Instances: 1})
+	defer one.Close()
+	two := NewPDFium(PDFiumOptions{Instances: 2})
+	defer two.Close()
+	paths, err := filepath.Glob(filepath.Join(corpusDir(t), "pdf", "*.pdf"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus PDFs: %v", err)
+	}
+	long := 0
+	for _, path := range paths {
+		name := filepath.Base(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serial, errSerial := ConvertBytes(ctx, data, name, Options{PDFEngine: "pdfium", PDFium: one, PDFPageInstances: 1})
+		parallel, errParallel := ConvertBytes(ctx, data, name, Options{PDFEngine: "pdfium", PDFium: two, PDFPageInstances: 2})
+		if fmt.Sprint(errSerial) != fmt.Sprint(errParallel) {
+			t.Errorf("%s: error on one instance %v, on two %v", name, errSerial, errParallel)
+			continue
+		}
+		if serial.Markdown != parallel.Markdown || !reflect.DeepEqual(serial.Quality, parallel.Quality) || serial.Title != parallel.Title {
+			t.Errorf("%s: the document read on two instances differs from the one read on one (%d and %d bytes of Markdown)", name, len(parallel.Markdown), len(serial.Markdown))
+		}
+		if serial.Quality.Pages >= minPagesPerInstance {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Fatalf("no corpus PDF has %d pages or more: nothing read on two instances", minPagesPerInstance)
+	}
+	if n := two.instantiated.Load(); n != 2 {
+		t.Errorf("pdfium instantiated %d times on the engine of two for %d PDFs of %d pages or more, want 2", n, long, minPagesPerInstance)
+	}
+	// Both instances are back: two conversions can hold one each.
+	for i := 0; i < 2; i++ {
+		inst, ok := two.tryInstance(ctx)
+		if !ok {
+			t.Fatalf("instance %d of 2 not handed back", i+1)
+		}
+		defer inst.Close()
+	}
+	if _, ok := two.tryInstance(ctx); ok {
+		t.Error("a third instance from an engine of two")
 	}
 }

@@ -145,6 +145,9 @@ type ConvertConfig struct {
 	// one conversion may take (a file past either fails, the others go on).
 	Timeout        time.Duration `yaml:"timeout"`
 	MaxMemoryBytes int64         `yaml:"max_memory_bytes"`
+	// PDFPageInstances is how many pdfium instances the pages of one PDF
+	// may be read on at once, when they are idle (1: in order on one).
+	PDFPageInstances int `yaml:"pdf_page_instances"`
 }
 
 // ChunkConfig sets the chunk token budget.
@@ -278,7 +281,7 @@ func DefaultConfig() Config {
 			GitTimeout:       5 * time.Minute,
 		},
 		Search:  SearchConfig{Results: 5, Recent: "year", Timeout: 30 * time.Second},
-		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30},
+		Convert: ConvertConfig{MaxFileBytes: 512 << 20, PDFEngine: "auto", Workers: 2, Timeout: 2 * time.Minute, MaxMemoryBytes: 2 << 30, PDFPageInstances: 1},
 		Chunk:   ChunkConfig{MaxTokens: 512, Overlap: 64, Encoding: "cl100k_base"},
 		Extract: ExtractConfig{Extractor: "auto", Similarity: 0.75},
 		Check: CheckConfig{
