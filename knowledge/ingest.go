@@ -115,6 +115,15 @@ type BulkLoader interface {
 	BeginBulk(ctx context.Context, chunks int) (finish func(context.Context) error, err error)
 }
 
+// VectorIndexer is implemented by stores whose vector index is trained
+// apart from the writes: [Ingest] calls IndexVectors at the end of every
+// run, changes or not, and the store trains or retrains the theme's index
+// when it needs it (and does nothing otherwise). Searches stay correct
+// whether it ran or not.
+type VectorIndexer interface {
+	IndexVectors(ctx context.Context, theme string) error
+}
+
 // bytesPerChunk estimates converted Markdown bytes per chunk at the default
 // 512-token budget (about 340 CJK characters, or 2 KB of English), to tell
 // a BulkLoader how much is coming before anything is chunked. It errs on
@@ -285,6 +294,11 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 			continue
 		}
 		rep.Removed++
+	}
+	if vi, ok := store.(VectorIndexer); ok && ctx.Err() == nil {
+		if err := vi.IndexVectors(ctx, opts.Theme); err != nil {
+			errs = append(errs, fmt.Errorf("ingest %s: %w", opts.Theme, err))
+		}
 	}
 	return rep, errors.Join(errs...)
 }

@@ -92,6 +92,29 @@ UPDATE chunks SET fts_rowid = (SELECT r FROM fts_map WHERE c = chunks.id);
 DROP TABLE temp.fts_map;
 `},
 	{9, "answer feedback", feedbackSQL},
+	// The vector index of themes of dense vectors (ivf.go): each theme's
+	// centroids, and each document's vectors in the lists of their nearest
+	// centroids. A store of an older version has none until its next
+	// ingest (Store.IndexVectors) and scans exactly meanwhile.
+	{10, "vector index", `
+CREATE TABLE vec_ivf (
+	theme TEXT PRIMARY KEY,
+	version INTEGER NOT NULL,
+	dims INTEGER NOT NULL,
+	trained_n INTEGER NOT NULL,
+	centroids BLOB NOT NULL
+);
+CREATE TABLE vec_ivf_lists (
+	theme TEXT NOT NULL,
+	list INTEGER NOT NULL,
+	doc_id TEXT NOT NULL,
+	rowids BLOB NOT NULL,
+	scales BLOB NOT NULL,
+	codes BLOB NOT NULL,
+	PRIMARY KEY (theme, list, doc_id)
+);
+CREATE INDEX vec_ivf_lists_doc ON vec_ivf_lists(doc_id);
+`},
 }
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),

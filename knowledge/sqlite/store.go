@@ -32,12 +32,17 @@ type Store struct {
 	// SQLITE_BUSY. Readers do not take it (WAL lets them read meanwhile).
 	wmu sync.Mutex
 
-	mu    sync.Mutex
-	cache map[string]*themeVectors // quantised vectors per theme
-	lex   lexStats                 // document frequencies of query tokens
+	mu       sync.Mutex
+	cache    map[string]*themeVectors // quantised vectors per theme
+	ivfCache map[string]*ivfIndex     // vector index centroids per theme
+	ivfMin   int                      // smallest theme indexed (ivfMinVectors; tests lower it)
+	lex      lexStats                 // document frequencies of query tokens
 }
 
-var _ knowledge.Store = (*Store)(nil)
+var (
+	_ knowledge.Store         = (*Store)(nil)
+	_ knowledge.VectorIndexer = (*Store)(nil)
+)
 
 // themeVectors are a theme's vectors as a search scans them: each
 // L2-normalised and quantised to int8 with a scale of its own
@@ -80,7 +85,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, cache: map[string]*themeVectors{}}, nil
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors}, nil
 }
 
 // Close closes the database.
@@ -206,6 +211,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		return err
 	}
 	defer insVec.Close()
+	var rowids []int64
 	for i, c := range chunks {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -222,10 +228,19 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		if len(vectors) > 0 {
-			if _, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i])); err != nil {
+			res, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i]))
+			if err != nil {
 				return err
 			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			rowids = append(rowids, id)
 		}
+	}
+	if err := s.indexWrite(ctx, tx, doc.Theme, doc.ID, rowids, vectors); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -246,10 +261,13 @@ func txInfo(ctx context.Context, tx *sql.Tx) (knowledge.EmbeddingInfo, bool, err
 	return info, err == nil, err
 }
 
-// deleteDoc removes a document, its chunks, their vectors and their rows
-// in chunk_fts, each found through an index (chunk_fts by the rowid its
-// chunk records).
+// deleteDoc removes a document, its chunks, their vectors, its rows in the
+// vector index and their rows in chunk_fts, each found through an index
+// (chunk_fts by the rowid its chunk records).
 func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM vec_ivf_lists WHERE doc_id = ?`, id); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE rowid IN (SELECT fts_rowid FROM chunks WHERE doc_id = ?)`, id); err != nil {
 		return err
 	}
@@ -280,6 +298,9 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) (err error
 		return err
 	}
 	if err := bumpGen(ctx, tx, theme); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM vec_ivf WHERE theme = ? AND NOT EXISTS (SELECT 1 FROM embeddings WHERE theme = ?)`, theme, theme); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM embedding_info WHERE NOT EXISTS (SELECT 1 FROM embeddings)`); err != nil {
@@ -461,11 +482,27 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 }
 
 // vectorSearch returns the n chunks of the theme nearest to qv by cosine.
-// It scores every vector of the theme by its int8 code (see themeVectors),
-// over the dimensions where the query is not zero only, then ranks the
-// best rerankShare of them exactly, by their float32 vectors read from
-// disk.
+// A dense query on a theme with a vector index of its dimensions goes
+// through the index (ivfSearch). Otherwise it scores every vector of the
+// theme by its int8 code (see themeVectors), over the dimensions where the
+// query is not zero only, then ranks the best rerankCandidates of them
+// exactly, by their float32 vectors read from disk.
 func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
+	if denseQuery(qv) {
+		ix, err := s.ivf(ctx, s.db, theme)
+		if err != nil {
+			return nil, fmt.Errorf("vector: %w", err)
+		}
+		if ix != nil && ix.dims == len(qv) {
+			q := append([]float32(nil), qv...)
+			normalize(q)
+			hits, err := s.ivfSearch(ctx, theme, ix, q, n)
+			if err != nil {
+				return nil, fmt.Errorf("vector: %w", err)
+			}
+			return hits, nil
+		}
+	}
 	tv, err := s.vectors(ctx, theme)
 	if err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
