@@ -3,8 +3,9 @@
 # once per file, whole processes on both sides (start-up included), in one
 # run: CPU (user+sys), wall, max RSS and the load average, for vibe with a
 # cold pdfium compilation cache (the first process on a machine), then with
-# the warm cache (every later process), against pdftotext; and `vibe
-# --version`, the floor any vibe process starts from (its max RSS is mostly
+# the warm cache (every later process), against pdftotext; the same with
+# convert.pdf_page_instances 2 (pages of a long PDF also read on an idle
+# second pdfium instance; the default is 1); and `vibe --version`, the floor any vibe process starts from (its max RSS is mostly
 # the binary's own pages, which the kernel maps in large folios).
 #
 #   bench/pdf.sh [PDF_OR_DIR...]     (default: ../shared/corpus/pdf and the
@@ -101,6 +102,8 @@ for _ in $(seq "$runs"); do
 	rm -rf "$work/out"
 	measure vibe "${vibe_cmd[@]}"
 	measure pdftotext "${pdftotext_cmd[@]}"
+	rm -rf "$work/out"
+	measure vibe-pages2 env VIBE_CONVERT_PDF_PAGE_INSTANCES=2 "${vibe_cmd[@]}"
 	measure vibe-version "$vibe" --version
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -112,6 +115,7 @@ median() {
 }
 read -r vc_cpu vc_user vc_sys vc_wall vc_rss < <(median "$work/t.vibe-cold")
 read -r v_cpu v_user v_sys v_wall v_rss < <(median "$work/t.vibe")
+read -r v2_cpu v2_user v2_sys v2_wall v2_rss < <(median "$work/t.vibe-pages2")
 read -r p_cpu p_user p_sys p_wall p_rss < <(median "$work/t.pdftotext")
 read -r b_cpu b_user b_sys b_wall b_rss < <(median "$work/t.vibe-version")
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
@@ -125,6 +129,7 @@ echo "| process | CPU s | user s | sys s | wall s | max RSS MiB (median run) | m
 echo "|---|---|---|---|---|---|---|"
 printf '| vibe convert, cold cache (compiles pdfium) | %s | %s | %s | %s | %s | %s |\n' "$vc_cpu" "$vc_user" "$vc_sys" "$vc_wall" "$(mib "$vc_rss")" "$(maxrss "$work/t.vibe-cold")"
 printf '| vibe convert, warm cache | %s | %s | %s | %s | %s | %s |\n' "$v_cpu" "$v_user" "$v_sys" "$v_wall" "$(mib "$v_rss")" "$(maxrss "$work/t.vibe")"
+printf '| vibe convert, warm cache, pdf_page_instances 2 | %s | %s | %s | %s | %s | %s |\n' "$v2_cpu" "$v2_user" "$v2_sys" "$v2_wall" "$(mib "$v2_rss")" "$(maxrss "$work/t.vibe-pages2")"
 printf '| pdftotext, once per file | %s | %s | %s | %s | %s | %s |\n' "$p_cpu" "$p_user" "$p_sys" "$p_wall" "$(mib "$p_rss")" "$(maxrss "$work/t.pdftotext")"
 printf '| vibe --version (the binary alone: its start-up and pages) | %s | %s | %s | %s | %s | %s |\n' "$b_cpu" "$b_user" "$b_sys" "$b_wall" "$(mib "$b_rss")" "$(maxrss "$work/t.vibe-version")"
 echo
