@@ -291,7 +291,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.Logf("%s: %d chunks loaded in %v + index builds %v; HNSW recall@10 vs exact: %.3f (target >= 0.95)",
 				kind, c.Chunks(), load.Round(time.Millisecond), idx.Round(time.Millisecond), recall)
 			var sweep []string
-			for _, ef := range []int{40, 100, 200, 400} {
+			for _, ef := range []int{40, 100, 200, 300, 400} {
 				sweep = append(sweep, fmt.Sprintf("%d: %.3f", ef, hnswRecall(ctx, b, s, c, qs, ef)))
 			}
 			b.Logf("%s: HNSW recall@10 by hnsw.ef_search: %s", kind, strings.Join(sweep, ", "))
