@@ -63,20 +63,16 @@ func Tokens(text string) []string {
 func IndexText(text string) string { return strings.Join(Tokens(text), " ") }
 
 // IndexChunk is the token string stored in the lexical index for a chunk:
-// the tokens of its document title and heading path, then those of its
-// text. A passage deep in a section is found by the words of the section's
-// title, which a reader's question often shares while the passage does not
-// repeat them (measured in docs/retrieval.md).
-func IndexChunk(c chunk.Chunk) string {
-	ctx := IndexText(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "))
-	text := IndexText(c.Text)
-	switch {
-	case ctx == "":
-		return text
-	case text == "":
-		return ctx
-	}
-	return ctx + " " + text
+// [ChunkTokens] joined by spaces.
+func IndexChunk(c chunk.Chunk) string { return strings.Join(ChunkTokens(c), " ") }
+
+// ChunkTokens are the index tokens of a chunk: the tokens of its document
+// title and heading path, then those of its text. A passage deep in a
+// section is found by the words of the section's title, which a reader's
+// question often shares while the passage does not repeat them (measured
+// in docs/retrieval.md).
+func ChunkTokens(c chunk.Chunk) []string {
+	return append(Tokens(strings.Join(append([]string{c.Title}, c.HeadingPath...), " ")), Tokens(c.Text)...)
 }
 
 // QueryTokens returns the distinct tokens of a query, in first-seen order,

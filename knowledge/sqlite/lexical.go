@@ -2,191 +2,346 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
+	"github.com/vibelife/vibe/knowledge/lexindex"
 )
 
-// lexStats caches the document frequency of query tokens in chunk_fts and
-// its row count, for one generation of the whole store (the sum of the
-// themes' generations, which every write advances).
-type lexStats struct {
-	gen  int64
-	rows int64
-	df   map[string]int64
-}
+// The lexical index (knowledge/lexindex) lives in three tables:
+//
+//   - lex_posting: each term's posting rows in a theme, keyed by (term,
+//     theme, first chunk number); a chunk's number is chunks.lex_num, taken
+//     above every stored one by each write;
+//   - lex_doc: per document, its chunk and token counts and its terms, so
+//     a delete finds the rows to change without reading the chunks;
+//   - lex_theme: per theme, its chunk and token counts.
+//
+// BM25's statistics (chunks, average length, each term's document
+// frequency) are the whole store's, as FTS5's were for its one table: a
+// theme's ranking and the retrieval figures (eval) are those FTS5 gave.
+//
+// All three change in the transaction that writes or deletes the document.
 
-const (
-	// maxCachedTokens bounds the frequency cache; it starts over when full.
-	maxCachedTokens = 100_000
-	// commonScan is how many chunks matching only uninformative tokens are
-	// ranked.
-	commonScan = 2000
-)
-
-// docFreqs returns the number of chunks and the document frequency of each
-// of toks, from the cache or from chunk_fts_vocab.
-func (s *Store) docFreqs(ctx context.Context, toks []string) (int64, map[string]int64, error) {
-	var gen int64
-	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(gen), 0) FROM theme_gen`).Scan(&gen); err != nil {
-		return 0, nil, err
+// indexDoc adds the postings of chunks, numbered first, first+1, ..., of
+// the document id of theme.
+func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, chunks []chunk.Chunk) error {
+	toks := make([][]string, len(chunks))
+	var total int64
+	for i, c := range chunks {
+		toks[i] = lexical.ChunkTokens(c)
+		total += int64(len(toks[i]))
 	}
-	out := make(map[string]int64, len(toks))
-	var missing []any
-	s.mu.Lock()
-	if s.lex.gen != gen || s.lex.df == nil || len(s.lex.df) > maxCachedTokens {
-		s.lex = lexStats{gen: gen, rows: -1, df: map[string]int64{}}
+	terms, lists := lexindex.Postings(first, toks)
+	last, err := tx.PrepareContext(ctx, `SELECT first, last, n, maxtf, minlen, data FROM lex_posting WHERE theme = ? AND term = ? ORDER BY first DESC LIMIT 1`)
+	if err != nil {
+		return err
 	}
-	rows := s.lex.rows
-	for _, t := range toks {
-		if n, ok := s.lex.df[t]; ok {
-			out[t] = n
-		} else {
-			missing = append(missing, t)
-		}
+	defer last.Close()
+	upd, err := tx.PrepareContext(ctx, `UPDATE lex_posting SET last = ?, n = ?, maxtf = ?, minlen = ?, data = ? WHERE theme = ? AND term = ? AND first = ?`)
+	if err != nil {
+		return err
 	}
-	s.mu.Unlock()
-	if rows < 0 {
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&rows); err != nil {
-			return 0, nil, err
-		}
+	defer upd.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO lex_posting(theme, term, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
 	}
-	if len(missing) > 0 {
-		for _, t := range missing {
-			out[t.(string)] = 0
+	defer ins.Close()
+	for i, term := range terms {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		q := `SELECT term, doc FROM chunk_fts_vocab WHERE term IN (?` + strings.Repeat(",?", len(missing)-1) + `)`
-		r, err := s.db.QueryContext(ctx, q, missing...)
-		if err != nil {
-			return 0, nil, err
+		var r lexindex.Row
+		err := last.QueryRowContext(ctx, theme, term).Scan(&r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
-		defer r.Close()
-		for r.Next() {
-			var term string
-			var n int64
-			if err := r.Scan(&term, &n); err != nil {
-				return 0, nil, err
+		changed, more := lexindex.Append(r, lists[i])
+		if changed.N != r.N {
+			if _, err := upd.ExecContext(ctx, changed.Last, changed.N, changed.MaxTF, changed.MinLen, changed.Data, theme, term, changed.First); err != nil {
+				return err
 			}
-			out[term] = n
 		}
-		if err := r.Err(); err != nil {
-			return 0, nil, err
-		}
-	}
-	// Values read after gen may be newer than it: caching them under gen
-	// is safe, since the write that made them newer advanced the generation.
-	s.mu.Lock()
-	if s.lex.gen == gen {
-		s.lex.rows = rows
-		for _, t := range missing {
-			s.lex.df[t.(string)] = out[t.(string)]
+		for _, m := range more {
+			if _, err := ins.ExecContext(ctx, theme, term, m.First, m.Last, m.N, m.MaxTF, m.MinLen, m.Data); err != nil {
+				return err
+			}
 		}
 	}
-	s.mu.Unlock()
-	return rows, out, nil
+	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`,
+		id, theme, len(chunks), total, strings.Join(terms, " ")); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
+ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total)
+	return err
 }
 
-// informative splits the query tokens that occur in the store into those
-// worth ranking by and the rest. FTS5's bm25 gives a token found in at least
-// half the rows an IDF of (almost) zero: leaving it out of the match changes
-// no score above that floor but saves scoring every row it matches, which
-// is most of the cost of a lexical search over common words.
-func informative(toks []string, rows int64, df map[string]int64) (keep, common []string) {
-	for _, t := range toks {
-		switch n := df[t]; {
-		case n == 0: // matches nothing
-		case 2*n < rows:
-			keep = append(keep, t)
-		default:
-			common = append(common, t)
+// unindexDoc removes the postings of the document id (its chunks still
+// stored, numbered lo..hi) and its counts.
+func unindexDoc(ctx context.Context, tx *sql.Tx, id string) error {
+	var theme, terms string
+	var chunks, tokens int64
+	err := tx.QueryRowContext(ctx, `SELECT theme, chunks, tokens, terms FROM lex_doc WHERE doc_id = ?`, id).Scan(&theme, &chunks, &tokens, &terms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT min(lex_num), max(lex_num) FROM chunks WHERE doc_id = ?`, id).Scan(&lo, &hi); err != nil {
+		return err
+	}
+	if lo.Valid && terms != "" {
+		sel, err := tx.PrepareContext(ctx, `SELECT first, last, n, maxtf, minlen, data FROM lex_posting WHERE theme = ? AND term = ? AND first <= ? ORDER BY first DESC`)
+		if err != nil {
+			return err
+		}
+		defer sel.Close()
+		del, err := tx.PrepareContext(ctx, `DELETE FROM lex_posting WHERE theme = ? AND term = ? AND first = ?`)
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO lex_posting(theme, term, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, term := range strings.Split(terms, " ") {
+			// The rows overlapping [lo, hi], read before any is changed.
+			var hit []lexindex.Row
+			rows, err := sel.QueryContext(ctx, theme, term, hi.Int64)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var r lexindex.Row
+				if err := rows.Scan(&r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
+					rows.Close()
+					return err
+				}
+				if r.Last < lo.Int64 {
+					break
+				}
+				hit = append(hit, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range hit {
+				rest, err := lexindex.Without(r, lo.Int64, hi.Int64)
+				if err != nil {
+					return fmt.Errorf("term %q: %w", term, err)
+				}
+				if _, err := del.ExecContext(ctx, theme, term, r.First); err != nil {
+					return err
+				}
+				for _, m := range rest {
+					if _, err := ins.ExecContext(ctx, theme, term, m.First, m.Last, m.N, m.MaxTF, m.MinLen, m.Data); err != nil {
+						return err
+					}
+				}
+			}
 		}
 	}
-	return keep, common
+	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_doc WHERE doc_id = ?`, id); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE lex_theme SET chunks = chunks - ?, tokens = tokens - ? WHERE theme = ?`, chunks, tokens, theme)
+	return err
 }
 
-// lexicalSearch ranks the theme's chunks by FTS5's bm25 (the table's rank)
-// over the query's informative tokens. When those match fewer than n
-// chunks, chunks matching only common tokens follow (their bm25 is near
-// zero, below every informative match), ranked among the first commonScan
-// of them.
+// nextLexNum is the number the next chunk written takes: above every
+// stored chunk's, so each term's new postings follow its stored ones.
+func nextLexNum(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(lex_num), 0) + 1 FROM chunks`).Scan(&n)
+	return n, err
+}
+
+// buildLexIndex indexes every stored document: migration 10's step for a
+// store written before the lexical index.
+func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
+	var docs []struct{ id, theme string }
+	rows, err := tx.QueryContext(ctx, `SELECT id, theme FROM documents ORDER BY theme, id`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var d struct{ id, theme string }
+		if err := rows.Scan(&d.id, &d.theme); err != nil {
+			rows.Close()
+			return err
+		}
+		docs = append(docs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	setNum, err := tx.PrepareContext(ctx, `UPDATE chunks SET lex_num = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer setNum.Close()
+	next := int64(1)
+	for _, d := range docs {
+		var chunks []chunk.Chunk
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE doc_id = ? ORDER BY ordinal, id`, d.id)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			c, err := scanChunk(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			chunks = append(chunks, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i, c := range chunks {
+			if _, err := setNum.ExecContext(ctx, next+int64(i), c.ID); err != nil {
+				return err
+			}
+		}
+		if err := indexDoc(ctx, tx, d.theme, d.id, next, chunks); err != nil {
+			return fmt.Errorf("document %s: %w", d.id, err)
+		}
+		next += int64(len(chunks))
+	}
+	return nil
+}
+
+// lexicalSearch returns the theme's n best chunks by BM25 over the query's
+// tokens (lexindex.TopK over their posting rows), equal scores in chunk id
+// order, and the knowledge.IDF of each token some chunk of the theme holds.
 func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
 		return nil, nil, nil
 	}
-	rows, df, err := s.docFreqs(ctx, toks)
+	hits, idf, err := s.lexTopK(ctx, theme, toks, n)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lexical: %w", err)
 	}
+	return hits, idf, nil
+}
+
+func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int) ([]knowledge.Hit, map[string]float64, error) {
+	var st lexindex.Stats
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(tokens), 0) FROM lex_theme`).Scan(&st.Chunks, &st.Tokens); err != nil {
+		return nil, nil, err
+	}
+	if st.Chunks <= 0 {
+		return nil, nil, nil
+	}
+	terms, err := s.termRows(ctx, theme, toks)
+	if err != nil {
+		return nil, nil, err
+	}
 	idf := make(map[string]float64, len(toks))
-	for _, t := range toks {
-		if df[t] > 0 { // a token no chunk holds weighs nothing
-			idf[t] = knowledge.IDF(float64(rows), float64(df[t]))
+	for i, t := range toks {
+		if df := terms[i].DF(); df > 0 { // a token no chunk holds weighs nothing
+			idf[t] = knowledge.IDF(float64(st.Chunks), float64(df))
 		}
 	}
-	keep, common := informative(toks, rows, df)
-	var out []knowledge.Hit
-	if len(keep) > 0 {
-		// ORDER BY rank lets FTS5 sort its matches itself; the theme, an
-		// UNINDEXED column, is then checked only until n rows pass.
-		out, err = s.ranked(ctx, `SELECT chunk_id, rank FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? ORDER BY rank LIMIT ?`,
-			matchAny(keep), theme, n)
-		if err != nil {
-			return nil, nil, err
-		}
+	top, err := lexindex.TopK(terms, st, n)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(out) < n && len(common) > 0 {
-		more, err := s.ranked(ctx, `SELECT chunk_id, r FROM (SELECT chunk_id, rank AS r FROM chunk_fts WHERE chunk_fts MATCH ? AND theme = ? LIMIT ?) ORDER BY r LIMIT ?`,
-			matchAny(common), theme, commonScan, n+len(out))
+	hits, err := s.chunkIDs(ctx, top)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(hits) > n {
+		hits = hits[:n]
+	}
+	return hits, idf, nil
+}
+
+// termRows reads the posting rows of each of toks in the theme, and counts
+// its postings in the other themes.
+func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, error) {
+	q, err := s.db.PrepareContext(ctx, `SELECT theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END FROM lex_posting WHERE term = ?2 ORDER BY theme, first`)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	out := make([]lexindex.Term, len(toks))
+	for i, t := range toks {
+		rows, err := q.QueryContext(ctx, theme, t)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		seen := map[string]bool{}
-		for _, h := range out {
-			seen[h.Chunk.ID] = true
-		}
-		for _, h := range more {
-			if len(out) < n && !seen[h.Chunk.ID] {
-				out = append(out, h)
+		for rows.Next() {
+			var mine bool
+			var r lexindex.Row
+			if err := rows.Scan(&mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if mine {
+				out[i].Rows = append(out[i].Rows, r)
+			} else {
+				out[i].Elsewhere += int64(r.N)
 			}
 		}
-	}
-	return out, idf, nil
-}
-
-// matchAny is the FTS5 query matching any of toks (letters and digits
-// only, see lexical.QueryTokens), each quoted.
-func matchAny(toks []string) string {
-	quoted := make([]string, len(toks))
-	for i, t := range toks {
-		quoted[i] = `"` + t + `"`
-	}
-	return strings.Join(quoted, " OR ")
-}
-
-// ranked runs a query returning (chunk id, bm25 rank) rows, best first,
-// equal scores in chunk id order.
-func (s *Store) ranked(ctx context.Context, q string, args ...any) ([]knowledge.Hit, error) {
-	r, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
-	}
-	defer r.Close()
-	var out []knowledge.Hit
-	for r.Next() {
-		var h knowledge.Hit
-		var rank float64
-		if err := r.Scan(&h.Chunk.ID, &rank); err != nil {
-			return nil, fmt.Errorf("lexical: %w", err)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
 		}
-		h.LexicalScore = -rank
-		out = append(out, h)
 	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+	return out, nil
+}
+
+// chunkIDs turns ranked chunk numbers into hits carrying the chunk id and
+// score, best first, equal scores in chunk id order. A number whose chunk
+// is gone (deleted since the rows were read) is left out.
+func (s *Store) chunkIDs(ctx context.Context, top []lexindex.Hit) ([]knowledge.Hit, error) {
+	ids := map[int64]string{}
+	for start := 0; start < len(top); start += fillBatch {
+		part := top[start:min(start+fillBatch, len(top))]
+		args := make([]any, len(part))
+		for i, h := range part {
+			args[i] = h.Num
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT lex_num, id FROM chunks WHERE lex_num IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var num int64
+			var id string
+			if err := rows.Scan(&num, &id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ids[num] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]knowledge.Hit, 0, len(top))
+	for _, h := range top {
+		if id, ok := ids[h.Num]; ok {
+			out = append(out, knowledge.Hit{Chunk: chunk.Chunk{ID: id}, LexicalScore: h.Score})
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].LexicalScore != out[j].LexicalScore {

@@ -13,6 +13,8 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// fn, when set, runs after sql in the same transaction.
+	fn func(ctx context.Context, tx *sql.Tx) error
 }
 
 // migrations is the schema history of the store.
@@ -58,8 +60,8 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 	chunk_id UNINDEXED, theme UNINDEXED, tokens,
 	tokenize = 'unicode61 remove_diacritics 0'
 );
-`},
-	{2, "memory", memorySQL},
+`, nil},
+	{2, "memory", memorySQL, nil},
 	// theme_gen counts the writes to each theme, so a process's caches see
 	// other processes' writes; chunk_fts_vocab gives the document frequency
 	// of each token, for dropping uninformative query tokens.
@@ -67,19 +69,19 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 CREATE TABLE theme_gen (theme TEXT PRIMARY KEY, gen INTEGER NOT NULL);
 INSERT INTO theme_gen(theme, gen) SELECT DISTINCT theme, 1 FROM documents;
 CREATE VIRTUAL TABLE chunk_fts_vocab USING fts5vocab(chunk_fts, row);
-`},
-	{4, "conversations scoped per user", convPerUserSQL},
-	{5, "user history and summaries", historySQL},
+`, nil},
+	{4, "conversations scoped per user", convPerUserSQL, nil},
+	{5, "user history and summaries", historySQL, nil},
 	// Per-user model tokens a UTC day (serve.tokens_per_day), kept across
 	// restarts and shared by the processes on the file.
 	{6, "daily token quotas", `
 CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day TEXT NOT NULL, tokens INTEGER NOT NULL, PRIMARY KEY (user_id, day));
-`},
+`, nil},
 	// The events an assistant message showed beside its text (cards, forms,
 	// citations), as JSON; NULL for the messages stored before.
 	{7, "message events", `
 ALTER TABLE messages ADD COLUMN events TEXT;
-`},
+`, nil},
 	// Each chunk records the rowid of its row in chunk_fts, whose chunk_id
 	// FTS5 cannot index: deleting a document's chunks from chunk_fts by
 	// chunk_id scanned the whole table, for every document ingested. The
@@ -90,8 +92,8 @@ CREATE TEMP TABLE fts_map AS SELECT rowid AS r, chunk_id AS c FROM chunk_fts;
 CREATE INDEX temp.fts_map_c ON fts_map(c);
 UPDATE chunks SET fts_rowid = (SELECT r FROM fts_map WHERE c = chunks.id);
 DROP TABLE temp.fts_map;
-`},
-	{9, "answer feedback", feedbackSQL},
+`, nil},
+	{9, "answer feedback", feedbackSQL, nil},
 	// The vector index of themes of dense vectors (ivf.go): each theme's
 	// centroids, and each document's vectors in the lists of their nearest
 	// centroids. A store of an older version has none until its next
@@ -114,8 +116,39 @@ CREATE TABLE vec_ivf_lists (
 	PRIMARY KEY (theme, list, doc_id)
 );
 CREATE INDEX vec_ivf_lists_doc ON vec_ivf_lists(doc_id);
-`},
+`, nil},
+	// vibe's own lexical index (lexical.go, knowledge/lexindex) replaces
+	// FTS5, whose ORDER BY rank scored every chunk matching a query token;
+	// the stored documents are indexed by buildLexIndex.
+	{11, "lexical index", lexIndexSQL, buildLexIndex},
 }
+
+const lexIndexSQL = `
+DROP TABLE chunk_fts_vocab;
+DROP TABLE chunk_fts;
+ALTER TABLE chunks DROP COLUMN fts_rowid;
+ALTER TABLE chunks ADD COLUMN lex_num INTEGER;
+CREATE UNIQUE INDEX chunks_lex_num ON chunks(lex_num);
+CREATE TABLE lex_posting (
+	theme TEXT NOT NULL,
+	term TEXT NOT NULL,
+	first INTEGER NOT NULL,
+	last INTEGER NOT NULL,
+	n INTEGER NOT NULL,
+	maxtf INTEGER NOT NULL,
+	minlen INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (term, theme, first)
+) WITHOUT ROWID;
+CREATE TABLE lex_doc (
+	doc_id TEXT PRIMARY KEY,
+	theme TEXT NOT NULL,
+	chunks INTEGER NOT NULL,
+	tokens INTEGER NOT NULL,
+	terms TEXT NOT NULL
+);
+CREATE TABLE lex_theme (theme TEXT PRIMARY KEY, chunks INTEGER NOT NULL, tokens INTEGER NOT NULL);
+`
 
 // convPerUserSQL is migration 4: a conversation is keyed by (user_id, id),
 // so two users' "c1" are two conversations and no user can squat another's
@@ -195,6 +228,12 @@ func migrateTo(ctx context.Context, db *sql.DB, last int) error {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if m.fn != nil {
+			if err := m.fn(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, name) VALUES (?, ?)`, m.version, m.name); err != nil {
 			tx.Rollback()

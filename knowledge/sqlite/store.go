@@ -17,7 +17,6 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
-	"github.com/vibelife/vibe/knowledge/lexical"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -36,7 +35,6 @@ type Store struct {
 	cache    map[string]*themeVectors // quantised vectors per theme
 	ivfCache map[string]*ivfIndex     // vector index centroids per theme
 	ivfMin   int                      // smallest theme indexed (ivfMinVectors; tests lower it)
-	lex      lexStats                 // document frequencies of query tokens
 }
 
 var (
@@ -196,16 +194,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 		return err
 	}
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, fts_rowid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
+	// The chunks take the lexical index's next numbers, in order.
+	first, err := nextLexNum(ctx, tx)
+	if err != nil {
+		return err
+	}
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, lex_num) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer insChunk.Close()
-	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES (?,?,?) RETURNING rowid`)
-	if err != nil {
-		return err
-	}
-	defer insFTS.Close()
 	insVec, err := tx.PrepareContext(ctx, `INSERT INTO embeddings(chunk_id, theme, vector) VALUES (?,?,?)`)
 	if err != nil {
 		return err
@@ -216,15 +214,8 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// The chunk's row in chunk_fts is recorded with it, so that
-		// deleting the chunk finds that row by its rowid (chunk_fts's
-		// chunk_id is not indexed).
-		var ftsRow int64
-		if err := insFTS.QueryRowContext(ctx, c.ID, doc.Theme, lexical.IndexChunk(c)).Scan(&ftsRow); err != nil {
-			return err
-		}
 		hp, _ := json.Marshal(nonNil(c.HeadingPath))
-		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens, ftsRow); err != nil {
+		if _, err := insChunk.ExecContext(ctx, c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens, first+int64(i)); err != nil {
 			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		if len(vectors) > 0 {
@@ -238,6 +229,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			}
 			rowids = append(rowids, id)
 		}
+	}
+	if err := indexDoc(ctx, tx, doc.Theme, doc.ID, first, chunks); err != nil {
+		return err
 	}
 	if err := s.indexWrite(ctx, tx, doc.Theme, doc.ID, rowids, vectors); err != nil {
 		return err
@@ -262,13 +256,12 @@ func txInfo(ctx context.Context, tx *sql.Tx) (knowledge.EmbeddingInfo, bool, err
 }
 
 // deleteDoc removes a document, its chunks, their vectors, its rows in the
-// vector index and their rows in chunk_fts, each found through an index
-// (chunk_fts by the rowid its chunk records).
+// vector index and its postings, each found through an index.
 func deleteDoc(ctx context.Context, tx *sql.Tx, id string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM vec_ivf_lists WHERE doc_id = ?`, id); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_fts WHERE rowid IN (SELECT fts_rowid FROM chunks WHERE doc_id = ?)`, id); err != nil {
+	if err := unindexDoc(ctx, tx, id); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
@@ -65,8 +65,8 @@ func TestVectorCodec(t *testing.T) {
 }
 
 // TestCrashMidWrite kills a process in the middle of its writes and checks
-// the reopened database holds whole documents only and passes SQLite's and
-// FTS5's integrity checks.
+// the reopened database holds whole documents only, passes SQLite's
+// integrity check and its lexical index matches its chunks.
 func TestCrashMidWrite(t *testing.T) {
 	if target := os.Getenv(storetest.CrashEnv); target != "" {
 		s, err := Open(context.Background(), target)
@@ -89,9 +89,7 @@ func TestCrashMidWrite(t *testing.T) {
 		if err := s.db.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
 			t.Errorf("integrity_check = %q, %v", res, err)
 		}
-		if _, err := s.db.Exec(`INSERT INTO chunk_fts(chunk_fts) VALUES('integrity-check')`); err != nil {
-			t.Errorf("FTS5 integrity-check: %v", err)
-		}
+		checkLexIndex(t, s)
 	})
 }
 
@@ -137,64 +135,58 @@ func TestFillBatchesAndKeepsOrder(t *testing.T) {
 	}
 }
 
-// TestMigrateChunkFTSRowids upgrades a store of migration 7, whose chunks
-// do not record their chunk_fts rows, and replaces and deletes documents
-// in it: each loses exactly its own rows of chunk_fts.
-func TestMigrateChunkFTSRowids(t *testing.T) {
+// TestMigrateToLexIndex upgrades a store of migration 9, whose lexical
+// index is FTS5's, to vibe's own: the stored chunks are indexed (the index
+// matches them exactly and searches rank them as BM25 over their text),
+// and documents replaced and deleted after the upgrade lose exactly their
+// own postings.
+func TestMigrateToLexIndex(t *testing.T) {
 	ctx := context.Background()
 	var stmts []string
-	for _, d := range []string{"a", "b"} {
-		stmts = append(stmts,
-			`INSERT INTO documents(id, theme, source, title, content_hash, chunks, updated_at) VALUES ('`+d+`', 't', 's', '`+d+`', 'h', 2, '2026-01-01T00:00:00Z')`)
-		for _, n := range []string{"1", "2"} {
-			id := d + n
+	for _, theme := range []string{"t", "u"} {
+		for _, d := range []string{"a", "b", "c"} {
+			doc := theme + d
 			stmts = append(stmts,
-				`INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens) VALUES ('`+id+`', '`+d+`', 't', `+n+`, 's', '`+d+`', '[]', 0, 1, 'word`+id+` shared', 2)`,
-				`INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES ('`+id+`', 't', 'word`+id+` shared')`)
+				`INSERT INTO documents(id, theme, source, title, content_hash, chunks, updated_at) VALUES ('`+doc+`', '`+theme+`', 's', 'Title `+d+`', 'h', 3, '2026-01-01T00:00:00Z')`)
+			for _, n := range []string{"0", "1", "2"} {
+				id := doc + n
+				text := "word" + id + " shared common common " + d + n + " 滴天髓"
+				stmts = append(stmts,
+					`INSERT INTO chunk_fts(chunk_id, theme, tokens) VALUES ('`+id+`', '`+theme+`', '`+text+`')`,
+					`INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, fts_rowid) VALUES ('`+id+`', '`+doc+`', '`+theme+`', `+n+`, 's', 'Title `+d+`', '["Part `+n+`"]', 0, 1, '`+text+`', 6, last_insert_rowid())`)
+			}
 		}
 	}
-	path := dbAt(t, 7, stmts...)
+	path := dbAt(t, 9, stmts...)
 	st, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ftsIDs := func() []string {
-		rows, err := st.db.QueryContext(ctx, `SELECT chunk_id FROM chunk_fts ORDER BY chunk_id`)
-		if err != nil {
-			t.Fatal(err)
+	checkLexIndex(t, st)
+	for _, q := range []string{"wordta1 shared", "common 滴天", "title b part 2", "wordub0"} {
+		for _, theme := range []string{"t", "u"} {
+			hits, err := st.Search(ctx, knowledge.Query{Theme: theme, Text: q, K: 10, Mode: knowledge.SearchLexical})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameRanking(t, theme+" "+q, hits, exhaustiveBM25(t, st, theme, lexical.QueryTokens(q)), 10)
 		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			rows.Scan(&id)
-			out = append(out, id)
-		}
-		return out
 	}
-	var missing int
-	if err := st.db.QueryRow(`SELECT count(*) FROM chunks WHERE fts_rowid IS NULL`).Scan(&missing); err != nil || missing != 0 {
-		t.Fatalf("chunks without their chunk_fts row after migration: %d %v", missing, err)
-	}
-	doc := knowledge.Document{ID: "a", Theme: "t", Source: "s", Title: "a", ContentHash: "h2"}
-	if err := st.ReplaceDocument(ctx, doc, []chunk.Chunk{{ID: "a9", Doc: "a", Source: "s", Text: "new text", Tokens: 2}}, nil, knowledge.EmbeddingInfo{}); err != nil {
+	doc := knowledge.Document{ID: "ta", Theme: "t", Source: "s", Title: "a", ContentHash: "h2"}
+	if err := st.ReplaceDocument(ctx, doc, []chunk.Chunk{{ID: "a9", Doc: "ta", Source: "s", Text: "new text shared", Tokens: 3}}, nil, knowledge.EmbeddingInfo{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(ftsIDs(), " "); got != "a9 b1 b2" {
-		t.Fatalf("chunk_fts after replacing a = %s, want a9 b1 b2", got)
-	}
-	if err := st.DeleteDocument(ctx, "t", "b"); err != nil {
+	if err := st.DeleteDocument(ctx, "u", "ub"); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(ftsIDs(), " "); got != "a9" {
-		t.Fatalf("chunk_fts after deleting b = %s, want a9", got)
-	}
-	if _, err := st.db.Exec(`INSERT INTO chunk_fts(chunk_fts) VALUES('integrity-check')`); err != nil {
-		t.Fatal(err)
-	}
+	checkLexIndex(t, st)
 	hits, err := st.Search(ctx, knowledge.Query{Theme: "t", Text: "new text", Mode: knowledge.SearchLexical})
 	if err != nil || len(hits) != 1 || hits[0].Chunk.ID != "a9" {
 		t.Fatalf("search after the upgrade = %+v %v", hits, err)
+	}
+	var fts int
+	if err := st.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_fts%'`).Scan(&fts); err != nil || fts != 0 {
+		t.Fatalf("%d chunk_fts tables left after the upgrade (%v)", fts, err)
 	}
 }

@@ -1,0 +1,183 @@
+package lexindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// RowSize is the most postings a row holds.
+const RowSize = 128
+
+// Posting is one chunk holding a term: its number, how often it holds the
+// term, and its length in index tokens.
+type Posting struct {
+	Num int64
+	TF  int
+	Len int
+}
+
+// Row is a run of one term's postings, in chunk number order, and the
+// figures its BM25 upper bound is computed from.
+type Row struct {
+	First, Last int64 // the chunk numbers of its first and last posting
+	N           int   // postings
+	MaxTF       int   // the highest term frequency
+	MinLen      int   // the shortest chunk
+	Data        []byte
+}
+
+// ErrCorrupt is returned for row data that does not decode.
+var ErrCorrupt = errors.New("lexindex: corrupt posting row")
+
+// Encoding: a row's data is a sequence of runs, each appended by one write.
+// A run starts with a 0 and the offset of its first chunk number from the
+// row's First; each later posting starts with its (positive) distance from
+// the one before. Every posting then has its term frequency and chunk
+// length. All numbers are unsigned varints, so appending a run needs
+// nothing of the row but its First.
+
+// appendRun appends ps (in number order, all from first on) to data.
+func appendRun(data []byte, first int64, ps []Posting) []byte {
+	for i, p := range ps {
+		if i == 0 {
+			data = binary.AppendUvarint(data, 0)
+			data = binary.AppendUvarint(data, uint64(p.Num-first))
+		} else {
+			data = binary.AppendUvarint(data, uint64(p.Num-ps[i-1].Num))
+		}
+		data = binary.AppendUvarint(data, uint64(p.TF))
+		data = binary.AppendUvarint(data, uint64(p.Len))
+	}
+	return data
+}
+
+// Decode appends the postings of r to dst.
+func (r Row) Decode(dst []Posting) ([]Posting, error) {
+	b := r.Data
+	prev := r.First
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	start := len(dst)
+	for len(b) > 0 {
+		d, ok := next()
+		if !ok {
+			return dst, ErrCorrupt
+		}
+		num := prev + int64(d)
+		if d == 0 {
+			off, ok := next()
+			if !ok {
+				return dst, ErrCorrupt
+			}
+			num = r.First + int64(off)
+		}
+		tf, ok1 := next()
+		ln, ok2 := next()
+		if !ok1 || !ok2 {
+			return dst, ErrCorrupt
+		}
+		dst = append(dst, Posting{Num: num, TF: int(tf), Len: int(ln)})
+		prev = num
+	}
+	if len(dst)-start != r.N {
+		return dst, fmt.Errorf("%w: %d postings, the row says %d", ErrCorrupt, len(dst)-start, r.N)
+	}
+	return dst, nil
+}
+
+// Append adds ps (in number order, above r.Last when r holds any) to r:
+// as many as fit go into r itself (when r holds any), the rest into new
+// rows of at most RowSize. It returns r changed (or unchanged, when none
+// fit) and the new rows.
+func Append(r Row, ps []Posting) (Row, []Row) {
+	if r.N > 0 && r.N < RowSize && len(ps) > 0 {
+		take := min(RowSize-r.N, len(ps))
+		r = extend(r, ps[:take])
+		ps = ps[take:]
+	}
+	var out []Row
+	for len(ps) > 0 {
+		take := min(RowSize, len(ps))
+		out = append(out, extend(Row{First: ps[0].Num}, ps[:take]))
+		ps = ps[take:]
+	}
+	return r, out
+}
+
+// extend appends ps to r's data and figures.
+func extend(r Row, ps []Posting) Row {
+	r.Data = appendRun(append([]byte(nil), r.Data...), r.First, ps)
+	for _, p := range ps {
+		if r.N == 0 || p.TF > r.MaxTF {
+			r.MaxTF = p.TF
+		}
+		if r.N == 0 || p.Len < r.MinLen {
+			r.MinLen = p.Len
+		}
+		r.N++
+		r.Last = p.Num
+	}
+	return r
+}
+
+// Without returns r's postings outside the chunk numbers [lo, hi] as a row
+// of their own (its First may differ from r's), or no row when none
+// remain.
+func Without(r Row, lo, hi int64) ([]Row, error) {
+	ps, err := r.Decode(nil)
+	if err != nil {
+		return nil, err
+	}
+	keep := ps[:0]
+	for _, p := range ps {
+		if p.Num < lo || p.Num > hi {
+			keep = append(keep, p)
+		}
+	}
+	_, rows := Append(Row{}, keep)
+	return rows, nil
+}
+
+// Postings returns the postings of chunks numbered first, first+1, ... whose
+// index tokens are toks[0], toks[1], ...: for each term, in term order, its
+// postings in number order.
+func Postings(first int64, toks [][]string) (terms []string, lists [][]Posting) {
+	idx := map[string]int{}
+	for i, ts := range toks {
+		num := first + int64(i)
+		for _, t := range ts {
+			j, ok := idx[t]
+			if !ok {
+				j = len(terms)
+				idx[t] = j
+				terms = append(terms, t)
+				lists = append(lists, nil)
+			}
+			l := lists[j]
+			if n := len(l); n > 0 && l[n-1].Num == num {
+				l[n-1].TF++
+			} else {
+				l = append(l, Posting{Num: num, TF: 1, Len: len(ts)})
+			}
+			lists[j] = l
+		}
+	}
+	ord := make([]int, len(terms))
+	for i := range ord {
+		ord[i] = i
+	}
+	sort.Slice(ord, func(a, b int) bool { return terms[ord[a]] < terms[ord[b]] })
+	st, sl := make([]string, len(terms)), make([][]Posting, len(terms))
+	for i, j := range ord {
+		st[i], sl[i] = terms[j], lists[j]
+	}
+	return st, sl
+}

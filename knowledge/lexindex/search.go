@@ -1,0 +1,328 @@
+package lexindex
+
+import (
+	"math"
+	"sort"
+)
+
+// BM25 parameters, FTS5's.
+const (
+	K1     = 1.2
+	B      = 0.75
+	MinIDF = 1e-6
+)
+
+// Stats are the collection figures BM25 needs: those of every chunk
+// indexed, which may be more than the chunks searched (a store searching
+// one theme of several, as FTS5 did, scores by the whole store's).
+type Stats struct {
+	Chunks int64 // chunks indexed
+	Tokens int64 // their index tokens, summed
+}
+
+// IDF is FTS5's bm25 inverse document frequency of a term held by df of
+// chunks chunks: ln((chunks - df + 0.5) / (df + 0.5)), floored at MinIDF.
+func IDF(chunks, df int64) float64 {
+	idf := math.Log((float64(chunks) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if idf <= 0 {
+		idf = MinIDF
+	}
+	return idf
+}
+
+// Term is one query term: its rows in the chunks searched, in chunk number
+// order, and how many chunks not searched hold it.
+type Term struct {
+	Rows      []Row
+	Elsewhere int64
+}
+
+// DF is the number of chunks holding the term.
+func (t Term) DF() int64 {
+	n := t.Elsewhere
+	for _, r := range t.Rows {
+		n += int64(r.N)
+	}
+	return n
+}
+
+// Hit is a chunk and its BM25 score.
+type Hit struct {
+	Num   int64
+	Score float64
+}
+
+// weight is the BM25 contribution of one term, of inverse document
+// frequency idf, held tf times by a chunk of dl tokens. It grows with tf
+// and shrinks with dl (each floating-point step is monotonic), so the
+// weight of a row's highest tf at its shortest length bounds every posting
+// of the row, rounding included.
+func weight(idf float64, tf, dl int, avgdl float64) float64 {
+	f := float64(tf)
+	return idf * (f * (K1 + 1)) / (f + K1*(1-B+B*float64(dl)/avgdl))
+}
+
+// scorer holds what scoring a query needs.
+type scorer struct {
+	idf   []float64
+	avgdl float64
+}
+
+func newScorer(terms []Term, st Stats) scorer {
+	s := scorer{idf: make([]float64, len(terms)), avgdl: float64(st.Tokens) / float64(st.Chunks)}
+	for i, t := range terms {
+		s.idf[i] = IDF(st.Chunks, t.DF())
+	}
+	return s
+}
+
+// TopK returns the chunks of the k best BM25 scores over terms (the score
+// of a chunk is the sum, in terms order, of the weights of the terms it
+// holds), best first, equal scores in number order; chunks scoring the
+// same as the k-th follow it, so that a caller ordering ties by another key
+// can cut the list itself. Chunks scoring 0 are never returned.
+//
+// It scores only the stretches of chunk numbers whose bound can still
+// reach the k-th best score: see the package documentation.
+func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
+	if k <= 0 || st.Chunks <= 0 || len(terms) == 0 {
+		return nil, nil
+	}
+	sc := newScorer(terms, st)
+	// Each row's bound, and the stretches: the chunk numbers cut at
+	// every row's first and after every row's last.
+	bounds := make([][]float64, len(terms))
+	var cuts []int64
+	for i, t := range terms {
+		bounds[i] = make([]float64, len(t.Rows))
+		for j, r := range t.Rows {
+			bounds[i][j] = weight(sc.idf[i], r.MaxTF, r.MinLen, sc.avgdl)
+			cuts = append(cuts, r.First, r.Last+1)
+		}
+	}
+	if len(cuts) == 0 {
+		return nil, nil
+	}
+	sort.Slice(cuts, func(a, b int) bool { return cuts[a] < cuts[b] })
+	cuts = dedup(cuts)
+	// stretch is [lo, hi) with, per term, the row covering it (-1: none).
+	type stretch struct {
+		lo, hi int64
+		bound  float64
+		rows   []int32
+	}
+	cur := make([]int, len(terms)) // per term, the next row not yet passed
+	var all []stretch
+	rowsBuf := make([]int32, 0, len(cuts)*len(terms))
+	for c := 0; c+1 < len(cuts); c++ {
+		lo, hi := cuts[c], cuts[c+1]
+		start := len(rowsBuf)
+		var bound float64
+		any := false
+		for i, t := range terms {
+			for cur[i] < len(t.Rows) && t.Rows[cur[i]].Last < lo {
+				cur[i]++
+			}
+			j := int32(-1)
+			if cur[i] < len(t.Rows) && t.Rows[cur[i]].First <= lo {
+				j = int32(cur[i])
+				bound += bounds[i][j]
+				any = true
+			}
+			rowsBuf = append(rowsBuf, j)
+		}
+		if !any {
+			rowsBuf = rowsBuf[:start]
+			continue
+		}
+		all = append(all, stretch{lo: lo, hi: hi, bound: bound, rows: rowsBuf[start:len(rowsBuf):len(rowsBuf)]})
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].bound > all[b].bound })
+
+	top := newCollector(k)
+	decoded := make([]map[int32][]Posting, len(terms))
+	for i := range decoded {
+		decoded[i] = map[int32][]Posting{}
+	}
+	parts := make([][]Posting, len(terms))
+	for _, s := range all {
+		if top.full() && s.bound < top.kth() {
+			break
+		}
+		for i, j := range s.rows {
+			parts[i] = nil
+			if j < 0 {
+				continue
+			}
+			ps, ok := decoded[i][j]
+			if !ok {
+				var err error
+				if ps, err = terms[i].Rows[j].Decode(nil); err != nil {
+					return nil, err
+				}
+				decoded[i][j] = ps
+			}
+			a := sort.Search(len(ps), func(x int) bool { return ps[x].Num >= s.lo })
+			b := a + sort.Search(len(ps)-a, func(x int) bool { return ps[a+x].Num >= s.hi })
+			parts[i] = ps[a:b]
+		}
+		sc.merge(parts, top.offer)
+	}
+	return top.result(), nil
+}
+
+// merge scores the chunks of parts (per term, postings in number order),
+// in number order, calling emit with each.
+func (sc scorer) merge(parts [][]Posting, emit func(Hit)) {
+	for {
+		num := int64(math.MaxInt64)
+		for _, p := range parts {
+			if len(p) > 0 && p[0].Num < num {
+				num = p[0].Num
+			}
+		}
+		if num == math.MaxInt64 {
+			return
+		}
+		var score float64
+		for i, p := range parts {
+			if len(p) > 0 && p[0].Num == num {
+				score += weight(sc.idf[i], p[0].TF, p[0].Len, sc.avgdl)
+				parts[i] = p[1:]
+			}
+		}
+		emit(Hit{Num: num, Score: score})
+	}
+}
+
+func dedup(s []int64) []int64 {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Exhaustive scores every chunk holding a term, best first, equal scores in
+// number order: the reference [TopK] is tested against.
+func Exhaustive(terms []Term, st Stats) ([]Hit, error) {
+	if st.Chunks <= 0 || len(terms) == 0 {
+		return nil, nil
+	}
+	sc := newScorer(terms, st)
+	parts := make([][]Posting, len(terms))
+	for i, t := range terms {
+		for _, r := range t.Rows {
+			var err error
+			if parts[i], err = r.Decode(parts[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []Hit
+	sc.merge(parts, func(h Hit) {
+		if h.Score > 0 {
+			out = append(out, h)
+		}
+	})
+	sortHits(out)
+	return out, nil
+}
+
+func sortHits(h []Hit) {
+	sort.Slice(h, func(a, b int) bool {
+		if h[a].Score != h[b].Score {
+			return h[a].Score > h[b].Score
+		}
+		return h[a].Num < h[b].Num
+	})
+}
+
+// collector keeps the chunks that can still be among the k best: a min-heap
+// of the k best scores seen gives the k-th, and every chunk offered at or
+// above the k-th at the time is kept, to be cut to the k-th at the end.
+type collector struct {
+	k    int
+	heap []float64
+	kept []Hit
+}
+
+func newCollector(k int) *collector { return &collector{k: k} }
+
+func (c *collector) full() bool   { return len(c.heap) == c.k }
+func (c *collector) kth() float64 { return c.heap[0] }
+func (c *collector) offer(h Hit) {
+	if h.Score <= 0 {
+		return
+	}
+	if c.full() {
+		if h.Score < c.heap[0] {
+			return
+		}
+		if h.Score > c.heap[0] {
+			c.heap[0] = h.Score
+			c.down(0)
+		}
+	} else {
+		c.heap = append(c.heap, h.Score)
+		c.up(len(c.heap) - 1)
+	}
+	c.kept = append(c.kept, h)
+	if len(c.kept) >= 4*c.k+64 {
+		c.prune()
+	}
+}
+
+// prune drops the kept chunks below the k-th score.
+func (c *collector) prune() {
+	if !c.full() {
+		return
+	}
+	kth := c.heap[0]
+	out := c.kept[:0]
+	for _, h := range c.kept {
+		if h.Score >= kth {
+			out = append(out, h)
+		}
+	}
+	c.kept = out
+}
+
+func (c *collector) result() []Hit {
+	c.prune()
+	sortHits(c.kept)
+	return c.kept
+}
+
+func (c *collector) up(i int) {
+	h := c.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (c *collector) down(i int) {
+	h := c.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
