@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
-	"strings"
 	"unicode"
 
 	"github.com/vibelife/vibe/chunk"
@@ -187,7 +187,7 @@ const CollapseDepth = 100
 // near-duplicates of a hit kept before them.
 func Collapse(hits []Hit, k int) []Hit {
 	out := make([]Hit, 0, min(k, len(hits)))
-	var kept []map[string]bool
+	var kept [][]uint64
 	for _, h := range hits {
 		if len(out) == k {
 			break
@@ -213,51 +213,83 @@ func Collapse(hits []Hit, k int) []Hit {
 	return out
 }
 
-// shingles returns the set of three-unit shingles of text; a text of fewer
-// than three units is one shingle of all of them.
-func shingles(text string) map[string]bool {
-	var units []string
-	var word []rune
+// shingles returns the set of three-unit shingles of text, each as a 64-bit
+// hash, sorted; a text of fewer than three units is one shingle of all of
+// them. Hashing (FNV-1a over the units' runes, the units of a shingle
+// separated) replaces building a string per shingle: a collision, at 2^-64
+// a pair, would count two shingles as one.
+func shingles(text string) []uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	var units []uint64
+	h, inWord := uint64(offset), false
 	flush := func() {
-		if len(word) > 0 {
-			units = append(units, string(word))
-			word = word[:0]
+		if inWord {
+			units = append(units, h)
+			h, inWord = offset, false
 		}
 	}
 	for _, r := range text {
 		switch {
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+		case r < 0x80: // ASCII, most of the English text, decided here
+			switch {
+			case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+			case 'A' <= r && r <= 'Z':
+				r += 'a' - 'A'
+			default:
+				flush()
+				continue
+			}
+			h = (h ^ uint64(r)) * prime
+			inWord = true
+		case r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
 			flush()
-			units = append(units, string(r))
+			units = append(units, (offset^uint64(r))*prime)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			word = append(word, unicode.ToLower(r))
+			h = (h ^ uint64(unicode.ToLower(r))) * prime
+			inWord = true
 		default:
 			flush()
 		}
 	}
 	flush()
-	out := map[string]bool{}
+	join := func(us []uint64) uint64 {
+		x := uint64(offset)
+		for _, u := range us {
+			x = (x ^ u) * prime
+			x = (x ^ 0xff) * prime // the separator
+			x ^= x >> 29
+		}
+		return x
+	}
 	if len(units) < 3 {
-		out[strings.Join(units, "\x00")] = true
-		return out
+		return []uint64{join(units) ^ uint64(len(units))}
 	}
+	out := make([]uint64, 0, len(units)-2)
 	for i := 0; i+3 <= len(units); i++ {
-		out[units[i]+"\x00"+units[i+1]+"\x00"+units[i+2]] = true
+		out = append(out, join(units[i:i+3]))
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
-// containment is the share of the smaller set's members found in the other.
-func containment(a, b map[string]bool) float64 {
+// containment is the share of the smaller set's members found in the other
+// (both sorted, without repeats).
+func containment(a, b []uint64) float64 {
 	if len(b) < len(a) {
 		a, b = b, a
 	}
 	if len(a) == 0 {
 		return 0
 	}
-	n := 0
-	for k := range a {
-		if b[k] {
+	n, j := 0, 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
 			n++
 		}
 	}

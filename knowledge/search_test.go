@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/vibelife/vibe/chunk"
 )
@@ -153,5 +155,85 @@ func TestSearchFillsAndCollapses(t *testing.T) {
 	}
 	if asked != 4 {
 		t.Errorf("fill was asked for %d hits, want all 4 candidates of both sides (proximity reads their text)", asked)
+	}
+}
+
+// stringShingles is the set of three-unit shingles as strings, the way
+// Collapse compared texts before it hashed them.
+func stringShingles(text string) map[string]bool {
+	var units []string
+	var word []rune
+	flush := func() {
+		if len(word) > 0 {
+			units = append(units, string(word))
+			word = word[:0]
+		}
+	}
+	for _, r := range text {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			flush()
+			units = append(units, string(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			word = append(word, unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	out := map[string]bool{}
+	if len(units) < 3 {
+		out[strings.Join(units, "\x00")] = true
+		return out
+	}
+	for i := 0; i+3 <= len(units); i++ {
+		out[units[i]+"\x00"+units[i+1]+"\x00"+units[i+2]] = true
+	}
+	return out
+}
+
+// TestHashedShinglesMatchStrings checks the hashed shingle sets against
+// string ones: the same number of shingles and the same containment for
+// pairs of texts sharing some (Latin with case and accents, CJK, Hangul,
+// digits, texts of fewer than three units).
+func TestHashedShinglesMatchStrings(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	words := []string{"The", "the", "THE", "meeting", "créditors", "Éte", "甲", "木", "参天", "한국어", "かな", "42", "x7", "ß", "İstanbul", "  ", "，", "."}
+	var texts []string
+	for i := 0; i < 300; i++ {
+		var b strings.Builder
+		for n := r.IntN(40); n >= 0; n-- {
+			b.WriteString(words[r.IntN(len(words))])
+			if r.IntN(3) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	texts = append(texts, "", "甲", "a b", "a b c")
+	for i, a := range texts {
+		ha, sa := shingles(a), stringShingles(a)
+		if len(ha) != len(sa) {
+			t.Fatalf("%q: %d hashed shingles, %d strings", a, len(ha), len(sa))
+		}
+		b := texts[(i*7+3)%len(texts)]
+		hb, sb := shingles(b), stringShingles(b)
+		small, big := sa, sb
+		if len(sb) < len(sa) {
+			small, big = sb, sa
+		}
+		n := 0
+		for k := range small {
+			if big[k] {
+				n++
+			}
+		}
+		want := 0.0
+		if len(small) > 0 {
+			want = float64(n) / float64(len(small))
+		}
+		if got := containment(ha, hb); got != want {
+			t.Fatalf("%q in %q: containment %v, strings %v", a, b, got, want)
+		}
 	}
 }

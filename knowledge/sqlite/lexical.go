@@ -229,19 +229,22 @@ func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
 // lexicalSearch returns the theme's n best chunks by BM25 over the query's
 // tokens (lexindex.TopK over their posting rows), equal scores in chunk id
 // order, and the knowledge.IDF of each token some chunk of the theme holds.
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, map[string]float64, error) {
+// The hits carry the chunk id only, or the whole chunk when load is set
+// (a lexical search shows all of them; a hybrid one loads only those that
+// can still rank).
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
 		return nil, nil, nil
 	}
-	hits, idf, err := s.lexTopK(ctx, theme, toks, n)
+	hits, idf, err := s.lexTopK(ctx, theme, toks, n, load)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lexical: %w", err)
 	}
 	return hits, idf, nil
 }
 
-func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int) ([]knowledge.Hit, map[string]float64, error) {
+func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
 	var st lexindex.Stats
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(tokens), 0) FROM lex_theme`).Scan(&st.Chunks, &st.Tokens); err != nil {
 		return nil, nil, err
@@ -263,7 +266,7 @@ func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int)
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := s.chunkIDs(ctx, top)
+	hits, err := s.lexHits(ctx, top, load)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,61 +279,73 @@ func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int)
 // termRows reads the posting rows of each of toks in the theme, and counts
 // its postings in the other themes.
 func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, error) {
-	q, err := s.db.PrepareContext(ctx, `SELECT theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END FROM lex_posting WHERE term = ?2 ORDER BY theme, first`)
+	out := make([]lexindex.Term, len(toks))
+	at := make(map[string]int, len(toks))
+	args := []any{theme}
+	for i, t := range toks {
+		at[t] = i
+		args = append(args, t)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END FROM lex_posting
+WHERE term IN (?2`+strings.Repeat(",?", len(toks)-1)+`) ORDER BY term, theme, first`, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer q.Close()
-	out := make([]lexindex.Term, len(toks))
-	for i, t := range toks {
-		rows, err := q.QueryContext(ctx, theme, t)
-		if err != nil {
+	defer rows.Close()
+	var term sql.RawBytes
+	for rows.Next() {
+		var mine bool
+		var r lexindex.Row
+		if err := rows.Scan(&term, &mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var mine bool
-			var r lexindex.Row
-			if err := rows.Scan(&mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			if mine {
-				out[i].Rows = append(out[i].Rows, r)
-			} else {
-				out[i].Elsewhere += int64(r.N)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+		i, ok := at[string(term)]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("posting row of %q, not asked for", term)
+		case mine:
+			out[i].Rows = append(out[i].Rows, r)
+		default:
+			out[i].Elsewhere += int64(r.N)
 		}
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
-// chunkIDs turns ranked chunk numbers into hits carrying the chunk id and
-// score, best first, equal scores in chunk id order. A number whose chunk
-// is gone (deleted since the rows were read) is left out.
-func (s *Store) chunkIDs(ctx context.Context, top []lexindex.Hit) ([]knowledge.Hit, error) {
-	ids := map[int64]string{}
+// lexHits turns ranked chunk numbers into hits carrying the chunk id (or,
+// with load, the whole chunk) and score, best first, equal scores in chunk
+// id order. A number whose chunk is gone (deleted since the rows were read)
+// is left out.
+func (s *Store) lexHits(ctx context.Context, top []lexindex.Hit, load bool) ([]knowledge.Hit, error) {
+	cols := `id`
+	if load {
+		cols = chunkCols
+	}
+	byNum := make(map[int64]chunk.Chunk, len(top))
 	for start := 0; start < len(top); start += fillBatch {
 		part := top[start:min(start+fillBatch, len(top))]
 		args := make([]any, len(part))
 		for i, h := range part {
 			args[i] = h.Num
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT lex_num, id FROM chunks WHERE lex_num IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
+		rows, err := s.db.QueryContext(ctx, `SELECT lex_num, `+cols+` FROM chunks WHERE lex_num IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
 			var num int64
-			var id string
-			if err := rows.Scan(&num, &id); err != nil {
+			var c chunk.Chunk
+			var err error
+			if load {
+				c, err = scanChunk(prefixed{rows, &num})
+			} else {
+				err = rows.Scan(&num, &c.ID)
+			}
+			if err != nil {
 				rows.Close()
 				return nil, err
 			}
-			ids[num] = id
+			byNum[num] = c
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -339,8 +354,8 @@ func (s *Store) chunkIDs(ctx context.Context, top []lexindex.Hit) ([]knowledge.H
 	}
 	out := make([]knowledge.Hit, 0, len(top))
 	for _, h := range top {
-		if id, ok := ids[h.Num]; ok {
-			out = append(out, knowledge.Hit{Chunk: chunk.Chunk{ID: id}, LexicalScore: h.Score})
+		if c, ok := byNum[h.Num]; ok {
+			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -351,3 +366,12 @@ func (s *Store) chunkIDs(ctx context.Context, top []lexindex.Hit) ([]knowledge.H
 	})
 	return out, nil
 }
+
+// prefixed scans one leading column into first, then the rest as sc's
+// caller asks.
+type prefixed struct {
+	rows  *sql.Rows
+	first any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.rows.Scan(append([]any{p.first}, dest...)...) }

@@ -140,7 +140,7 @@ func TestLexicalTopKMatchesExhaustiveBM25(t *testing.T) {
 				for i := 0; i < 30; i++ {
 					q := c.Query()
 					toks := lexical.QueryTokens(q.Text)
-					got, _, err := s.lexicalSearch(ctx, "t", q.Text, 10)
+					got, _, err := s.lexicalSearch(ctx, "t", q.Text, 10, false)
 					if err != nil {
 						t.Fatal(err)
 					}

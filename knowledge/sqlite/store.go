@@ -353,7 +353,7 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 			return s.vectorSearch(ctx, q.Theme, q.Vector, n)
 		},
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, map[string]float64, error) {
-			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
+			return s.lexicalSearch(ctx, q.Theme, q.Text, n, q.Mode == knowledge.SearchLexical)
 		}, s.fill)
 	if err != nil {
 		return nil, err
@@ -361,24 +361,27 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 	return hits, nil
 }
 
-// fill loads the chunks of hits (which carry only ids), fillBatch ids a
-// query (a hybrid search loads its hundred candidates in one), keeping
-// their order.
+// fill loads the chunks of hits that carry only their id (a hit whose
+// chunk names its document is loaded already), fillBatch ids a query (a
+// hybrid search loads its hundred candidates in one), keeping their order.
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
-	byID := make(map[string]chunk.Chunk, len(hits))
-	for start := 0; start < len(hits); start += fillBatch {
-		part := hits[start:min(start+fillBatch, len(hits))]
-		ids := make([]any, len(part))
-		for i, h := range part {
-			ids[i] = h.Chunk.ID
+	var ids []any
+	for _, h := range hits {
+		if h.Chunk.Doc == "" {
+			ids = append(ids, h.Chunk.ID)
 		}
-		if err := s.loadChunks(ctx, ids, byID); err != nil {
+	}
+	byID := make(map[string]chunk.Chunk, len(ids))
+	for start := 0; start < len(ids); start += fillBatch {
+		if err := s.loadChunks(ctx, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
 			return nil, err
 		}
 	}
 	out := make([]knowledge.Hit, 0, len(hits))
 	for _, h := range hits {
-		if c, ok := byID[h.Chunk.ID]; ok { // else deleted between ranking and loading
+		if h.Chunk.Doc != "" {
+			out = append(out, h)
+		} else if c, ok := byID[h.Chunk.ID]; ok { // else deleted between ranking and loading
 			h.Chunk = c
 			out = append(out, h)
 		}
