@@ -39,49 +39,96 @@ func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, ch
 		total += int64(len(toks[i]))
 	}
 	terms, lists := lexindex.Postings(first, toks)
-	last, err := tx.PrepareContext(ctx, `SELECT first, last, n, maxtf, minlen, data FROM lex_posting WHERE theme = ? AND term = ? ORDER BY first DESC LIMIT 1`)
-	if err != nil {
-		return err
-	}
-	defer last.Close()
-	upd, err := tx.PrepareContext(ctx, `UPDATE lex_posting SET last = ?, n = ?, maxtf = ?, minlen = ?, data = ? WHERE theme = ? AND term = ? AND first = ?`)
-	if err != nil {
-		return err
-	}
-	defer upd.Close()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO lex_posting(theme, term, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for i, term := range terms {
+	// Each term's last row, read a batch of terms a query, takes what of
+	// the term's new postings fits; the rest go into new rows. Both are
+	// written a batch of rows a statement (INSERT OR REPLACE: a changed
+	// row keeps its key).
+	var out []lexindex.Row
+	var outTerms []string
+	for start := 0; start < len(terms); start += tailBatch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var r lexindex.Row
-		err := last.QueryRowContext(ctx, theme, term).Scan(&r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		part := terms[start:min(start+tailBatch, len(terms))]
+		tails, err := lastRows(ctx, tx, theme, part)
+		if err != nil {
 			return err
 		}
-		changed, more := lexindex.Append(r, lists[i])
-		if changed.N != r.N {
-			if _, err := upd.ExecContext(ctx, changed.Last, changed.N, changed.MaxTF, changed.MinLen, changed.Data, theme, term, changed.First); err != nil {
-				return err
+		for i, term := range part {
+			r := tails[term]
+			changed, more := lexindex.Append(r, lists[start+i])
+			if changed.N != r.N {
+				out, outTerms = append(out, changed), append(outTerms, term)
+			}
+			for _, m := range more {
+				out, outTerms = append(out, m), append(outTerms, term)
 			}
 		}
-		for _, m := range more {
-			if _, err := ins.ExecContext(ctx, theme, term, m.First, m.Last, m.N, m.MaxTF, m.MinLen, m.Data); err != nil {
-				return err
-			}
-		}
+	}
+	if err := writeRows(ctx, tx, theme, outTerms, out); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`,
 		id, theme, len(chunks), total, strings.Join(terms, " ")); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
+	_, err := tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
 ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total)
 	return err
+}
+
+// tailBatch is how many terms' last rows one query reads, and rowBatch
+// how many rows one statement writes, both far under SQLite's limit on
+// bound parameters.
+const (
+	tailBatch = 500
+	rowBatch  = 400
+)
+
+// lastRows returns the last row of each of terms (sorted) in the theme that
+// has rows.
+func lastRows(ctx context.Context, tx *sql.Tx, theme string, terms []string) (map[string]lexindex.Row, error) {
+	args := make([]any, 0, len(terms)+1)
+	args = append(args, theme)
+	for _, t := range terms {
+		args = append(args, t)
+	}
+	rows, err := tx.QueryContext(ctx, `WITH q(term) AS (VALUES (?2)`+strings.Repeat(",(?)", len(terms)-1)+`)
+SELECT p.term, p.first, p.last, p.n, p.maxtf, p.minlen, p.data FROM q JOIN lex_posting p
+ON p.term = q.term AND p.theme = ?1 AND p.first = (SELECT max(first) FROM lex_posting WHERE term = q.term AND theme = ?1)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]lexindex.Row)
+	for rows.Next() {
+		var term string
+		var r lexindex.Row
+		if err := rows.Scan(&term, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
+			return nil, err
+		}
+		out[term] = r
+	}
+	return out, rows.Err()
+}
+
+// writeRows writes rows (of terms[i] each) into the theme, replacing rows
+// of the same key.
+func writeRows(ctx context.Context, tx *sql.Tx, theme string, terms []string, rows []lexindex.Row) error {
+	for start := 0; start < len(rows); start += rowBatch {
+		end := min(start+rowBatch, len(rows))
+		args := make([]any, 0, 8*(end-start))
+		for i := start; i < end; i++ {
+			r := rows[i]
+			args = append(args, terms[i], theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data)
+		}
+		q := `INSERT OR REPLACE INTO lex_posting(term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)` +
+			strings.Repeat(",(?,?,?,?,?,?,?,?)", end-start-1)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unindexDoc removes the postings of the document id (its chunks still
