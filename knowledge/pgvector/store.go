@@ -47,9 +47,9 @@ var _ knowledge.Store = (*Store)(nil)
 // realistic synthetic corpus of BenchmarkSearch), pgvector's default build
 // (m 16, ef_construction 64) gave recall@10 0.94-0.97 at ef_search 100 and
 // at most 0.96 at 400, depending on the (parallel, so not deterministic)
-// build; ef_construction 128 gave 0.98 at 100, 0.99 at 200 and 1.00 at 400
-// for a build half again as long. A search's candidate list is
-// max(2k, hnswEfSearch).
+// build; ef_construction 128, for a build half again as long, gave
+// 0.978-0.998 at 200 over four builds and 0.985-0.987 at 100
+// (docs/retrieval.md). A search's candidate list is max(2k, hnswEfSearch).
 const (
 	hnswParams   = `WITH (m = 16, ef_construction = 128)`
 	hnswEfSearch = 200
