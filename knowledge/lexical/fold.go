@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/longbridgeapp/opencc"
@@ -33,9 +34,16 @@ type Folder struct {
 	once sync.Once
 	cc   *opencc.OpenCC
 	err  error
+	// bmp holds, for each rune from bmpBase up to the end of the Basic
+	// Multilingual Plane, its fold plus one once known (0: not yet): read
+	// without a lock, since every search folds each CJK rune it scans.
+	bmp  [0x10000 - bmpBase]atomic.Int32
 	mu   sync.RWMutex
-	seen map[rune]rune
+	seen map[rune]rune // folds of runes beyond the BMP
 }
+
+// bmpBase is the first rune that may be Han (CJK Radicals Supplement).
+const bmpBase = 0x2E80
 
 // defaultFolder is shared by Tokens; the OpenCC dictionaries are loaded on
 // first use and each character is converted once.
@@ -43,7 +51,22 @@ var defaultFolder = &Folder{}
 
 // Rune returns the folded form of r; non-Han runes are returned unchanged.
 func (f *Folder) Rune(r rune) rune {
-	if r < 0x2E80 || !unicode.Is(unicode.Han, r) {
+	if r < bmpBase {
+		return r
+	}
+	if r < 0x10000 {
+		slot := &f.bmp[r-bmpBase]
+		if v := slot.Load(); v != 0 {
+			return rune(v - 1)
+		}
+		out := r
+		if unicode.Is(unicode.Han, r) {
+			out = f.fold(r)
+		}
+		slot.Store(int32(out) + 1)
+		return out
+	}
+	if !unicode.Is(unicode.Han, r) {
 		return r
 	}
 	f.mu.RLock()
@@ -52,16 +75,22 @@ func (f *Folder) Rune(r rune) rune {
 	if ok {
 		return out
 	}
-	out = f.convert(r)
-	if v, ok := variants[out]; ok {
-		out = v
-	}
+	out = f.fold(r)
 	f.mu.Lock()
 	if f.seen == nil {
 		f.seen = map[rune]rune{}
 	}
 	f.seen[r] = out
 	f.mu.Unlock()
+	return out
+}
+
+// fold is the folded form of the Han rune r: OpenCC's, then the variants'.
+func (f *Folder) fold(r rune) rune {
+	out := f.convert(r)
+	if v, ok := variants[out]; ok {
+		out = v
+	}
 	return out
 }
 

@@ -13,6 +13,9 @@ const MaxQueryTokens = 256
 
 // isCJK reports whether r is written without spaces between words.
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first of the four scripts
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
