@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -43,59 +44,68 @@ func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, ch
 	// the term's new postings fits; the rest go into new rows. Both are
 	// written a batch of rows a statement (INSERT OR REPLACE: a changed
 	// row keeps its key).
-	var out []lexindex.Row
-	var outTerms []string
+	tails, err := tx.PrepareContext(ctx, `SELECT p.term, p.first, p.last, p.n, p.maxtf, p.minlen, p.data FROM json_each(?2) q JOIN lex_posting p
+ON p.term = q.value AND p.theme = ?1 AND p.first = (SELECT max(first) FROM lex_posting WHERE term = q.value AND theme = ?1)`)
+	if err != nil {
+		return err
+	}
+	defer tails.Close()
+	w, err := newRowWriter(ctx, tx, theme)
+	if err != nil {
+		return err
+	}
+	defer w.close()
 	for start := 0; start < len(terms); start += tailBatch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		part := terms[start:min(start+tailBatch, len(terms))]
-		tails, err := lastRows(ctx, tx, theme, part)
+		last, err := lastRows(ctx, tails, theme, part)
 		if err != nil {
 			return err
 		}
 		for i, term := range part {
-			r := tails[term]
+			r := last[term]
 			changed, more := lexindex.Append(r, lists[start+i])
 			if changed.N != r.N {
-				out, outTerms = append(out, changed), append(outTerms, term)
+				if err := w.add(ctx, term, changed); err != nil {
+					return err
+				}
 			}
 			for _, m := range more {
-				out, outTerms = append(out, m), append(outTerms, term)
+				if err := w.add(ctx, term, m); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	if err := writeRows(ctx, tx, theme, outTerms, out); err != nil {
+	if err := w.flush(ctx); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`,
 		id, theme, len(chunks), total, strings.Join(terms, " ")); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
+	_, err = tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
 ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total)
 	return err
 }
 
 // tailBatch is how many terms' last rows one query reads, and rowBatch
-// how many rows one statement writes, both far under SQLite's limit on
-// bound parameters.
+// how many rows one statement writes.
 const (
 	tailBatch = 500
-	rowBatch  = 400
+	rowBatch  = 64
 )
 
-// lastRows returns the last row of each of terms (sorted) in the theme that
-// has rows.
-func lastRows(ctx context.Context, tx *sql.Tx, theme string, terms []string) (map[string]lexindex.Row, error) {
-	args := make([]any, 0, len(terms)+1)
-	args = append(args, theme)
-	for _, t := range terms {
-		args = append(args, t)
+// lastRows returns, by tails (prepared in indexDoc), the last row of each
+// of terms in the theme that has rows.
+func lastRows(ctx context.Context, tails *sql.Stmt, theme string, terms []string) (map[string]lexindex.Row, error) {
+	list, err := json.Marshal(terms)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `WITH q(term) AS (VALUES (?2)`+strings.Repeat(",(?)", len(terms)-1)+`)
-SELECT p.term, p.first, p.last, p.n, p.maxtf, p.minlen, p.data FROM q JOIN lex_posting p
-ON p.term = q.term AND p.theme = ?1 AND p.first = (SELECT max(first) FROM lex_posting WHERE term = q.term AND theme = ?1)`, args...)
+	rows, err := tails.QueryContext(ctx, theme, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -112,23 +122,55 @@ ON p.term = q.term AND p.theme = ?1 AND p.first = (SELECT max(first) FROM lex_po
 	return out, rows.Err()
 }
 
-// writeRows writes rows (of terms[i] each) into the theme, replacing rows
-// of the same key.
-func writeRows(ctx context.Context, tx *sql.Tx, theme string, terms []string, rows []lexindex.Row) error {
-	for start := 0; start < len(rows); start += rowBatch {
-		end := min(start+rowBatch, len(rows))
-		args := make([]any, 0, 8*(end-start))
-		for i := start; i < end; i++ {
-			r := rows[i]
-			args = append(args, terms[i], theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data)
-		}
-		q := `INSERT OR REPLACE INTO lex_posting(term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)` +
-			strings.Repeat(",(?,?,?,?,?,?,?,?)", end-start-1)
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+// rowWriter writes posting rows of one theme, rowBatch a statement
+// (INSERT OR REPLACE: a changed row keeps its key), the statements prepared
+// once.
+type rowWriter struct {
+	tx         *sql.Tx
+	theme      string
+	one, batch *sql.Stmt
+	args       []any
+}
+
+const insRow = `INSERT OR REPLACE INTO lex_posting(term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`
+
+func newRowWriter(ctx context.Context, tx *sql.Tx, theme string) (*rowWriter, error) {
+	w := &rowWriter{tx: tx, theme: theme}
+	var err error
+	if w.one, err = tx.PrepareContext(ctx, insRow); err != nil {
+		return nil, err
+	}
+	if w.batch, err = tx.PrepareContext(ctx, insRow+strings.Repeat(",(?,?,?,?,?,?,?,?)", rowBatch-1)); err != nil {
+		w.one.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *rowWriter) add(ctx context.Context, term string, r lexindex.Row) error {
+	w.args = append(w.args, term, w.theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data)
+	if len(w.args) < 8*rowBatch {
+		return nil
+	}
+	_, err := w.batch.ExecContext(ctx, w.args...)
+	w.args = w.args[:0]
+	return err
+}
+
+// flush writes the rows added since the last full batch.
+func (w *rowWriter) flush(ctx context.Context) error {
+	for i := 0; i < len(w.args); i += 8 {
+		if _, err := w.one.ExecContext(ctx, w.args[i:i+8]...); err != nil {
 			return err
 		}
 	}
+	w.args = w.args[:0]
 	return nil
+}
+
+func (w *rowWriter) close() {
+	w.one.Close()
+	w.batch.Close()
 }
 
 // unindexDoc removes the postings of the document id (its chunks still

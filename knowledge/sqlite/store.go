@@ -70,6 +70,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// A document's write dirties a page of the lexical index for most of
+	// its terms; checkpointing every 64 MB of WAL instead of every 4 MB
+	// copies a page touched by several writes back to the file once
+	// (measured: ingest wall -35 %, CPU -11 %, docs/retrieval.md).
+	q.Add("_pragma", "wal_autocheckpoint(16384)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
