@@ -182,7 +182,7 @@ func TestRowsRoundTrip(t *testing.T) {
 		var ps []Posting
 		for i := r.IntN(90); i >= 0; i-- {
 			num += 1 + int64(r.IntN(1000))
-			ps = append(ps, Posting{Num: num, TF: 1 + r.IntN(300), Len: r.IntN(100000)})
+			ps = append(ps, Posting{Num: num, TF: int32(1 + r.IntN(300)), Len: int32(r.IntN(100000))})
 		}
 		all = append(all, ps...)
 		var last Row
@@ -210,7 +210,7 @@ func TestRowsRoundTrip(t *testing.T) {
 		}
 		mtf, mlen := 0, 1<<62
 		for _, p := range got[before:] {
-			mtf, mlen = max(mtf, p.TF), min(mlen, p.Len)
+			mtf, mlen = max(mtf, int(p.TF)), min(mlen, int(p.Len))
 		}
 		if row.First != got[before].Num || row.Last != got[len(got)-1].Num || row.MaxTF != mtf || row.MinLen != mlen {
 			t.Fatalf("row %d figures %+v do not match its postings", i, row)

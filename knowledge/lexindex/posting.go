@@ -14,8 +14,8 @@ const RowSize = 128
 // term, and its length in index tokens.
 type Posting struct {
 	Num int64
-	TF  int
-	Len int
+	TF  int32
+	Len int32
 }
 
 // Row is a run of one term's postings, in chunk number order, and the
@@ -57,34 +57,35 @@ func appendRun(data []byte, first int64, ps []Posting) []byte {
 func (r Row) Decode(dst []Posting) ([]Posting, error) {
 	b := r.Data
 	prev := r.First
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
 	start := len(dst)
-	for len(b) > 0 {
-		d, ok := next()
-		if !ok {
-			return dst, ErrCorrupt
-		}
-		num := prev + int64(d)
-		if d == 0 {
-			off, ok := next()
-			if !ok {
+	for i := 0; i < len(b); {
+		var v [4]uint64
+		n := 3
+		for k := 0; k < n; k++ {
+			if i >= len(b) {
 				return dst, ErrCorrupt
 			}
-			num = r.First + int64(off)
+			if c := b[i]; c < 0x80 { // one byte, most numbers here
+				v[k] = uint64(c)
+				i++
+			} else {
+				x, m := binary.Uvarint(b[i:])
+				if m <= 0 {
+					return dst, ErrCorrupt
+				}
+				v[k] = x
+				i += m
+			}
+			if k == 0 && v[0] == 0 {
+				n = 4 // a run's start: the offset from First follows
+			}
 		}
-		tf, ok1 := next()
-		ln, ok2 := next()
-		if !ok1 || !ok2 {
-			return dst, ErrCorrupt
+		num := prev + int64(v[0])
+		tf, ln := v[1], v[2]
+		if v[0] == 0 {
+			num, tf, ln = r.First+int64(v[1]), v[2], v[3]
 		}
-		dst = append(dst, Posting{Num: num, TF: int(tf), Len: int(ln)})
+		dst = append(dst, Posting{Num: num, TF: int32(tf), Len: int32(ln)})
 		prev = num
 	}
 	if len(dst)-start != r.N {
@@ -116,11 +117,11 @@ func Append(r Row, ps []Posting) (Row, []Row) {
 func extend(r Row, ps []Posting) Row {
 	r.Data = appendRun(append([]byte(nil), r.Data...), r.First, ps)
 	for _, p := range ps {
-		if r.N == 0 || p.TF > r.MaxTF {
-			r.MaxTF = p.TF
+		if r.N == 0 || int(p.TF) > r.MaxTF {
+			r.MaxTF = int(p.TF)
 		}
-		if r.N == 0 || p.Len < r.MinLen {
-			r.MinLen = p.Len
+		if r.N == 0 || int(p.Len) < r.MinLen {
+			r.MinLen = int(p.Len)
 		}
 		r.N++
 		r.Last = p.Num
@@ -165,7 +166,7 @@ func Postings(first int64, toks [][]string) (terms []string, lists [][]Posting) 
 			if n := len(l); n > 0 && l[n-1].Num == num {
 				l[n-1].TF++
 			} else {
-				l = append(l, Posting{Num: num, TF: 1, Len: len(ts)})
+				l = append(l, Posting{Num: num, TF: 1, Len: int32(len(ts))})
 			}
 			lists[j] = l
 		}

@@ -1,7 +1,9 @@
 package lexindex
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -103,8 +105,8 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 	if len(cuts) == 0 {
 		return nil, nil
 	}
-	sort.Slice(cuts, func(a, b int) bool { return cuts[a] < cuts[b] })
-	cuts = dedup(cuts)
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
 	// stretch is [lo, hi) with, per term, the row covering it (-1: none).
 	type stretch struct {
 		lo, hi int64
@@ -137,13 +139,15 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 		}
 		all = append(all, stretch{lo: lo, hi: hi, bound: bound, rows: rowsBuf[start:len(rowsBuf):len(rowsBuf)]})
 	}
-	sort.SliceStable(all, func(a, b int) bool { return all[a].bound > all[b].bound })
+	slices.SortStableFunc(all, func(a, b stretch) int { return cmp.Compare(b.bound, a.bound) })
 
 	top := newCollector(k)
-	decoded := make([]map[int32][]Posting, len(terms))
-	for i := range decoded {
-		decoded[i] = map[int32][]Posting{}
+	// Each row is decoded once, when a stretch it covers is first scored.
+	decoded := make([][][]Posting, len(terms))
+	for i, t := range terms {
+		decoded[i] = make([][]Posting, len(t.Rows))
 	}
+	var arena []Posting
 	parts := make([][]Posting, len(terms))
 	for _, s := range all {
 		if top.full() && s.bound < top.kth() {
@@ -154,12 +158,18 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 			if j < 0 {
 				continue
 			}
-			ps, ok := decoded[i][j]
-			if !ok {
+			ps := decoded[i][j]
+			if ps == nil {
+				row := terms[i].Rows[j]
+				if cap(arena)-len(arena) < row.N {
+					arena = make([]Posting, 0, max(row.N, 4096))
+				}
+				start := len(arena)
 				var err error
-				if ps, err = terms[i].Rows[j].Decode(nil); err != nil {
+				if arena, err = row.Decode(arena); err != nil {
 					return nil, err
 				}
+				ps = arena[start:len(arena):len(arena)]
 				decoded[i][j] = ps
 			}
 			a := sort.Search(len(ps), func(x int) bool { return ps[x].Num >= s.lo })
@@ -187,22 +197,12 @@ func (sc scorer) merge(parts [][]Posting, emit func(Hit)) {
 		var score float64
 		for i, p := range parts {
 			if len(p) > 0 && p[0].Num == num {
-				score += weight(sc.idf[i], p[0].TF, p[0].Len, sc.avgdl)
+				score += weight(sc.idf[i], int(p[0].TF), int(p[0].Len), sc.avgdl)
 				parts[i] = p[1:]
 			}
 		}
 		emit(Hit{Num: num, Score: score})
 	}
-}
-
-func dedup(s []int64) []int64 {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // Exhaustive scores every chunk holding a term, best first, equal scores in
