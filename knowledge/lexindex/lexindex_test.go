@@ -139,6 +139,11 @@ func TestTopKEqualsExhaustive(t *testing.T) {
 						query = append(query, vocab[r.IntN(len(vocab))], vocab[r.IntN(len(vocab))])
 					}
 					query = append(query, vocab[r.IntN(min(200, len(vocab)))], "absent")
+					if q%10 == 0 { // a long query: 40 more tokens
+						for i := 0; i < 40; i++ {
+							query = append(query, vocab[r.IntN(len(vocab))])
+						}
+					}
 					terms := x.terms(query)
 					want, err := Exhaustive(terms, x.st)
 					if err != nil {

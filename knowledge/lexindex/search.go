@@ -107,37 +107,31 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	// stretch is [lo, hi) with, per term, the row covering it (-1: none).
+	// A stretch is the numbers [lo, hi), all covered by the same row of
+	// each term (or by none); its rows are found again when it is scored,
+	// so memory stays linear in the rows however many terms a query has.
 	type stretch struct {
 		lo, hi int64
 		bound  float64
-		rows   []int32
 	}
 	cur := make([]int, len(terms)) // per term, the next row not yet passed
 	var all []stretch
-	rowsBuf := make([]int32, 0, len(cuts)*len(terms))
 	for c := 0; c+1 < len(cuts); c++ {
 		lo, hi := cuts[c], cuts[c+1]
-		start := len(rowsBuf)
 		var bound float64
 		any := false
 		for i, t := range terms {
 			for cur[i] < len(t.Rows) && t.Rows[cur[i]].Last < lo {
 				cur[i]++
 			}
-			j := int32(-1)
 			if cur[i] < len(t.Rows) && t.Rows[cur[i]].First <= lo {
-				j = int32(cur[i])
-				bound += bounds[i][j]
+				bound += bounds[i][cur[i]]
 				any = true
 			}
-			rowsBuf = append(rowsBuf, j)
 		}
-		if !any {
-			rowsBuf = rowsBuf[:start]
-			continue
+		if any {
+			all = append(all, stretch{lo: lo, hi: hi, bound: bound})
 		}
-		all = append(all, stretch{lo: lo, hi: hi, bound: bound, rows: rowsBuf[start:len(rowsBuf):len(rowsBuf)]})
 	}
 	slices.SortStableFunc(all, func(a, b stretch) int { return cmp.Compare(b.bound, a.bound) })
 
@@ -153,14 +147,15 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 		if top.full() && s.bound < top.kth() {
 			break
 		}
-		for i, j := range s.rows {
+		for i, t := range terms {
 			parts[i] = nil
-			if j < 0 {
+			j := sort.Search(len(t.Rows), func(x int) bool { return t.Rows[x].Last >= s.lo })
+			if j == len(t.Rows) || t.Rows[j].First > s.lo {
 				continue
 			}
 			ps := decoded[i][j]
 			if ps == nil {
-				row := terms[i].Rows[j]
+				row := t.Rows[j]
 				if cap(arena)-len(arena) < row.N {
 					arena = make([]Posting, 0, max(row.N, 4096))
 				}
