@@ -13,6 +13,7 @@ import (
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexindex"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
@@ -72,14 +73,13 @@ func bulkLoad(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Syn
 // rawCopy is the baseline, PostgreSQL's fastest bulk path: the same rows
 // into the same tables (a fresh schema migrated like the store's) by one
 // COPY per table in one transaction, into bare tables: every index and
-// constraint of the three tables (primary keys, foreign keys, b-tree, GIN
-// and HNSW indexes) dropped before the COPY and made again after it, the
+// constraint of the five tables (primary keys, foreign keys, b-tree and
+// HNSW indexes) dropped before the COPY and made again after it, the
 // index builds with the maintenance_work_mem the store uses. The time of
 // making them again is counted in indexes.
 func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.SyntheticDoc) (cp, indexes time.Duration) {
 	tb.Helper()
 	for _, q := range []string{
-		`DROP INDEX IF EXISTS kb_chunk_tsv`,
 		fmt.Sprintf(`ALTER TABLE kb_embedding ALTER COLUMN embedding TYPE vector(%d)`, benchDims),
 		fmt.Sprintf(`INSERT INTO kb_embedding_info(id, model, dimensions) VALUES (1, 'synthetic', %d)`, benchDims),
 	} {
@@ -87,7 +87,7 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 			tb.Fatal(err)
 		}
 	}
-	tables := []string{"kb_document", "kb_chunk", "kb_embedding"}
+	tables := []string{"kb_document", "kb_chunk", "kb_embedding", "kb_lex_posting", "kb_lex_doc"}
 	// Constraints, foreign keys first (they are dropped first and made
 	// last), then the indexes no constraint owns.
 	type ddl struct{ drop, create string }
@@ -134,15 +134,29 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 	}
 	start := time.Now()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var drows, crows, vrows [][]any
-		tokens := 0
+		// The lexical index's rows, built in memory: every chunk's tokens,
+		// each term's postings cut into full rows.
+		var drows, crows, vrows, lrows, prows [][]any
+		var all [][]string
+		var tokens int64
 		for _, d := range docs {
 			drows = append(drows, []any{d.Doc.ID, d.Doc.Theme, d.Doc.Source, d.Doc.Title, d.Doc.ContentHash, len(d.Chunks), time.Now().UTC()})
+			toks, total := chunkTokens(d.Chunks)
+			first := int64(len(all)) + 1
+			terms, _ := lexindex.Postings(first, toks)
+			lrows = append(lrows, []any{d.Doc.ID, d.Doc.Theme, first, first + int64(len(toks)) - 1, len(toks), total, terms})
+			all = append(all, toks...)
+			tokens += total
 			for j, c := range d.Chunks {
-				tsv, n := tsvectorOf(c)
-				tokens += n
-				crows = append(crows, []any{c.ID, d.Doc.ID, d.Doc.Theme, c.Ordinal, c.Source, c.Title, c.HeadingPath, c.Start, c.End, c.Text, c.Tokens, tsv, n})
+				crows = append(crows, []any{c.ID, d.Doc.ID, d.Doc.Theme, c.Ordinal, c.Source, c.Title, c.HeadingPath, c.Start, c.End, c.Text, c.Tokens, first + int64(j)})
 				vrows = append(vrows, []any{c.ID, d.Doc.Theme, pgv.NewVector(d.Vectors[j])})
+			}
+		}
+		terms, lists := lexindex.Postings(1, all)
+		for i, term := range terms {
+			_, rows := lexindex.Append(lexindex.Row{}, lists[i])
+			for _, r := range rows {
+				prows = append(prows, []any{term, docs[0].Doc.Theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data})
 			}
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_document"}, []string{"id", "theme", "source", "title", "content_hash", "chunks", "updated_at"}, pgx.CopyFromRows(drows)); err != nil {
@@ -151,7 +165,13 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(crows)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO kb_theme_stats(theme, chunks, tokens) VALUES ($1, $2, $3)`, docs[0].Doc.Theme, len(crows), tokens); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_lex_doc"}, []string{"doc_id", "theme", "lo", "hi", "chunks", "tokens", "terms"}, pgx.CopyFromRows(lrows)); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_lex_posting"}, []string{"term", "theme", "first", "last", "n", "maxtf", "minlen", "data"}, pgx.CopyFromRows(prows)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO kb_theme_stats(theme, chunks, tokens, next_num) VALUES ($1, $2, $3, $4)`, docs[0].Doc.Theme, len(crows), tokens, len(crows)+1); err != nil {
 			return err
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_embedding"}, []string{"chunk_id", "theme", "embedding"}, pgx.CopyFromRows(vrows))
@@ -167,7 +187,8 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 	}
 	start = time.Now()
 	// Primary keys first, then the b-tree indexes, the foreign keys (each
-	// checked against the keys it references), GIN and HNSW.
+	// checked against the keys it references) and HNSW; the lexical index's
+	// rows are built in memory before the COPY (counted in cp).
 	var again []string
 	for i := len(cons) - 1; i >= 0; i-- {
 		if !strings.Contains(cons[i].create, "FOREIGN KEY") {
@@ -183,7 +204,6 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 		}
 	}
 	again = append(again,
-		`CREATE INDEX kb_chunk_tsv ON kb_chunk USING GIN (tsv)`,
 		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops) `+hnswParams)
 	for _, q := range again {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -246,8 +266,8 @@ func BenchmarkIngestVsCopy(b *testing.B) {
 
 // BenchmarkIncrementalIngest measures what bulkShare trades against: the
 // cost per chunk of a small update (one document of 500 chunks) written
-// with the HNSW and GIN indexes live, on top of ingestChunks() chunks, next
-// to the cost per chunk of rebuilding both indexes over the whole table.
+// with the HNSW and lexical indexes live, on top of ingestChunks() chunks, next
+// to the cost per chunk of rebuilding the HNSW index over the whole table.
 func BenchmarkIncrementalIngest(b *testing.B) {
 	ctx := context.Background()
 	s := openBench(b)

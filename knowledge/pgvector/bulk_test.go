@@ -18,7 +18,7 @@ import (
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
-const bothIndexes = "kb_chunk_tsv,kb_embedding_hnsw"
+const bothIndexes = "kb_embedding_hnsw"
 
 // indexNames lists the deferred indexes present in the store's schema.
 func indexNames(t *testing.T, s *Store) string {
@@ -387,45 +387,6 @@ func TestBulkLoadConnectionKilled(t *testing.T) {
 	}
 }
 
-// TestSmallLoadMergesPendingEntries: a load too small to defer the indexes
-// leaves no entries in the GIN index's pending list once finished.
-func TestSmallLoadMergesPendingEntries(t *testing.T) {
-	ctx := context.Background()
-	s := openFreshURL(t, testURL(t))
-	defer s.Close()
-	c := storetest.NewCorpus(storetest.Zipf, "t", 600, 200, 8, 9)
-	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 8}
-	pending := func() int {
-		t.Helper()
-		var n int
-		if err := s.pool.QueryRow(ctx, `SELECT gin_clean_pending_list('kb_chunk_tsv'::regclass)`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if err := s.ReplaceDocument(ctx, c.Docs[0].Doc, c.Docs[0].Chunks, c.Docs[0].Vectors, info); err != nil {
-		t.Fatal(err)
-	}
-	if pending() == 0 {
-		t.Fatal("a write left no pending entries: the test cannot tell")
-	}
-	finish, err := s.BeginBulk(ctx, 400)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range c.Docs[1:] {
-		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := finish(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := pending(); n != 0 {
-		t.Fatalf("%d pending pages left after the load finished", n)
-	}
-}
-
 // TestSmallLoadRebuildsMissingIndexes: indexes missing when a small load
 // starts (a crash the open could not repair) are back when it finishes.
 func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
@@ -434,7 +395,7 @@ func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
 	defer s.Close()
 	c := storetest.NewCorpus(storetest.Zipf, "t", 200, 100, 8, 10)
 	storetest.Load(t, s, c.Docs[:1], 8)
-	if _, err := s.pool.Exec(ctx, `DROP INDEX kb_chunk_tsv; DROP INDEX kb_embedding_hnsw`); err != nil {
+	if _, err := s.pool.Exec(ctx, `DROP INDEX kb_embedding_hnsw`); err != nil {
 		t.Fatal(err)
 	}
 	finish, err := s.BeginBulk(ctx, 100)

@@ -2,7 +2,8 @@
 // pgvector extension, versioned migrations embedded and applied on open
 // under an advisory lock, kb_document / kb_chunk / kb_embedding tables, an
 // HNSW index for cosine distance (created when the first vectors fix the
-// dimension), a 'simple' tsvector over the pre-tokenised text of package
-// lexical with a GIN index, and COPY for bulk loading, one transaction per
-// document.
+// dimension), vibe's own inverted index for BM25 (package lexindex, as in
+// the SQLite store: posting rows in kb_lex_posting, written in each
+// document's transaction; see lexical.go), and COPY for bulk loading, one
+// transaction per document.
 package pgvector

@@ -4,274 +4,433 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/lexical"
+	"github.com/vibelife/vibe/knowledge/lexindex"
 )
 
-// PostgreSQL's tsvector limits (src/include/tsearch/ts_type.h): positions
-// run up to maxEntryPos-1 (later ones are clamped to it), to_tsvector keeps
-// at most maxNumPos-1 positions per lexeme, lexemes are at most
-// maxLexemeBytes long.
-const (
-	maxEntryPos    = 1 << 14
-	maxNumPos      = 256
-	maxLexemeBytes = 2047
-)
-
-// tsvectorOf builds the tsvector of a chunk from its lexical index tokens
-// (lexical.IndexChunk): each token a lexeme at its 1-based position, as
-// to_tsvector('simple', ...) would over the token string but without
-// running the text-search parser on the server, which cost most of a
-// write. Queries are built from tokens too (tsqueryOf), so the two sides
-// always agree.
+// The lexical index (knowledge/lexindex, the SQLite store's too) lives in
+// three tables:
 //
-// It also returns the chunk's length in tokens, its document length for
-// BM25.
-func tsvectorOf(c chunk.Chunk) (pgtype.TSVector, int) {
-	index := map[string]int{}
-	var lexemes []pgtype.TSVectorLexeme
-	toks := strings.Fields(lexical.IndexChunk(c))
-	for i, tok := range toks {
-		if len(tok) > maxLexemeBytes {
-			continue
-		}
-		pos := min(i+1, maxEntryPos-1)
-		k, ok := index[tok]
-		if !ok {
-			k = len(lexemes)
-			index[tok] = k
-			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: tok})
-		}
-		l := &lexemes[k]
-		if n := len(l.Positions); n >= maxNumPos-1 || (n > 0 && uint16(l.Positions[n-1].Position) >= uint16(pos)) {
-			continue
-		}
-		l.Positions = append(l.Positions, pgtype.TSVectorPosition{Position: uint16(pos)})
-	}
-	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, len(toks)
+//   - kb_lex_posting: each term's posting rows in a theme, keyed by (term,
+//     theme, first chunk number); a chunk's number is kb_chunk.lex_num,
+//     unique in its theme;
+//   - kb_lex_doc: per document, its theme, the range of its chunks'
+//     numbers, its chunk and token counts and its terms, so a delete finds
+//     the rows to change without reading the chunks;
+//   - kb_theme_stats: per theme, its chunk and token counts and next_num,
+//     the number its next chunk takes (numbers only grow, so a term's new
+//     postings always follow its stored ones).
+//
+// BM25's statistics (chunks, average length, each term's document
+// frequency) are the whole store's, as the SQLite store's are (FTS5 kept
+// them for its one table): both stores give the same chunks the same
+// scores.
+//
+// Writers of one theme take its kb_theme_stats row lock (lockThemes)
+// before reading or changing any of its posting rows and hold it to
+// commit, so they change a term's rows one after another: a second replica
+// writing another document of the theme waits, and then reads the rows and
+// the next number the first one committed. Writers of different themes
+// touch different rows. Readers see the rows of one snapshot (one
+// statement) and never wait.
+
+// lexDoc is a document's kb_lex_doc row.
+type lexDoc struct {
+	theme          string
+	lo, hi         int64 // its chunks' numbers; hi < lo when it has none
+	chunks, tokens int64
+	terms          []string
 }
 
-// tsqueryOf returns the tsquery text matching any of tokens, each quoted
-// so it is taken verbatim.
-func tsqueryOf(tokens []string) string {
-	var b strings.Builder
-	for i, t := range tokens {
-		if i > 0 {
-			b.WriteString(" | ")
+// chunkTokens returns the index tokens of chunks and their total.
+func chunkTokens(chunks []chunk.Chunk) ([][]string, int64) {
+	toks := make([][]string, len(chunks))
+	var total int64
+	for i, c := range chunks {
+		toks[i] = lexical.ChunkTokens(c)
+		total += int64(len(toks[i]))
+	}
+	return toks, total
+}
+
+// lockThemes locks the kb_theme_stats rows of themes (made when missing),
+// in name order so two writers never wait on each other in a circle, and
+// returns each theme's next chunk number. The locks are held to the end of
+// tx.
+func lockThemes(ctx context.Context, tx pgx.Tx, themes ...string) (map[string]int64, error) {
+	sort.Strings(themes)
+	rows, err := tx.Query(ctx, `INSERT INTO kb_theme_stats AS s (theme, chunks, tokens)
+SELECT DISTINCT t, 0, 0 FROM unnest($1::text[]) AS t ORDER BY t
+ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks RETURNING theme, next_num`, themes)
+	if err != nil {
+		return nil, fmt.Errorf("lock themes: %w", err)
+	}
+	next := map[string]int64{}
+	var theme string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&theme, &n}, func() error {
+		next[theme] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lock themes: %w", err)
+	}
+	return next, nil
+}
+
+// readLexDoc returns the kb_lex_doc row of the document id, if any.
+func readLexDoc(ctx context.Context, tx pgx.Tx, id string) (lexDoc, bool, error) {
+	var d lexDoc
+	err := tx.QueryRow(ctx, `SELECT theme, lo, hi, chunks, tokens, terms FROM kb_lex_doc WHERE doc_id = $1`, id).
+		Scan(&d.theme, &d.lo, &d.hi, &d.chunks, &d.tokens, &d.terms)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, fmt.Errorf("read lexical index of %s: %w", id, err)
+	}
+	return d, true, nil
+}
+
+// indexDoc adds the postings of the chunks of the document id of theme,
+// numbered first, first+1, ... (their index tokens toks, total of them), its
+// kb_lex_doc row and its counts. The caller holds the theme's lock.
+//
+// Each term's last row takes what of the term's new postings fits, the
+// rest go into new rows. A row's data is a sequence of runs that each
+// decode knowing only the row's first number (lexindex's encoding), so the
+// last rows are read without their data and the new run is appended on the
+// server (lexindex.Append of a row without data returns just that run).
+func indexDoc(ctx context.Context, tx pgx.Tx, theme, id string, first int64, toks [][]string, total int64) error {
+	terms, lists := lexindex.Postings(first, toks)
+	tails := map[string]lexindex.Row{}
+	if len(terms) > 0 {
+		rows, err := tx.Query(ctx, `SELECT q.term, p.first, p.last, p.n, p.maxtf, p.minlen FROM unnest($2::text[]) AS q(term)
+CROSS JOIN LATERAL (SELECT first, last, n, maxtf, minlen FROM kb_lex_posting WHERE term = q.term AND theme = $1 ORDER BY first DESC LIMIT 1) p`,
+			theme, terms)
+		if err != nil {
+			return fmt.Errorf("read last posting rows: %w", err)
 		}
-		b.WriteByte('\'')
-		b.WriteString(strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(t))
-		b.WriteByte('\'')
-	}
-	return b.String()
-}
-
-// commonLexemes caches the lexemes ANALYZE found in at least commonFreq of
-// the chunks (pg_stats.most_common_elems of kb_chunk.tsv) with their
-// frequency, refreshed every commonTTL.
-type commonLexemes struct {
-	at   time.Time
-	freq map[string]float64
-}
-
-// BM25 as SQLite's FTS5 computes it (k1 1.2, b 0.75, IDF
-// ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6), so both stores rank a
-// theme's chunks alike.
-const (
-	bm25K1      = 1.2
-	bm25B       = 0.75
-	bm25MinIDF  = 1e-6
-	commonTTL   = time.Minute
-	minRerank   = 200 // candidates scored by BM25, at least
-	commonFreq  = 0.2
-	commonScan  = 2000
-	rerankRatio = 4 // candidates per hit wanted
-)
-
-// commonSet returns the common lexemes and their frequencies, from the
-// cache or pg_stats. Before the table's first ANALYZE it is empty: nothing
-// is left out of candidate generation, which is only slower.
-func (s *Store) commonSet(ctx context.Context) (map[string]float64, error) {
-	s.mu.Lock()
-	c := s.common
-	s.mu.Unlock()
-	if c.freq != nil && time.Since(c.at) < commonTTL {
-		return c.freq, nil
-	}
-	var elems []string
-	var freqs []float32
-	err := s.pool.QueryRow(ctx, `SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
-WHERE schemaname = $1 AND tablename = 'kb_chunk' AND attname = 'tsv'`, s.schemaName).Scan(&elems, &freqs)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("lexeme statistics: %w", err)
-	}
-	set := map[string]float64{}
-	for i, e := range elems {
-		if i < len(freqs) && float64(freqs[i]) >= commonFreq {
-			set[e] = float64(freqs[i])
+		var term string
+		var r lexindex.Row
+		_, err = pgx.ForEachRow(rows, []any{&term, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen}, func() error {
+			tails[term] = r
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read last posting rows: %w", err)
 		}
 	}
-	s.mu.Lock()
-	s.common = commonLexemes{at: time.Now(), freq: set}
-	s.mu.Unlock()
-	return set, nil
+	var up, ins rowBatch
+	for i, term := range terms {
+		r := tails[term]
+		changed, more := lexindex.Append(r, lists[i])
+		if changed.N != r.N {
+			up.add(term, changed)
+		}
+		for _, m := range more {
+			ins.add(term, m)
+		}
+	}
+	var b pgx.Batch
+	if len(up.terms) > 0 {
+		b.Queue(`UPDATE kb_lex_posting p SET last = u.l, n = u.n, maxtf = u.x, minlen = u.m, data = p.data || u.d
+FROM unnest($2::text[], $3::int8[], $4::int8[], $5::int4[], $6::int4[], $7::int4[], $8::bytea[]) AS u(t, f, l, n, x, m, d)
+WHERE p.term = u.t AND p.theme = $1 AND p.first = u.f`, up.args(theme)...)
+	}
+	if len(ins.terms) > 0 {
+		queueInsertRows(&b, theme, &ins)
+	}
+	lo, hi := first, first+int64(len(toks))-1
+	b.Queue(`INSERT INTO kb_lex_doc(doc_id, theme, lo, hi, chunks, tokens, terms) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, theme, lo, hi, len(toks), total, terms)
+	b.Queue(`INSERT INTO kb_theme_stats AS s (theme, chunks, tokens, next_num) VALUES ($1, $2, $3, $4)
+ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = s.tokens + excluded.tokens, next_num = greatest(s.next_num, excluded.next_num)`,
+		theme, len(toks), total, hi+1)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("write posting rows: %w", err)
+	}
+	return nil
 }
 
-// lexicalSearch ranks the theme's chunks by BM25 in two stages. The GIN
-// index gives, without reading any tsvector, the chunks holding each
-// informative query token (one in less than commonFreq of the chunks, by
-// the table's statistics) and so each token's document frequency; the
-// chunks are ordered by the summed IDF of the tokens they hold. The best
-// rerankRatio*n of them (at least minRerank) are then scored by BM25 from
-// their tsvectors, the common tokens included. A token in a fifth of the
-// chunks weighs little in BM25 while matching a fifth of the table: leaving
-// it out of the first stage is what keeps the search from reading and
-// ranking most of the table (docs/retrieval.md). When no query token is
-// informative, the candidates are the first commonScan chunks holding the
-// rarest; when the informative ones yield fewer than n, chunks holding only
-// common tokens follow.
-func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int) ([]knowledge.Hit, map[string]float64, error) {
+// rowBatch gathers posting rows, column by column, for one statement.
+type rowBatch struct {
+	terms            []string
+	first, last      []int64
+	n, maxtf, minlen []int32
+	data             [][]byte
+}
+
+func (rb *rowBatch) add(term string, r lexindex.Row) {
+	rb.terms = append(rb.terms, term)
+	rb.first = append(rb.first, r.First)
+	rb.last = append(rb.last, r.Last)
+	rb.n = append(rb.n, int32(r.N))
+	rb.maxtf = append(rb.maxtf, int32(r.MaxTF))
+	rb.minlen = append(rb.minlen, int32(r.MinLen))
+	rb.data = append(rb.data, r.Data)
+}
+
+func (rb *rowBatch) args(theme string) []any {
+	return []any{theme, rb.terms, rb.first, rb.last, rb.n, rb.maxtf, rb.minlen, rb.data}
+}
+
+func queueInsertRows(b *pgx.Batch, theme string, rb *rowBatch) {
+	b.Queue(`INSERT INTO kb_lex_posting(term, theme, first, last, n, maxtf, minlen, data)
+SELECT t, $1, f, l, n, x, m, d FROM unnest($2::text[], $3::int8[], $4::int8[], $5::int4[], $6::int4[], $7::int4[], $8::bytea[]) AS u(t, f, l, n, x, m, d)`, rb.args(theme)...)
+}
+
+// unindexDoc removes the postings of the document d describes, its
+// kb_lex_doc row and its counts. The caller holds the theme's lock.
+func unindexDoc(ctx context.Context, tx pgx.Tx, id string, d lexDoc) error {
+	var b pgx.Batch
+	if d.hi >= d.lo && len(d.terms) > 0 {
+		// Each term's rows overlapping [lo, hi]: those from the last
+		// starting at or before lo on, up to hi. A row inside the range
+		// goes whole; one across its edge keeps its other postings, so
+		// only those are read with their data.
+		rows, err := tx.Query(ctx, `SELECT q.term, p.first, p.last, p.n, p.maxtf, p.minlen, CASE WHEN p.first < $3 OR p.last > $4 THEN p.data END
+FROM unnest($2::text[]) AS q(term) CROSS JOIN LATERAL (
+	SELECT first, last, n, maxtf, minlen, data FROM kb_lex_posting
+	WHERE term = q.term AND theme = $1 AND first <= $4
+	AND first >= coalesce((SELECT max(first) FROM kb_lex_posting WHERE term = q.term AND theme = $1 AND first <= $3), $3)) p
+WHERE p.last >= $3`, d.theme, d.terms, d.lo, d.hi)
+		if err != nil {
+			return fmt.Errorf("read posting rows: %w", err)
+		}
+		var del, ins rowBatch
+		var term string
+		var r lexindex.Row
+		_, err = pgx.ForEachRow(rows, []any{&term, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data}, func() error {
+			del.add(term, lexindex.Row{First: r.First})
+			if r.Data == nil {
+				return nil
+			}
+			rest, err := lexindex.Without(r, d.lo, d.hi)
+			if err != nil {
+				return fmt.Errorf("term %q: %w", term, err)
+			}
+			for _, m := range rest {
+				ins.add(term, m)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read posting rows: %w", err)
+		}
+		if len(del.terms) > 0 {
+			b.Queue(`DELETE FROM kb_lex_posting p USING unnest($2::text[], $3::int8[]) AS u(t, f)
+WHERE p.term = u.t AND p.theme = $1 AND p.first = u.f`, d.theme, del.terms, del.first)
+		}
+		if len(ins.terms) > 0 {
+			queueInsertRows(&b, d.theme, &ins)
+		}
+	}
+	b.Queue(`DELETE FROM kb_lex_doc WHERE doc_id = $1`, id)
+	b.Queue(`UPDATE kb_theme_stats SET chunks = chunks - $2, tokens = tokens - $3 WHERE theme = $1`, d.theme, d.chunks, d.tokens)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("remove posting rows: %w", err)
+	}
+	return nil
+}
+
+// buildLexIndex indexes every stored document, its chunks numbered in
+// (theme, document, ordinal) order: migration 12's step for a store written
+// before the lexical index. The theme counts are made again from the
+// tokens.
+func buildLexIndex(ctx context.Context, tx pgx.Tx) error {
+	type doc struct{ id, theme string }
+	rows, err := tx.Query(ctx, `SELECT id, theme FROM kb_document ORDER BY theme, id`)
+	if err != nil {
+		return err
+	}
+	docs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (doc, error) {
+		var d doc
+		err := r.Scan(&d.id, &d.theme)
+		return d, err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE kb_theme_stats SET chunks = 0, tokens = 0`); err != nil {
+		return err
+	}
+	next := map[string]int64{}
+	for _, d := range docs {
+		rows, err := tx.Query(ctx, `SELECT `+chunkCols+` FROM kb_chunk WHERE doc_id = $1 ORDER BY ordinal, id`, d.id)
+		if err != nil {
+			return err
+		}
+		chunks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (chunk.Chunk, error) { return scanChunk(r) })
+		if err != nil {
+			return fmt.Errorf("document %s: %w", d.id, err)
+		}
+		first := max(next[d.theme], 1)
+		ids := make([]string, len(chunks))
+		nums := make([]int64, len(chunks))
+		for i, c := range chunks {
+			ids[i], nums[i] = c.ID, first+int64(i)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE kb_chunk c SET lex_num = u.n FROM unnest($1::text[], $2::int8[]) AS u(id, n) WHERE c.id = u.id`, ids, nums); err != nil {
+			return fmt.Errorf("document %s: %w", d.id, err)
+		}
+		toks, total := chunkTokens(chunks)
+		if err := indexDoc(ctx, tx, d.theme, d.id, first, toks, total); err != nil {
+			return fmt.Errorf("document %s: %w", d.id, err)
+		}
+		next[d.theme] = first + int64(len(chunks))
+	}
+	_, err = tx.Exec(ctx, `ALTER TABLE kb_chunk ALTER COLUMN lex_num SET NOT NULL;
+CREATE UNIQUE INDEX kb_chunk_lex_num ON kb_chunk(theme, lex_num)`)
+	return err
+}
+
+// lexicalSearch returns the theme's n best chunks by BM25 over the query's
+// tokens (lexindex.TopK over their posting rows), equal scores in chunk id
+// order, and the knowledge.IDF of each token some chunk holds. The hits
+// carry the chunk id only, or the whole chunk when load is set (a lexical
+// search shows all of them; a hybrid one loads only those that can still
+// rank).
+func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
 		return nil, nil, nil
 	}
-	freq, err := s.commonSet(ctx)
+	hits, idf, err := s.lexTopK(ctx, theme, toks, n, load)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lexical: %w", err)
 	}
-	var keep, common []string
-	for _, t := range toks {
-		if _, ok := freq[t]; ok {
-			common = append(common, t)
-		} else {
-			keep = append(keep, t)
+	return hits, idf, nil
+}
+
+func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
+	st, terms, err := s.termRows(ctx, theme, toks)
+	if err != nil || st.Chunks <= 0 {
+		return nil, nil, err
+	}
+	idf := make(map[string]float64, len(toks))
+	for i, t := range toks {
+		if df := terms[i].DF(); df > 0 { // a token no chunk holds weighs nothing
+			idf[t] = knowledge.IDF(float64(st.Chunks), float64(df))
 		}
 	}
-	st, err := s.candidates(ctx, theme, keep, max(rerankRatio*n, minRerank))
+	top, err := lexindex.TopK(terms, st, n)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(st.ids) < n && len(common) > 0 {
-		rarest := common[0]
-		for _, t := range common[1:] {
-			if freq[t] < freq[rarest] {
-				rarest = t
-			}
-		}
-		var more []string
-		err := s.pool.QueryRow(ctx, `SELECT coalesce(array_agg(id), '{}') FROM (SELECT id FROM kb_chunk WHERE theme = $1 AND tsv @@ CAST($2 AS tsquery) LIMIT $3) m`,
-			theme, tsqueryOf([]string{rarest}), commonScan).Scan(&more)
-		if err != nil {
-			return nil, nil, fmt.Errorf("lexical: %w", err)
-		}
-		st.ids = append(st.ids, more...)
-	}
-	if len(st.ids) == 0 {
-		return nil, nil, nil
-	}
-	for _, t := range common {
-		st.df[t] = freq[t] * st.chunks
-	}
-	idf := make(map[string]float64, len(toks))
-	for _, t := range toks {
-		if st.df[t] > 0 { // a token no chunk holds weighs nothing
-			idf[t] = knowledge.IDF(st.chunks, st.df[t])
-		}
-	}
-	hits, err := s.bm25(ctx, st, n)
-	return hits, idf, err
-}
-
-// lexStats are a theme's BM25 statistics and first-stage candidates.
-type lexStats struct {
-	chunks, avgLen float64
-	df             map[string]float64
-	ids            []string
-}
-
-// candidates is the first stage: the theme's statistics, each token's
-// document frequency in the theme, and the ids of the limit chunks with the
-// highest summed IDF of the tokens they hold.
-func (s *Store) candidates(ctx context.Context, theme string, toks []string, limit int) (lexStats, error) {
-	st := lexStats{df: map[string]float64{}}
-	tqs := make([]string, len(toks))
-	for i, t := range toks {
-		tqs[i] = tsqueryOf([]string{t})
-	}
-	var counts []float64
-	err := s.pool.QueryRow(ctx, `
-WITH st AS (SELECT chunks::float8 AS n, tokens::float8 / greatest(chunks, 1) AS avglen FROM kb_theme_stats WHERE theme = $2),
-q AS (SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS u(tq, i)),
-m AS (SELECT q.i, k.id FROM q, LATERAL (SELECT id FROM kb_chunk WHERE theme = $2 AND tsv @@ CAST(q.tq AS tsquery)) k),
-d AS (SELECT q.i, count(m.id)::float8 AS df FROM q LEFT JOIN m USING (i) GROUP BY q.i),
-w AS (SELECT d.i, greatest(ln((st.n - d.df + 0.5) / (d.df + 0.5)), $4) AS idf FROM d, st),
-top AS (SELECT m.id FROM m JOIN w USING (i) GROUP BY m.id ORDER BY sum(w.idf) DESC, m.id LIMIT $3)
-SELECT coalesce((SELECT n FROM st), 0), coalesce((SELECT avglen FROM st), 0),
-	(SELECT coalesce(array_agg(df ORDER BY i), '{}') FROM d), (SELECT coalesce(array_agg(id), '{}') FROM top)`,
-		tqs, theme, limit, bm25MinIDF).Scan(&st.chunks, &st.avgLen, &counts, &st.ids)
+	hits, err := s.lexHits(ctx, theme, top, load)
 	if err != nil {
-		return st, fmt.Errorf("lexical: %w", err)
+		return nil, nil, err
 	}
-	for i, t := range toks {
-		if i < len(counts) {
-			st.df[t] = counts[i]
-		}
+	if len(hits) > n {
+		hits = hits[:n]
 	}
-	return st, nil
+	return hits, idf, nil
 }
 
-// bm25 is the second stage: it reads the candidates' tsvectors and returns
-// the best n by BM25 over the tokens of st.df, equal scores in chunk id
-// order.
-func (s *Store) bm25(ctx context.Context, st lexStats, n int) ([]knowledge.Hit, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, tsv, lex_len FROM kb_chunk WHERE id = ANY($1)`, st.ids)
+// termRows reads, in one statement (one snapshot), the store's statistics,
+// the posting rows of each of toks in the theme and the number of its
+// postings in the other themes.
+func (s *Store) termRows(ctx context.Context, theme string, toks []string) (lexindex.Stats, []lexindex.Term, error) {
+	var st lexindex.Stats
+	out := make([]lexindex.Term, len(toks))
+	at := make(map[string]int, len(toks))
+	for i, t := range toks {
+		at[t] = i
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT 0, '', 0::int8, 0::int8, coalesce(sum(chunks), 0)::int8, coalesce(sum(tokens), 0)::int8, 0, NULL::bytea FROM kb_theme_stats
+UNION ALL
+SELECT 1, term, first, last, n::int8, maxtf::int8, minlen, data FROM kb_lex_posting WHERE theme = $1 AND term = ANY($2)
+UNION ALL
+SELECT 2, term, 0, 0, sum(n)::int8, 0, 0, NULL FROM kb_lex_posting WHERE theme <> $1 AND term = ANY($2) GROUP BY term
+ORDER BY 1, 2, 3`, theme, toks)
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return st, nil, err
 	}
-	idf := map[string]float64{}
-	for t, df := range st.df {
-		idf[t] = max(math.Log((st.chunks-df+0.5)/(df+0.5)), bm25MinIDF)
-	}
-	avg := max(st.avgLen, 1)
-	var out []knowledge.Hit
-	var tsv pgtype.TSVector
-	var id string
-	var dl int
-	_, err = pgx.ForEachRow(rows, []any{&id, &tsv, &dl}, func() error {
-		var score float64
-		for _, l := range tsv.Lexemes {
-			w, ok := idf[l.Word]
-			if !ok {
-				continue
-			}
-			tf := float64(len(l.Positions))
-			score += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(dl)/avg))
+	var kind int
+	var term string
+	var first, last, n, maxtf int64
+	var minlen int
+	var data []byte
+	_, err = pgx.ForEachRow(rows, []any{&kind, &term, &first, &last, &n, &maxtf, &minlen, &data}, func() error {
+		if kind == 0 {
+			st = lexindex.Stats{Chunks: n, Tokens: maxtf}
+			return nil
 		}
-		if score > 0 {
-			out = append(out, knowledge.Hit{Chunk: chunk.Chunk{ID: id}, LexicalScore: score})
+		i, ok := at[term]
+		if !ok {
+			return fmt.Errorf("posting row of %q, not asked for", term)
+		}
+		if kind == 1 {
+			out[i].Rows = append(out[i].Rows, lexindex.Row{First: first, Last: last, N: int(n), MaxTF: int(maxtf), MinLen: minlen, Data: data})
+		} else {
+			out[i].Elsewhere += n
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lexical: %w", err)
+		return st, nil, err
 	}
-	sort.Slice(out, func(i, j int) bool {
+	return st, out, nil
+}
+
+// lexHits turns ranked chunk numbers of the theme into hits carrying the
+// chunk id (or, with load, the whole chunk) and score, best first, equal
+// scores in chunk id order. A number whose chunk is gone (deleted since
+// the rows were read) is left out.
+func (s *Store) lexHits(ctx context.Context, theme string, top []lexindex.Hit, load bool) ([]knowledge.Hit, error) {
+	if len(top) == 0 {
+		return nil, nil
+	}
+	nums := make([]int64, len(top))
+	for i, h := range top {
+		nums[i] = h.Num
+	}
+	cols := `id`
+	if load {
+		cols = chunkCols
+	}
+	rows, err := s.pool.Query(ctx, `SELECT lex_num, `+cols+` FROM kb_chunk WHERE theme = $1 AND lex_num = ANY($2)`, theme, nums)
+	if err != nil {
+		return nil, err
+	}
+	byNum := make(map[int64]chunk.Chunk, len(top))
+	for rows.Next() {
+		var num int64
+		var c chunk.Chunk
+		if load {
+			err = rows.Scan(&num, &c.ID, &c.Doc, &c.Source, &c.Title, &c.HeadingPath, &c.Start, &c.End, &c.Ordinal, &c.Text, &c.Tokens)
+		} else {
+			err = rows.Scan(&num, &c.ID)
+		}
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byNum[num] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]knowledge.Hit, 0, len(top))
+	for _, h := range top {
+		if c, ok := byNum[h.Num]; ok {
+			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].LexicalScore != out[j].LexicalScore {
 			return out[i].LexicalScore > out[j].LexicalScore
 		}
 		return out[i].Chunk.ID < out[j].Chunk.ID
 	})
-	if len(out) > n {
-		out = out[:n]
-	}
 	return out, nil
 }

@@ -13,6 +13,8 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// fn, when set, runs after sql in the same transaction.
+	fn func(ctx context.Context, tx pgx.Tx) error
 }
 
 var migrations = []migration{
@@ -57,8 +59,8 @@ CREATE TABLE kb_embedding_info (
 	model TEXT NOT NULL,
 	dimensions INTEGER NOT NULL
 );
-`},
-	{2, "memory", memorySQL},
+`, nil},
+	{2, "memory", memorySQL, nil},
 	// The client builds the tsvector from the lexical tokens (tsvectorOf):
 	// running the server's text-search parser over the token text cost most
 	// of a write. Existing rows keep their (equal) vectors.
@@ -66,7 +68,7 @@ CREATE TABLE kb_embedding_info (
 ALTER TABLE kb_chunk ALTER COLUMN tsv DROP EXPRESSION;
 ALTER TABLE kb_chunk ALTER COLUMN tsv SET NOT NULL;
 ALTER TABLE kb_chunk DROP COLUMN lex;
-`},
+`, nil},
 	// BM25 statistics: each chunk's length in index tokens, and per theme
 	// the chunk and token counts, kept by every write in its transaction.
 	{4, "bm25 statistics", `
@@ -75,7 +77,7 @@ UPDATE kb_chunk SET lex_len = (SELECT coalesce(sum(array_length(positions, 1)), 
 ALTER TABLE kb_chunk ALTER COLUMN lex_len SET NOT NULL;
 CREATE TABLE kb_theme_stats (theme TEXT PRIMARY KEY, chunks BIGINT NOT NULL, tokens BIGINT NOT NULL);
 INSERT INTO kb_theme_stats SELECT theme, count(*), sum(lex_len) FROM kb_chunk GROUP BY theme;
-`},
+`, nil},
 	// Conversations keyed by (user_id, id): two users' "c1" are two
 	// conversations and no user can squat another's id. Each message and
 	// summary takes the user of its conversation.
@@ -98,30 +100,63 @@ ALTER TABLE mem_message ADD PRIMARY KEY (user_id, conversation_id, seq);
 ALTER TABLE mem_summary ADD PRIMARY KEY (user_id, conversation_id);
 ALTER TABLE mem_message ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
 ALTER TABLE mem_summary ADD FOREIGN KEY (user_id, conversation_id) REFERENCES mem_conversation(user_id, id) ON DELETE CASCADE;
-`},
+`, nil},
 	// The workspace each theme is built from, and who holds a theme's build
 	// lock (for the message of a refused second build).
 	{6, "theme owners and build holders", `
 CREATE TABLE kb_theme_owner (theme TEXT PRIMARY KEY, workspace TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
 CREATE TABLE kb_build_holder (theme TEXT PRIMARY KEY, holder TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL DEFAULT now());
-`},
+`, nil},
 	// Per-user request buckets shared by every vibe serve on the database.
 	{7, "shared rate limits", `
 CREATE TABLE mem_rate (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, last TIMESTAMPTZ NOT NULL);
-`},
-	{8, "user history and summaries", historySQL},
+`, nil},
+	{8, "user history and summaries", historySQL, nil},
 	// Per-user model tokens a UTC day, shared by every vibe serve on the
 	// database (serve.tokens_per_day).
 	{9, "daily token quotas", `
 CREATE TABLE mem_token_day (user_id TEXT NOT NULL, day DATE NOT NULL, tokens BIGINT NOT NULL, PRIMARY KEY (user_id, day));
-`},
+`, nil},
 	// The events an assistant message showed beside its text (cards, forms,
 	// citations); NULL for the messages stored before.
 	{10, "message events", `
 ALTER TABLE mem_message ADD COLUMN events JSONB;
-`},
-	{11, "answer feedback", feedbackSQL},
+`, nil},
+	{11, "answer feedback", feedbackSQL, nil},
+	// vibe's own lexical index (lexical.go, knowledge/lexindex) replaces
+	// the tsvector, its GIN index and the two-stage BM25 over them, which
+	// read and scored every chunk holding a query token; the stored
+	// documents are indexed by buildLexIndex.
+	{12, "lexical index", lexIndexSQL, buildLexIndex},
 }
+
+const lexIndexSQL = `
+DROP INDEX IF EXISTS kb_chunk_tsv;
+ALTER TABLE kb_chunk DROP COLUMN tsv;
+ALTER TABLE kb_chunk DROP COLUMN lex_len;
+ALTER TABLE kb_chunk ADD COLUMN lex_num BIGINT;
+ALTER TABLE kb_theme_stats ADD COLUMN next_num BIGINT NOT NULL DEFAULT 1;
+CREATE TABLE kb_lex_posting (
+	term TEXT NOT NULL,
+	theme TEXT NOT NULL,
+	first BIGINT NOT NULL,
+	last BIGINT NOT NULL,
+	n INTEGER NOT NULL,
+	maxtf INTEGER NOT NULL,
+	minlen INTEGER NOT NULL,
+	data BYTEA NOT NULL,
+	PRIMARY KEY (term, theme, first)
+) WITH (fillfactor = 80);
+CREATE TABLE kb_lex_doc (
+	doc_id TEXT PRIMARY KEY,
+	theme TEXT NOT NULL,
+	lo BIGINT NOT NULL,
+	hi BIGINT NOT NULL,
+	chunks INTEGER NOT NULL,
+	tokens BIGINT NOT NULL,
+	terms TEXT[] NOT NULL
+);
+`
 
 // migrationLock is the advisory lock key held while migrating.
 const migrationLock = 0x766962656d6967 // "vibemig"
@@ -152,6 +187,11 @@ func migrateTo(ctx context.Context, conn *pgx.Conn, last int) error {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
+			}
+			if m.fn != nil {
+				if err := m.fn(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations(version, name) VALUES ($1, $2)`, m.version, m.name)
 			return err

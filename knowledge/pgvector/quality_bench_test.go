@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/convert"
 	"github.com/vibelife/vibe/eval"
 	"github.com/vibelife/vibe/internal/testcorpus"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
-	"github.com/vibelife/vibe/knowledge/lexical"
 	"github.com/vibelife/vibe/knowledge/sqlite"
 )
 
@@ -38,43 +35,10 @@ var qualityCorpora = []struct {
 		"html/readability-wikipedia.html", "html/readability-wikipedia-3.html", "html/readability-ietf-1.html"}},
 }
 
-// tsRankCD searches the way this store did before its BM25 (ts_rank_cd
-// over every chunk matching any query token), for comparison.
-type tsRankCD struct {
-	s     *Store
-	theme string
-}
-
-func (r tsRankCD) Search(ctx context.Context, query string, k int) ([]chunk.Chunk, error) {
-	toks := lexical.QueryTokens(query)
-	if len(toks) == 0 {
-		return nil, nil
-	}
-	rows, err := r.s.pool.Query(ctx, `SELECT id FROM kb_chunk, CAST($1 AS tsquery) AS q WHERE theme = $2 AND tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC, id LIMIT $3`,
-		tsqueryOf(toks), r.theme, k)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	var out []chunk.Chunk
-	for _, id := range ids {
-		c, err := r.s.Chunk(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // BenchmarkRetrievalQuality measures recall@5 and MRR@10 of this store's
 // lexical and hybrid search on eval's Chinese and English question sets,
-// beside the SQLite store's over the same chunks and this store's former
-// ts_rank_cd ranking, with the time per query. It converts and ingests the
-// shared corpus (a few minutes):
+// beside the SQLite store's over the same chunks, with the time per query.
+// It converts and ingests the shared corpus (a few minutes):
 //
 //	go test ./knowledge/pgvector -run '^$' -bench RetrievalQuality -benchtime 1x -v
 func BenchmarkRetrievalQuality(b *testing.B) {
@@ -111,12 +75,6 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			// As after a bulk load, or autovacuum's analyze: the
-			// statistics lexical search takes its common tokens from.
-			if _, err := pg.pool.Exec(ctx, `ANALYZE kb_chunk`); err != nil {
-				b.Fatal(err)
-			}
-			pg.common = commonLexemes{}
 			qs, err := eval.LoadQuestions(filepath.Join("..", "..", "eval", c.questions))
 			if err != nil {
 				b.Fatal(err)
@@ -127,7 +85,6 @@ func BenchmarkRetrievalQuality(b *testing.B) {
 			}{
 				{"postgres", "lexical", eval.StoreSearcher{Store: pg, Embedder: emb, Theme: c.theme, Mode: knowledge.SearchLexical}},
 				{"postgres", "hybrid", eval.StoreSearcher{Store: pg, Embedder: emb, Theme: c.theme, Mode: knowledge.SearchHybrid}},
-				{"postgres", "lexical, ts_rank_cd (before)", tsRankCD{s: pg, theme: c.theme}},
 				{"sqlite", "lexical", eval.StoreSearcher{Store: lite, Embedder: emb, Theme: c.theme, Mode: knowledge.SearchLexical}},
 				{"sqlite", "hybrid", eval.StoreSearcher{Store: lite, Embedder: emb, Theme: c.theme, Mode: knowledge.SearchHybrid}},
 			} {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
@@ -33,7 +32,6 @@ type Store struct {
 
 	mu        sync.Mutex
 	bulkConns map[*pgx.Conn]bool // the connections holding bulk-load locks
-	common    commonLexemes      // lexemes in half the chunks or more
 	// ratesSwept is when this process last dropped idle rate buckets.
 	ratesSwept time.Time
 	// tokenDaysSwept is the UTC day this process last dropped old daily
@@ -143,7 +141,8 @@ func (s *Store) Documents(ctx context.Context, theme string) ([]knowledge.Docume
 }
 
 // ReplaceDocument implements knowledge.Store: one transaction, a per-document
-// advisory lock, delete then COPY.
+// advisory lock, the lock of the themes whose lexical index it changes
+// (lockThemes), delete then COPY, and the document's postings.
 func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo) error {
 	if err := knowledge.CheckReplace(doc, chunks, vectors, info); err != nil {
 		return err
@@ -151,18 +150,11 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 	if doc.UpdatedAt.IsZero() {
 		doc.UpdatedAt = time.Now().UTC()
 	}
-	tsvs := make([]pgtype.TSVector, len(chunks))
-	lens := make([]int, len(chunks))
-	tokens := 0
-	for i, c := range chunks {
-		tsvs[i], lens[i] = tsvectorOf(c)
-		tokens += lens[i]
-	}
+	toks, total := chunkTokens(chunks)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One round trip: lock the document, read the recorded embedding
-		// space (share-locking it against a concurrent reset), replace the
-		// document row (its chunks and vectors go by cascade) and move the
-		// theme's BM25 statistics.
+		// space (share-locking it against a concurrent reset) and the
+		// document's lexical index entry.
 		var b pgx.Batch
 		b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, doc.ID)
 		var cur knowledge.EmbeddingInfo
@@ -175,11 +167,16 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			}
 			return err
 		})
-		queueDelete(&b, doc.ID)
-		b.Queue(`INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
-			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt)
-		b.Queue(`INSERT INTO kb_theme_stats AS s (theme, chunks, tokens) VALUES ($1, $2, $3)
-ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = s.tokens + excluded.tokens`, doc.Theme, len(chunks), tokens)
+		var old lexDoc
+		haveOld := true
+		b.Queue(`SELECT theme, lo, hi, chunks, tokens, terms FROM kb_lex_doc WHERE doc_id = $1`, doc.ID).QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&old.theme, &old.lo, &old.hi, &old.chunks, &old.tokens, &old.terms)
+			if errors.Is(err, pgx.ErrNoRows) {
+				haveOld = false
+				return nil
+			}
+			return err
+		})
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
@@ -193,19 +190,41 @@ ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = 
 				}
 			}
 		}
-		if len(chunks) == 0 {
-			return nil
+		themes := []string{doc.Theme}
+		if haveOld && old.theme != doc.Theme {
+			themes = append(themes, old.theme)
 		}
-		rows := make([][]any, len(chunks))
-		for i, c := range chunks {
-			hp := c.HeadingPath
-			if hp == nil {
-				hp = []string{}
+		next, err := lockThemes(ctx, tx, themes...)
+		if err != nil {
+			return err
+		}
+		if haveOld {
+			if err := unindexDoc(ctx, tx, doc.ID, old); err != nil {
+				return err
 			}
-			rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, tsvs[i], lens[i]}
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("copy chunks: %w", err)
+		// The document row goes with its chunks and vectors (by cascade)
+		// and comes back.
+		b = pgx.Batch{}
+		b.Queue(`DELETE FROM kb_document WHERE id = $1`, doc.ID)
+		b.Queue(`INSERT INTO kb_document(id, theme, source, title, content_hash, chunks, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+			doc.ID, doc.Theme, doc.Source, doc.Title, doc.ContentHash, len(chunks), doc.UpdatedAt)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		first := next[doc.Theme]
+		if len(chunks) > 0 {
+			rows := make([][]any, len(chunks))
+			for i, c := range chunks {
+				hp := c.HeadingPath
+				if hp == nil {
+					hp = []string{}
+				}
+				rows[i] = []any{c.ID, doc.ID, doc.Theme, c.Ordinal, c.Source, c.Title, hp, c.Start, c.End, c.Text, c.Tokens, first + int64(i)}
+			}
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kb_chunk"}, chunkCopyCols, pgx.CopyFromRows(rows)); err != nil {
+				return fmt.Errorf("copy chunks: %w", err)
+			}
 		}
 		if len(vectors) > 0 {
 			vrows := make([][]any, len(chunks))
@@ -216,7 +235,7 @@ ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = 
 				return fmt.Errorf("copy embeddings: %w", err)
 			}
 		}
-		return nil
+		return indexDoc(ctx, tx, doc.Theme, doc.ID, first, toks, total)
 	})
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
@@ -259,15 +278,6 @@ func (s *Store) ensureSpace(ctx context.Context, tx pgx.Tx, info knowledge.Embed
 	return err
 }
 
-// queueDelete queues the removal of a document (its chunks and vectors go
-// by cascade) and of its chunks from its theme's BM25 statistics.
-func queueDelete(b *pgx.Batch, id string) {
-	b.Queue(`UPDATE kb_theme_stats s SET chunks = s.chunks - o.c, tokens = s.tokens - o.t
-FROM (SELECT theme, count(*) AS c, sum(lex_len) AS t FROM kb_chunk WHERE doc_id = $1 GROUP BY theme) o
-WHERE s.theme = o.theme`, id)
-	b.Queue(`DELETE FROM kb_document WHERE id = $1`, id)
-}
-
 // qualified returns name qualified with the store's schema.
 func (s *Store) qualified(name string) string { return s.schema + "." + name }
 
@@ -277,12 +287,22 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id); err != nil {
 			return err
 		}
-		var b pgx.Batch
-		queueDelete(&b, id)
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		old, ok, err := readLexDoc(ctx, tx, id)
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM kb_embedding_info WHERE NOT EXISTS (SELECT 1 FROM kb_embedding)`)
+		if ok {
+			if _, err := lockThemes(ctx, tx, old.theme); err != nil {
+				return err
+			}
+			if err := unindexDoc(ctx, tx, id, old); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM kb_document WHERE id = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM kb_embedding_info WHERE NOT EXISTS (SELECT 1 FROM kb_embedding)`)
 		return err
 	})
 	if err != nil {
@@ -292,7 +312,7 @@ func (s *Store) DeleteDocument(ctx context.Context, theme, id string) error {
 }
 
 // chunkCopyCols are the kb_chunk columns a write COPYs.
-var chunkCopyCols = []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "tsv", "lex_len"}
+var chunkCopyCols = []string{"id", "doc_id", "theme", "ordinal", "source", "title", "heading_path", "start_off", "end_off", "text", "tokens", "lex_num"}
 
 const chunkCols = `id, doc_id, source, title, heading_path, start_off, end_off, ordinal, text, tokens`
 
@@ -334,7 +354,7 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 			return s.vectorSearch(ctx, q.Theme, q.Vector, n)
 		},
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, map[string]float64, error) {
-			return s.lexicalSearch(ctx, q.Theme, q.Text, n)
+			return s.lexicalSearch(ctx, q.Theme, q.Text, n, q.Mode == knowledge.SearchLexical)
 		}, s.fill)
 	if err != nil {
 		return nil, err
@@ -342,14 +362,18 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 	return hits, nil
 }
 
+// fill loads the chunks of hits that carry only their id (a hit whose
+// chunk names its document is loaded already), keeping their order.
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
 	out := make([]knowledge.Hit, 0, len(hits))
-	if len(hits) == 0 {
-		return out, nil
+	var ids []string
+	for _, h := range hits {
+		if h.Chunk.Doc == "" {
+			ids = append(ids, h.Chunk.ID)
+		}
 	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.Chunk.ID
+	if len(ids) == 0 {
+		return append(out, hits...), nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+chunkCols+` FROM kb_chunk WHERE id = ANY($1)`, ids)
 	if err != nil {
@@ -364,7 +388,9 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 		byID[c.ID] = c
 	}
 	for _, h := range hits {
-		if c, ok := byID[h.Chunk.ID]; ok {
+		if h.Chunk.Doc != "" {
+			out = append(out, h)
+		} else if c, ok := byID[h.Chunk.ID]; ok { // else deleted between ranking and loading
 			h.Chunk = c
 			out = append(out, h)
 		}
