@@ -140,7 +140,7 @@ func checkLexIndex(t *testing.T, s *Store) {
 		}
 		mtf, mlen := 0, math.MaxInt
 		for _, p := range ps {
-			mtf, mlen = max(mtf, p.TF), min(mlen, p.Len)
+			mtf, mlen = max(mtf, int(p.TF)), min(mlen, int(p.Len))
 		}
 		if r.N == 0 || r.N > lexindex.RowSize || ps[0].Num != r.First || ps[len(ps)-1].Num != r.Last || mtf != r.MaxTF || mlen != r.MinLen {
 			t.Fatalf("%v: row %+v does not match its postings", k, r)
