@@ -228,3 +228,28 @@ func TestRowsRoundTrip(t *testing.T) {
 		t.Fatalf("truncated data decoded")
 	}
 }
+
+// TestAppendWithoutData: appending to a row given without its data yields
+// the run that, appended to the stored data, makes the row Append gives
+// with the data.
+func TestAppendWithoutData(t *testing.T) {
+	var ps []Posting
+	for i := int64(0); i < 300; i++ {
+		ps = append(ps, Posting{Num: 10 + 3*i, TF: int32(1 + i%5), Len: int32(20 + i%13)})
+	}
+	_, rows := Append(Row{}, ps[:70])
+	stored := rows[0]
+	whole, moreWhole := Append(stored, ps[70:])
+	bare := stored
+	bare.Data = nil
+	run, moreBare := Append(bare, ps[70:])
+	joined := run
+	joined.Data = append(append([]byte(nil), stored.Data...), run.Data...)
+	if !reflect.DeepEqual(joined, whole) || !reflect.DeepEqual(moreBare, moreWhole) {
+		t.Fatalf("without data: %+v and %d rows; with: %+v and %d rows", joined, len(moreBare), whole, len(moreWhole))
+	}
+	got, err := joined.Decode(nil)
+	if err != nil || !reflect.DeepEqual(got, ps[:RowSize]) {
+		t.Fatalf("the joined row decodes to %d postings (%v), want the first %d", len(got), err, RowSize)
+	}
+}

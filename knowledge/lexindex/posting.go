@@ -98,6 +98,10 @@ func (r Row) Decode(dst []Posting) ([]Posting, error) {
 // as many as fit go into r itself (when r holds any), the rest into new
 // rows of at most RowSize. It returns r changed (or unchanged, when none
 // fit) and the new rows.
+//
+// Only r's First and figures are needed: given r without its Data, the
+// changed row's Data is just the run to append to the stored data (the
+// PostgreSQL store appends it on the server).
 func Append(r Row, ps []Posting) (Row, []Row) {
 	if r.N > 0 && r.N < RowSize && len(ps) > 0 {
 		take := min(RowSize-r.N, len(ps))

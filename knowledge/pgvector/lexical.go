@@ -336,7 +336,9 @@ func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int,
 
 // termRows reads, in one statement (one snapshot), the store's statistics,
 // the posting rows of each of toks in the theme and the number of its
-// postings in the other themes.
+// postings in the other themes (those before the theme and those after it,
+// two ranges of the primary key: "theme <> $1" would be a filter, reading
+// the theme's rows a second time).
 func (s *Store) termRows(ctx context.Context, theme string, toks []string) (lexindex.Stats, []lexindex.Term, error) {
 	var st lexindex.Stats
 	out := make([]lexindex.Term, len(toks))
@@ -349,7 +351,9 @@ SELECT 0, '', 0::int8, 0::int8, coalesce(sum(chunks), 0)::int8, coalesce(sum(tok
 UNION ALL
 SELECT 1, term, first, last, n::int8, maxtf::int8, minlen, data FROM kb_lex_posting WHERE theme = $1 AND term = ANY($2)
 UNION ALL
-SELECT 2, term, 0, 0, sum(n)::int8, 0, 0, NULL FROM kb_lex_posting WHERE theme <> $1 AND term = ANY($2) GROUP BY term
+SELECT 2, term, 0, 0, sum(n)::int8, 0, 0, NULL FROM kb_lex_posting WHERE term = ANY($2) AND theme < $1 GROUP BY term
+UNION ALL
+SELECT 2, term, 0, 0, sum(n)::int8, 0, 0, NULL FROM kb_lex_posting WHERE term = ANY($2) AND theme > $1 GROUP BY term
 ORDER BY 1, 2, 3`, theme, toks)
 	if err != nil {
 		return st, nil, err

@@ -248,8 +248,8 @@ func TestLexIndexFollowsWrites(t *testing.T) {
 // TestBM25MatchesSQLite: the PostgreSQL store's lexical search ranks a
 // corpus as the SQLite store's does over the same chunks, both being
 // lexindex over the whole store's statistics (FTS5's bm25): the same hits
-// in the same order, scores equal to 1e-9, with a second theme in both
-// stores and after a document of it is deleted. Loading SQLite is about 60
+// in the same order, scores equal to 1e-9, with two more themes in both
+// stores and after a document of one is deleted. Loading SQLite is about 60
 // times slower under -race (the test runs in one goroutine, so the
 // detector adds nothing to it): there and under -short the corpus has 600
 // chunks, 3000 otherwise; `make test` runs both.
@@ -267,10 +267,14 @@ func TestBM25MatchesSQLite(t *testing.T) {
 	}
 	defer lite.Close()
 	c := storetest.NewCorpus(storetest.Zipf, "t", n, perDoc, 8, 21)
+	// Themes named before and after t: the document frequencies of both
+	// count.
 	o := storetest.NewCorpus(storetest.Zipf, "other", 300, 50, 8, 22)
+	u := storetest.NewCorpus(storetest.Zipf, "u", 150, 50, 8, 23)
 	for _, s := range []knowledge.Store{pg, lite} {
 		storetest.Load(t, s, c.Docs, 8)
 		storetest.Load(t, s, o.Docs, 8)
+		storetest.Load(t, s, u.Docs, 8)
 	}
 	compare := func(stage string) {
 		t.Helper()
