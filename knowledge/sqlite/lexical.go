@@ -334,16 +334,12 @@ func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int, lo
 }
 
 func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
-	var st lexindex.Stats
-	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(tokens), 0) FROM lex_theme`).Scan(&st.Chunks, &st.Tokens); err != nil {
+	terms, st, err := s.termRows(ctx, theme, toks)
+	if err != nil {
 		return nil, nil, err
 	}
 	if st.Chunks <= 0 {
 		return nil, nil, nil
-	}
-	terms, err := s.termRows(ctx, theme, toks)
-	if err != nil {
-		return nil, nil, err
 	}
 	idf := make(map[string]float64, len(toks))
 	for i, t := range toks {
@@ -365,9 +361,12 @@ func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int,
 	return hits, idf, nil
 }
 
-// termRows reads the posting rows of each of toks in the theme, and counts
-// its postings in the other themes.
-func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, error) {
+// termRows reads the posting rows of each of toks in the theme, counts its
+// postings in the other themes, and reads the store's statistics, all in
+// one statement, so that they are of one snapshot. The statistics are
+// zero when no token has a row.
+func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, lexindex.Stats, error) {
+	var st lexindex.Stats
 	out := make([]lexindex.Term, len(toks))
 	at := make(map[string]int, len(toks))
 	args := []any{theme}
@@ -375,30 +374,31 @@ func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]le
 		at[t] = i
 		args = append(args, t)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END FROM lex_posting
-WHERE term IN (?2`+strings.Repeat(",?", len(toks)-1)+`) ORDER BY term, theme, first`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END,
+	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)
+FROM lex_posting WHERE term IN (?2`+strings.Repeat(",?", len(toks)-1)+`) ORDER BY term, theme, first`, args...)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	defer rows.Close()
 	var term sql.RawBytes
 	for rows.Next() {
 		var mine bool
 		var r lexindex.Row
-		if err := rows.Scan(&term, &mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
-			return nil, err
+		if err := rows.Scan(&term, &mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data, &st.Chunks, &st.Tokens); err != nil {
+			return nil, st, err
 		}
 		i, ok := at[string(term)]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("posting row of %q, not asked for", term)
+			return nil, st, fmt.Errorf("posting row of %q, not asked for", term)
 		case mine:
 			out[i].Rows = append(out[i].Rows, r)
 		default:
 			out[i].Elsewhere += int64(r.N)
 		}
 	}
-	return out, rows.Err()
+	return out, st, rows.Err()
 }
 
 // lexHits turns ranked chunk numbers into hits carrying the chunk id (or,
