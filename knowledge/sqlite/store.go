@@ -75,10 +75,6 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// copies a page touched by several writes back to the file once
 	// (measured: ingest wall -35 %, CPU -11 %, docs/retrieval.md).
 	q.Add("_pragma", "wal_autocheckpoint(16384)")
-	// 32 MB of page cache a connection instead of 2: the index's pages
-	// a write reads (each term's last row) miss less (store write CPU
-	// -7 % at 5,000 chunks); it fills only as pages are read.
-	q.Add("_pragma", "cache_size(-32768)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
