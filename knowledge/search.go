@@ -244,7 +244,8 @@ func shingles(text string) []uint64 {
 			}
 			h = (h ^ uint64(r)) * prime
 			inWord = true
-		case r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+		case 0x4E00 <= r && r <= 0x9FFF, // CJK Unified Ideographs, decided here
+			r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
 			flush()
 			units = append(units, (offset^uint64(r))*prime)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):

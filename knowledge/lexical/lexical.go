@@ -16,6 +16,9 @@ func isCJK(r rune) bool {
 	if r < 0x1100 { // below Hangul Jamo, the first of the four scripts
 		return false
 	}
+	if 0x4E00 <= r && r <= 0x9FFF { // CJK Unified Ideographs, most of it
+		return true
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/vibelife/vibe/chunk"
 )
@@ -95,5 +96,15 @@ func TestFoldVariantsAndTraditional(t *testing.T) {
 	}
 	if got, want := IndexText("七煞"), IndexText("七杀"); got != want {
 		t.Errorf("IndexText(七煞) = %q, IndexText(七杀) = %q; want equal", got, want)
+	}
+}
+
+// TestIsCJKMatchesScripts holds isCJK's fast paths to the script tables
+// over every rune.
+func TestIsCJKMatchesScripts(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if got, want := isCJK(r), unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul); got != want {
+			t.Fatalf("isCJK(%U) = %v, want %v", r, got, want)
+		}
 	}
 }
