@@ -211,3 +211,55 @@ func TestConcurrentWritersOneTheme(t *testing.T) {
 		sameHits(t, fmt.Sprintf("%q", q.Text), got, want)
 	}
 }
+
+// TestConcurrentFirstWrites has several store instances write their first
+// documents into an empty store at once: each finds no embedding space
+// recorded and records it. Two such writers used to deadlock (each
+// share-locked kb_embedding_info, then wanted it exclusively) and
+// PostgreSQL aborted one of them with SQLSTATE 40P01.
+func TestConcurrentFirstWrites(t *testing.T) {
+	ctx := context.Background()
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 200, 10, 8, 43)
+	const writers = 4
+	stores := []*Store{s}
+	for range writers - 1 {
+		r := openFreshURLInSchema(t, s)
+		defer r.Close()
+		stores = append(stores, r)
+	}
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 8}
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		start := make(chan struct{})
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				d := c.Docs[w]
+				<-start
+				errs <- stores[w].ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info)
+			}(w)
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		// Empty the store again, so the next round's writes are first
+		// writes too.
+		for w := 0; w < writers; w++ {
+			if err := s.DeleteDocument(ctx, "t", c.Docs[w].Doc.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, ok, err := s.EmbeddingInfo(ctx); err != nil || ok {
+			t.Fatalf("round %d: embedding info after deleting every document: recorded %v, err %v", round, ok, err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
@@ -151,7 +152,38 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.UpdatedAt = time.Now().UTC()
 	}
 	toks, total := chunkTokens(chunks)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := retryDeadlock(ctx, func() error { return s.replace(ctx, doc, chunks, vectors, info, toks, total) })
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	}
+	return nil
+}
+
+// deadlockRetries bounds how often a write that PostgreSQL chose as a
+// deadlock's victim is run again.
+const deadlockRetries = 5
+
+// retryDeadlock runs the transaction fn and runs it again when PostgreSQL
+// aborted it to break a deadlock (SQLSTATE 40P01): the other transaction
+// has then gone ahead, and the retry finds what it wrote. Writers that find
+// no embedding space recorded do that: each share-locks kb_embedding_info
+// before it knows it must record the space, which takes the table
+// exclusively (ensureSpace).
+func retryDeadlock(ctx context.Context, fn func() error) error {
+	var err error
+	for range deadlockRetries {
+		err = fn()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "40P01" || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// replace is ReplaceDocument's transaction.
+func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo, toks [][]string, total int64) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One round trip: lock the document, read the recorded embedding
 		// space (share-locking it against a concurrent reset) and the
 		// document's lexical index entry.
@@ -237,10 +269,6 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		}
 		return indexDoc(ctx, tx, doc.Theme, doc.ID, first, toks, total)
 	})
-	if err != nil {
-		return fmt.Errorf("replace %s: %w", doc.ID, err)
-	}
-	return nil
 }
 
 // ensureSpace checks info against the recorded embedding space, recording
