@@ -456,17 +456,10 @@ func (s *Store) ivfSearch(ctx context.Context, theme string, ix *ivfIndex, q []f
 	}
 	rows.Close()
 	top := newTopN(n)
-	for start := 0; start < len(cand.ids); start += fillBatch {
-		part := cand.ids[start:min(start+fillBatch, len(cand.ids))]
-		args := []any{theme}
-		for _, id := range part {
-			args = append(args, id)
-		}
-		// The theme is checked: a rowid read from a list may have been
-		// deleted and reused since.
-		if err := s.scanVectors(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? AND rowid IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args, q, top); err != nil {
-			return nil, err
-		}
+	// The theme is checked: a rowid read from a list may have been deleted
+	// and reused since.
+	if err := s.scanVectors(ctx, vectorsByRowid, []any{theme, jsonInts(cand.ids)}, q, top); err != nil {
+		return nil, err
 	}
 	return top.hits(), nil
 }

@@ -369,14 +369,16 @@ func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]le
 	var st lexindex.Stats
 	out := make([]lexindex.Term, len(toks))
 	at := make(map[string]int, len(toks))
-	args := []any{theme}
 	for i, t := range toks {
 		at[t] = i
-		args = append(args, t)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END,
+	list, err := jsonStrings(toks)
+	if err != nil {
+		return nil, st, err
+	}
+	rows, err := s.queryStmt(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END,
 	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)
-FROM lex_posting WHERE term IN (?2`+strings.Repeat(",?", len(toks)-1)+`) ORDER BY term, theme, first`, args...)
+FROM lex_posting WHERE term IN (SELECT value FROM json_each(?2)) ORDER BY term, theme, first`, theme, list)
 	if err != nil {
 		return nil, st, err
 	}
@@ -413,11 +415,11 @@ func (s *Store) lexHits(ctx context.Context, top []lexindex.Hit, load bool) ([]k
 	byNum := make(map[int64]chunk.Chunk, len(top))
 	for start := 0; start < len(top); start += fillBatch {
 		part := top[start:min(start+fillBatch, len(top))]
-		args := make([]any, len(part))
+		nums := make([]int64, len(part))
 		for i, h := range part {
-			args[i] = h.Num
+			nums[i] = h.Num
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT lex_num, `+cols+` FROM chunks WHERE lex_num IN (?`+strings.Repeat(",?", len(args)-1)+`)`, args...)
+		rows, err := s.queryStmt(ctx, `SELECT lex_num, `+cols+` FROM chunks WHERE lex_num IN (SELECT value FROM json_each(?))`, jsonInts(nums))
 		if err != nil {
 			return nil, err
 		}

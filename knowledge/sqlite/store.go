@@ -11,7 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -35,6 +36,10 @@ type Store struct {
 	cache    map[string]*themeVectors // quantised vectors per theme
 	ivfCache map[string]*ivfIndex     // vector index centroids per theme
 	ivfMin   int                      // smallest theme indexed (ivfMinVectors; tests lower it)
+
+	// stmts are the search path's statements, prepared once (see stmt).
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 var (
@@ -53,6 +58,7 @@ type themeVectors struct {
 	gen   int64 // the theme's generation (theme_gen) the vectors were read at
 	dims  int
 	ids   []string
+	rows  []int64 // the embeddings rowid of each of ids
 	scale []float32
 	codes []int8
 }
@@ -88,11 +94,65 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors}, nil
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors}, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for q, st := range s.stmts {
+		st.Close()
+		delete(s.stmts, q)
+	}
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// stmt returns query prepared, preparing it on its first use. A search runs
+// the same few statements each time (lists of ids go in as one JSON array,
+// read with json_each, so that their text does not change), and preparing
+// them anew was near a tenth of a search's CPU.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// queryStmt runs the prepared query (see stmt).
+func (s *Store) queryStmt(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// jsonInts is ns as a JSON array, for json_each.
+func jsonInts(ns []int64) string {
+	b := make([]byte, 0, 8*len(ns)+2)
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// jsonStrings is ss as a JSON array, for json_each.
+func jsonStrings(ss []string) (string, error) {
+	b, err := json.Marshal(ss)
+	return string(b), err
+}
 
 // EmbeddingInfo implements knowledge.Store.
 func (s *Store) EmbeddingInfo(ctx context.Context) (knowledge.EmbeddingInfo, bool, error) {
@@ -137,8 +197,12 @@ func bumpGen(ctx context.Context, tx *sql.Tx, theme string) error {
 
 // themeGen returns the theme's generation (0 before its first write).
 func (s *Store) themeGen(ctx context.Context, theme string) (int64, error) {
+	st, err := s.stmt(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0)`)
+	if err != nil {
+		return 0, err
+	}
 	var gen int64
-	err := s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0)`, theme).Scan(&gen)
+	err = st.QueryRowContext(ctx, theme).Scan(&gen)
 	return gen, err
 }
 
@@ -370,7 +434,7 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 // chunk names its document is loaded already), fillBatch ids a query (a
 // hybrid search loads its hundred candidates in one), keeping their order.
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
-	var ids []any
+	var ids []string
 	for _, h := range hits {
 		if h.Chunk.Doc == "" {
 			ids = append(ids, h.Chunk.ID)
@@ -399,8 +463,12 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 const fillBatch = 500
 
 // loadChunks adds the chunks of ids (at least one) to byID.
-func (s *Store) loadChunks(ctx context.Context, ids []any, byID map[string]chunk.Chunk) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
+func (s *Store) loadChunks(ctx context.Context, ids []string, byID map[string]chunk.Chunk) error {
+	list, err := jsonStrings(ids)
+	if err != nil {
+		return fmt.Errorf("load chunks: %w", err)
+	}
+	rows, err := s.queryStmt(ctx, `SELECT `+chunkCols+` FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, list)
 	if err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
@@ -436,7 +504,7 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM embeddings WHERE theme = ?`, theme).Scan(&n); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
+	rows, err := s.db.QueryContext(ctx, `SELECT rowid, chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
 	if err != nil {
 		return nil, err
 	}
@@ -444,9 +512,10 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 	tv := &themeVectors{gen: gen}
 	var row []float32
 	for rows.Next() {
+		var rowid int64
 		var id string
 		var blob sql.RawBytes
-		if err := rows.Scan(&id, &blob); err != nil {
+		if err := rows.Scan(&rowid, &id, &blob); err != nil {
 			return nil, err
 		}
 		if tv.dims == 0 {
@@ -466,6 +535,7 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 		// vector i.
 		i := len(tv.ids)
 		tv.ids = append(tv.ids, id)
+		tv.rows = append(tv.rows, rowid)
 		tv.scale = append(tv.scale, quantizeInto(row, tv.codes[i:], n))
 	}
 	if err := rows.Err(); err != nil {
@@ -522,19 +592,23 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 	for i, a := range approx {
 		cand.add(tv.ids[i], a)
 	}
-	ids := make([]any, len(cand.ids))
+	// Read by rowid, saving the lookup in the chunk id index; a row of
+	// another theme (rows rewritten since the codes were read) is not read,
+	// and the id read is the row's own.
+	rowids := make([]int64, len(cand.ids))
 	for i, id := range cand.ids {
-		ids[i] = id
+		rowids[i] = tv.rows[sort.SearchStrings(tv.ids, id)] // ids are in order
 	}
 	top := newTopN(n)
-	for start := 0; start < len(ids); start += fillBatch {
-		part := ids[start:min(start+fillBatch, len(ids))]
-		if err := s.scanVectors(ctx, `SELECT chunk_id, vector FROM embeddings WHERE chunk_id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, part, q, top); err != nil {
-			return nil, fmt.Errorf("vector: %w", err)
-		}
+	if err := s.scanVectors(ctx, vectorsByRowid, []any{theme, jsonInts(rowids)}, q, top); err != nil {
+		return nil, fmt.Errorf("vector: %w", err)
 	}
 	return top.hits(), nil
 }
+
+// vectorsByRowid reads the vectors of a theme's rowids (a JSON array) by
+// rowid: the unary + keeps SQLite from going through the theme index.
+const vectorsByRowid = `SELECT chunk_id, vector FROM embeddings WHERE +theme = ? AND rowid IN (SELECT value FROM json_each(?))`
 
 // rerankCandidates is how many chunks, ranked by their codes, are ranked
 // again exactly for n hits. TestVectorCodesKeepTheExactRanking checks that

@@ -13,7 +13,7 @@ import (
 // scanVectors scores the vectors a query returns (chunk id, vector) against
 // the unit vector q into top.
 func (s *Store) scanVectors(ctx context.Context, query string, args []any, q []float32, top *topN) error {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.queryStmt(ctx, query, args...)
 	if err != nil {
 		return err
 	}
