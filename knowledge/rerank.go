@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge/lexical"
@@ -104,19 +105,40 @@ func sentences(text string) []string {
 // which query tokens each sentence holds as a bit set, without building
 // the tokens' strings (this is most of a hybrid search's own work).
 func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
-	total := 0.0
-	for _, t := range qtoks {
-		total += idf[t]
+	return newProximity(qtoks, idf).of(c)
+}
+
+// proximity is [Proximity] for one query: the query's weights and token
+// matcher are built once for all of its candidates.
+type proximity struct {
+	qtoks []string
+	idf   map[string]float64
+	w     []float64 // idf of qtoks[k]
+	total float64
+	m     *tokenMatcher // nil for more than 64 tokens
+}
+
+func newProximity(qtoks []string, idf map[string]float64) *proximity {
+	p := &proximity{qtoks: qtoks, idf: idf, w: make([]float64, len(qtoks))}
+	for k, t := range qtoks {
+		p.w[k] = idf[t]
+		p.total += idf[t]
 	}
-	if total <= 0 {
+	if p.total > 0 && len(qtoks) <= 64 {
+		p.m = newTokenMatcher(qtoks)
+	}
+	return p
+}
+
+func (p *proximity) of(c chunk.Chunk) float64 {
+	if p.total <= 0 {
 		return 0
 	}
-	if len(qtoks) > 64 {
-		return proximityBySets(c, qtoks, idf, total)
+	if p.m == nil {
+		return proximityBySets(c, p.qtoks, p.idf, p.total)
 	}
-	m := newTokenMatcher(qtoks)
-	head := m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), nil)[0]
-	sets := m.scan(c.Text, sentenceEnd)
+	head := p.m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), nil)[0]
+	sets := p.m.scan(c.Text, sentenceEnd)
 	best := 0.0
 	for i, set := range sets {
 		set |= head
@@ -124,14 +146,14 @@ func Proximity(c chunk.Chunk, qtoks []string, idf map[string]float64) float64 {
 			set |= sets[i+1]
 		}
 		v := 0.0
-		for k, t := range qtoks {
+		for k, w := range p.w {
 			if set&(1<<k) != 0 {
-				v += idf[t]
+				v += w
 			}
 		}
 		best = max(best, v)
 	}
-	return best / total
+	return best / p.total
 }
 
 // tokenMatcher finds the query tokens (up to 64, bit k for qtoks[k]) in a
@@ -180,15 +202,19 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 	var sets []uint64
 	var cur uint64
 	nonEmpty := false
-	var word []rune
+	// word is the current word, its runes lower-cased (lower-casing is
+	// idempotent on letters and digits, so this is its strings.ToLower),
+	// UTF-8 encoded: the map lookup by string(word) allocates nothing.
+	var buf [4 * (lexical.MaxWordRunes + 1)]byte
+	word, runes := buf[:0], 0
 	var prev rune // the previous rune of the current CJK run, or -1
 	prev = -1
 	flushWord := func() {
-		if len(word) > 0 {
+		if runes > 0 {
 			if len(m.words) > 0 {
-				cur |= m.words[strings.ToLower(string(word))]
+				cur |= m.words[string(word)]
 			}
-			word = word[:0]
+			word, runes = word[:0], 0
 		}
 	}
 	for i, r := range text {
@@ -203,8 +229,9 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 			prev = f
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			prev = -1
-			word = append(word, unicode.ToLower(r))
-			if len(word) > lexical.MaxWordRunes {
+			word = utf8.AppendRune(word, unicode.ToLower(r))
+			runes++
+			if runes > lexical.MaxWordRunes {
 				flushWord()
 			}
 		default:
@@ -356,6 +383,7 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		bound[p] = l*(1+pw) + v
 	}
 	sort.SliceStable(order, func(i, j int) bool { return bound[order[i]] > bound[order[j]] })
+	prox := newProximity(qtoks, idf)
 	loaded := map[string]bool{}
 	present := map[string]chunk.Chunk{}
 	var kept []*Hit
@@ -390,7 +418,7 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		}
 		p.Chunk = c
 		if p.LexicalScore > 0 && best > 0 {
-			p.Proximity = Proximity(p.Chunk, qtoks, idf)
+			p.Proximity = prox.of(p.Chunk)
 			p.Score += p.LexicalScore / best * pw * p.Proximity
 		}
 		kept = append(kept, p)

@@ -18,9 +18,17 @@ func (s *Store) scanVectors(ctx context.Context, query string, args []any, q []f
 		return err
 	}
 	defer rows.Close()
+	// The dimensions where q is not zero: the others add a zero to the dot
+	// product, which leaves it as it is (it is never -0), so they are not
+	// read.
+	var nz []int
+	for j, x := range q {
+		if x != 0 {
+			nz = append(nz, j)
+		}
+	}
 	var id string
 	var blob sql.RawBytes
-	v := make([]float32, len(q))
 	for rows.Next() {
 		if err := rows.Scan(&id, &blob); err != nil {
 			return err
@@ -28,15 +36,33 @@ func (s *Store) scanVectors(ctx context.Context, query string, args []any, q []f
 		if len(blob) != 4*len(q) {
 			return fmt.Errorf("chunk %s: vector of %d dims, the query %d: %w", id, len(blob)/4, len(q), knowledge.ErrDimensionMismatch)
 		}
-		decodeInto(v, blob)
-		normalize(v)
+		// As decodeInto, normalize and the dot product with q over every
+		// dimension, to the bit, without writing the vector out.
+		var sum float64
+		for i := 0; i < len(blob); i += 4 {
+			x := float64(decodeAt(blob, i))
+			sum += x * x
+		}
+		inv := float32(1)
+		if sum != 0 {
+			inv = float32(1 / math.Sqrt(sum))
+		}
 		var d float32
-		for j, x := range v {
+		for _, j := range nz {
+			x := decodeAt(blob, 4*j)
+			if sum != 0 {
+				x *= inv
+			}
 			d += x * q[j]
 		}
 		top.add(id, d)
 	}
 	return rows.Err()
+}
+
+// decodeAt decodes the little-endian float32 at byte i of b.
+func decodeAt(b []byte, i int) float32 {
+	return math.Float32frombits(uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24)
 }
 
 func decodeInto(v []float32, b []byte) {
