@@ -586,7 +586,9 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 	}
 	q := append([]float32(nil), qv...)
 	normalize(q)
-	approx := tv.approx(q)
+	buf := approxPool.Get().(*[]float32)
+	defer approxPool.Put(buf)
+	approx := tv.approx(q, buf)
 	// The candidates: the best by the codes' scores.
 	cand := newTopN(min(len(tv.ids), rerankCandidates(n)))
 	for i, a := range approx {
@@ -674,17 +676,35 @@ func compact(codes []int8, dims, n, have int) []int8 {
 	return out
 }
 
-// approx returns each vector's approximate cosine with the unit vector q.
-func (tv *themeVectors) approx(q []float32) []float32 {
+// approxPool holds the buffers of approx, one a search, so that a search
+// does not allocate one the size of the theme.
+var approxPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// approx returns each vector's approximate cosine with the unit vector q,
+// in *buf (grown as needed).
+//
+// Each term qj * code is looked up in a table of the 256 products of qj,
+// the same float32 values as multiplying, without a conversion and a
+// multiplication an element.
+func (tv *themeVectors) approx(q []float32, buf *[]float32) []float32 {
 	n := len(tv.ids)
-	acc := make([]float32, n)
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	acc := (*buf)[:n]
+	clear(acc)
+	var prod [256]float32
 	for j, qj := range q {
 		if qj == 0 {
 			continue
 		}
+		for c := -128; c < 128; c++ {
+			prod[uint8(int8(c))] = qj * float32(int8(c))
+		}
 		col := tv.codes[j*n : (j+1)*n]
+		acc := acc[:len(col)]
 		for i, c := range col {
-			acc[i] += qj * float32(c)
+			acc[i] += prod[uint8(c)]
 		}
 	}
 	for i := range acc {
