@@ -318,7 +318,7 @@ func TestOfflineCorpus(t *testing.T) {
 		{"phases", c.Phases, 5, 7},
 		{"steps", c.Steps, 4, 60},
 		{"tier1", c.Tier1, 5, 10},
-		{"tier2", c.Tier2, 30, 50},
+		{"tier2", c.Tier2, 30, knowledge.MaxOfflineTier2}, // sized to the sources (offlineTier2Cap)
 		{"tier3", c.Tier3, 10, 30},
 		{"patterns", c.Patterns, 10, 20},
 		{"red flags", c.RedFlags, 5, 10},

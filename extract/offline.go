@@ -23,6 +23,23 @@ const (
 	maxMethod   = 8
 )
 
+// dottedSectionOpen opens a Chinese sentence with a dotted section number
+// ("2.6 己土…").
+var dottedSectionOpen = regexp.MustCompile(`^\d+(?:\.\d+)+\s*\p{Han}`)
+
+// offlineTier2Cap is how many tier-2 rules the heuristic extractor keeps
+// from sources of n chunks: one a chunk, at least the design's maxTier2 and
+// at most knowledge.MaxOfflineTier2. The design's 30-50 is the size of a rule file a
+// model curates, which can afford to merge; offline rules are quoted
+// sentences, one fact each, and get_rules retrieves them by relevance (the
+// prompt lists tier 1 only), so 50 of a new theme's few hundred
+// rule-like sentences missed most of its questions (docs/blind.md: the
+// answering rule was not in the file for 9 of travel-leave's 14 dev rule
+// questions).
+func offlineTier2Cap(n int) int {
+	return min(max(maxTier2, n), knowledge.MaxOfflineTier2)
+}
+
 // sentence is one candidate span of a chunk: Text is a verbatim substring of
 // Chunk.Text starting at byte Off.
 type sentence struct {
@@ -448,6 +465,13 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			// "any funds received into …": half a sentence is no rule.
 			continue
 		}
+		if s.Zh && dottedSectionOpen.MatchString(s.Text) {
+			// "2.6 己土己土卑湿…": a numbered heading run into the text
+			// after a note mark ("故宜静。1."), so the sentence starts
+			// inside another one; the text after the heading is a
+			// candidate of its own where the book repeats it.
+			continue
+		}
 		if s.Zh && continuedAfter(sents, i) {
 			// 若伤官伤尽，四柱不留一点；又行旺运及印绶运，却为贵也: the verdict
 			// is in the next sentence, so this one alone is a cut rule.
@@ -576,7 +600,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		}, Meta: meta},
 		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
 			Tier1: orEmpty(values(kept1)),
-			Tier2: orEmpty(values(best(append(t2, overflow1...), maxTier2, spread, ruleKey))),
+			Tier2: orEmpty(values(best(append(t2, overflow1...), offlineTier2Cap(len(chunks)), spread, ruleKey))),
 			Tier3: orEmpty(values(best(t3, maxTier3, spread, ruleKey))),
 		}, Meta: meta},
 	}

@@ -408,7 +408,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	}
 	if ruleOK {
 		c.checkDuplicates(rules, patF.Patterns.QuickPatterns, ruleL, patL)
-		c.checkSizes(ruleF.Rules, patF.Patterns, ruleL, patL)
+		c.checkSizes(ruleF, patF.Patterns, ruleL, patL)
 	}
 	rep := Report{Theme: opt.Theme}
 	if opt.Chunks != nil && ruleOK {
@@ -639,15 +639,23 @@ func conclField(r knowledge.Rule) string {
 
 // Design targets (expert-system-2.0 §6.1): tier1 5-10, tier2 30-50, tier3 20-30,
 // quick patterns 10-20, red flags 5-10.
-func (c *checker) checkSizes(r knowledge.Rules, p knowledge.Patterns, rl, pl *loaded) {
+func (c *checker) checkSizes(rf knowledge.RulesFile, p knowledge.Patterns, rl, pl *loaded) {
+	r := rf.Rules
 	type target struct {
 		name      string
 		n, lo, hi int
 		file      string
 	}
+	// An offline build keeps a tier 2 sized to its sources (quoted
+	// sentences retrieved by get_rules, never listed in the prompt:
+	// extract's offlineTier2Cap), up to knowledge.MaxOfflineTier2.
+	hi2 := 50
+	if rf.Meta != nil && strings.HasPrefix(rf.Meta.Extractor, "offline") {
+		hi2 = knowledge.MaxOfflineTier2
+	}
 	ts := []target{
 		{knowledge.Tier1, len(r.Tier1), 5, 10, rl.path},
-		{knowledge.Tier2, len(r.Tier2), 30, 50, rl.path},
+		{knowledge.Tier2, len(r.Tier2), 30, hi2, rl.path},
 		{knowledge.Tier3, len(r.Tier3), 20, 30, rl.path},
 	}
 	if pl != nil {

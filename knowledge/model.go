@@ -143,6 +143,13 @@ const (
 	Tier3 = "tier3_edge"
 )
 
+// MaxOfflineTier2 is the most tier-2 rules an offline (heuristic) build
+// keeps, however long its sources: extract keeps one a chunk, at least the
+// design's 50, and `vibe check` takes up to this many as the size an
+// offline tier 2 may have (it compares rules in pairs and with every
+// rule-like passage, so the bound keeps a build of long books quick).
+const MaxOfflineTier2 = 600
+
 // TieredRule is a rule with the tier it sits in. It serialises as the
 // rule's fields with "tier" beside them.
 type TieredRule struct {

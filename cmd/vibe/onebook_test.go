@@ -45,8 +45,10 @@ func TestOneBookKeepsTheFamousRule(t *testing.T) {
 	if !found {
 		t.Errorf("no rule 伤官见官 → 为祸百端 among the %d rules", len(f.Rules.Rules.All()))
 	}
-	if n := len(f.Rules.Rules.Tier2); n != 50 || len(sections) < 30 {
-		t.Errorf("%d tier-2 rules from %d sections, want 50 from 30 or more", n, len(sections))
+	// An offline tier 2 is sized to the sources: one rule a chunk, at
+	// least the design's 50 (extract's offlineTier2Cap).
+	if n := len(f.Rules.Rules.Tier2); n < 50 || n > knowledge.MaxOfflineTier2 || len(sections) < 30 {
+		t.Errorf("%d tier-2 rules from %d sections, want 50 to %d from 30 or more", n, len(sections), knowledge.MaxOfflineTier2)
 	}
 
 	a := skillsAgent(t, filepath.Join(dir, "skills"))
