@@ -592,6 +592,20 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		c.v = r
 		overflow1 = append(overflow1, c)
 	}
+	// Tier 2 holds the design's maxTier2 core rules and, beyond them, one
+	// rule a chunk marked Extra (offlineTier2Cap): best takes its picks in
+	// the same order whatever its budget, so the first maxTier2 it takes
+	// of the larger budget are the core rules a budget of maxTier2 keeps.
+	t2all := append(t2, overflow1...)
+	core := map[int]bool{}
+	for _, c := range best(t2all, maxTier2, spread, ruleKey) {
+		core[c.s.Seq] = true
+	}
+	kept2 := best(t2all, offlineTier2Cap(len(chunks)), spread, ruleKey)
+	tier2 := values(kept2)
+	for i, c := range kept2 {
+		tier2[i].Extra = !core[c.s.Seq]
+	}
 	files := knowledge.Files{
 		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents, stepScorer(sents, rank)), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
@@ -600,7 +614,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		}, Meta: meta},
 		Rules: knowledge.RulesFile{Rules: knowledge.Rules{
 			Tier1: orEmpty(values(kept1)),
-			Tier2: orEmpty(values(best(append(t2, overflow1...), offlineTier2Cap(len(chunks)), spread, ruleKey))),
+			Tier2: orEmpty(tier2),
 			Tier3: orEmpty(values(best(t3, maxTier3, spread, ruleKey))),
 		}, Meta: meta},
 	}

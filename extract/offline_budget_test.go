@@ -44,4 +44,18 @@ func TestOfflineTier2SizedToTheSources(t *testing.T) {
 	if len(r.Tier2) > offlineTier2Cap(len(chunks)) {
 		t.Errorf("tier 2 holds %d rules, over the cap %d", len(r.Tier2), offlineTier2Cap(len(chunks)))
 	}
+	// The design's 50 are the core, the rest marked extra: the skill's
+	// vocabulary is mined from the core only (knowledge.Rules.Core).
+	core := 0
+	for _, x := range r.Tier2 {
+		if !x.Extra {
+			core++
+		}
+	}
+	if core != maxTier2 {
+		t.Errorf("%d of %d tier-2 rules are core, want the design's %d", core, len(r.Tier2), maxTier2)
+	}
+	if n := len(r.Core()); n != len(r.Tier1)+maxTier2+len(r.Tier3) {
+		t.Errorf("Core() holds %d rules, want tiers 1 and 3 and the %d core tier-2 rules", n, maxTier2)
+	}
 }

@@ -182,7 +182,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 			add(name, "", true)
 		}
 	}
-	for _, r := range ks.rules.Rules.All() {
+	for _, r := range ks.rules.Rules.Core() {
 		docs = append(docs, r.Condition+" "+r.Conclusion+" "+r.Action)
 	}
 	for _, g := range append(recurringGrams(docs), recurringEnglish(docs)...) {

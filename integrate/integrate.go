@@ -507,7 +507,7 @@ func needsBirth(ks *knowledgeSet) bool {
 		}
 	}
 	n := 0
-	for _, r := range ks.rules.Rules.All() {
+	for _, r := range ks.rules.Rules.Core() {
 		txt := strings.ToLower(r.Condition + " " + r.Conclusion + r.Action)
 		if slices.ContainsFunc(chartCues, func(c string) bool { return hasCue(txt, c) }) {
 			n++

@@ -184,7 +184,7 @@ func corpusLanguage(ks *knowledgeSet) labels {
 			en++
 		}
 	}
-	for _, r := range ks.rules.Rules.All() {
+	for _, r := range ks.rules.Rules.Core() {
 		vote(r.Condition + " " + r.Conclusion + r.Action)
 	}
 	for _, p := range ks.pats.Patterns.QuickPatterns {

@@ -84,7 +84,7 @@ func citations(ks *knowledgeSet) (works, topics *ranked) {
 		}
 	}
 	works, topics = newRanked(), newRanked()
-	for _, r := range ks.rules.Rules.All() {
+	for _, r := range ks.rules.Rules.Core() {
 		segs := strings.Split(r.Source, ">")
 		title := strings.TrimSpace(reFileExt.ReplaceAllString(strings.TrimSpace(segs[0]), ""))
 		for _, f := range files {
@@ -208,7 +208,7 @@ func userTerm(t string) bool {
 // which glossary terms are looked up.
 func knowledgeText(ks *knowledgeSet) string {
 	var b strings.Builder
-	for _, r := range ks.rules.Rules.All() {
+	for _, r := range ks.rules.Rules.Core() {
 		b.WriteString(r.Condition + " " + r.Conclusion + " " + r.Action + "\n")
 	}
 	for _, p := range ks.pats.Patterns.QuickPatterns {

@@ -131,7 +131,14 @@ type Rule struct {
 	// Grave marks a rule whose verdict predicts death, disaster, divorce
 	// or ruin (GraveTerms): it is relayed only as what the tradition
 	// says, with a caveat, never as a certainty.
-	Grave    bool       `yaml:"grave,omitempty" json:"grave,omitempty"`
+	Grave bool `yaml:"grave,omitempty" json:"grave,omitempty"`
+	// Extra marks an offline tier-2 rule kept beyond the design's 50 core
+	// rules (an offline tier 2 holds one rule a chunk: MaxOfflineTier2).
+	// get_rules retrieves it like any rule, but the skill's triggers,
+	// glossary and description are mined from the core rules only
+	// ([Rules.Core]), so a long book's many quoted sentences do not
+	// crowd its vocabulary.
+	Extra    bool       `yaml:"extra,omitempty" json:"extra,omitempty"`
 	Source   string     `yaml:"source" json:"source"`
 	Evidence []Evidence `yaml:"evidence" json:"evidence"`
 }
@@ -155,6 +162,20 @@ const MaxOfflineTier2 = 600
 type TieredRule struct {
 	Tier string `json:"tier"`
 	Rule
+}
+
+// Core returns the rules with their tier, tier 1 first, but for the
+// extra tier-2 rules of an offline build (Rule.Extra): the rules a skill's
+// vocabulary (triggers, glossary, description) is mined from.
+func (r Rules) Core() []TieredRule {
+	all := r.All()
+	out := all[:0:0]
+	for _, x := range all {
+		if !x.Extra {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // All returns every rule with its tier, tier 1 first.

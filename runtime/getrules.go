@@ -196,6 +196,10 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 // holds little of the question when the question names a term no rule
 // states is not about it (柱中多庚 → 富贵人 for 德秀贵人, by 贵人): it is left
 // out (aboutSubject), and when none is left the rules are partial too.
+//
+// A file with extra rules (an offline tier 2 of one rule a chunk) answers
+// from its core rules so, and adds the extra rules about what the question
+// names (withExtras).
 func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, []string) {
 	parts := []weighted{{question, 1}}
 	if br.BridgedBy == "llm" {
@@ -205,6 +209,10 @@ func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, 
 	// in the rules' language is what they can state.
 	if han, other := splitScripts(question); han != "" && other != "" {
 		parts = append(parts, weighted{han, 0.5}, weighted{other, 0.5})
+	}
+	if idx.core != nil {
+		rules, missing := idx.core.answer(question, br, k)
+		return idx.withExtras(question, parts, rules, missing, k, minRuleScore)
 	}
 	rules := idx.rank(parts, k, minRuleScore)
 	if len(rules) == 0 {

@@ -35,7 +35,11 @@ type ruleIndex struct {
 	// size[i] is the number of grams of rule i's condition and conclusion.
 	size    []int
 	avgSize float64
-	df      map[string]int
+	// df counts the rules holding each gram; nCore is the number of core
+	// rules (knowledge.Rules.Core), the size of the file the rarity of a
+	// question's words is reckoned at (idf).
+	df    map[string]int
+	nCore int
 	// glossary holds each term of the sources with its aliases, and the
 	// phrases (term and aliases) tokenised for matching (nil: none).
 	glossary *Glossary
@@ -50,6 +54,12 @@ type ruleIndex struct {
 	// grave is set when a rule states a grave verdict (IsGrave): the
 	// skill reads fates (Agent.readsFate).
 	grave bool
+	// core indexes the core rules alone (knowledge.Rules.Core) when the
+	// file holds extra ones (an offline tier 2 of one rule a chunk), nil
+	// otherwise: get_rules and the prompt answer from the core as from a
+	// file of the design's size, and an extra rule joins only when it is
+	// about what the question names (withExtras).
+	core *ruleIndex
 }
 
 // languageShares returns the share of the rules whose stated text is in
@@ -152,10 +162,22 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	if err := yaml.Unmarshal(b, &rf); err != nil {
 		return nil, fmt.Errorf("get_rules: skill %s knowledge/rules.yaml: %w", sk.Name, err)
 	}
-	idx.rules = rf.Rules.All()
+	full := indexRules(rf.Rules.All(), idx.glossary)
+	if core := rf.Rules.Core(); len(core) < len(full.rules) {
+		full.core = indexRules(core, idx.glossary)
+	}
+	return full, nil
+}
+
+// indexRules indexes rules, with the skill's glossary g (nil: none).
+func indexRules(rules []knowledge.TieredRule, g *Glossary) *ruleIndex {
+	idx := &ruleIndex{rules: rules, glossary: g}
 	idx.df = map[string]int{}
 	total := 0
 	for _, r := range idx.rules {
+		if !r.Extra {
+			idx.nCore++
+		}
 		idx.grave = idx.grave || r.IsGrave()
 		var quotes strings.Builder
 		for _, e := range r.Evidence {
@@ -195,12 +217,23 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		idx.avgSize = float64(total) / float64(len(idx.rules))
 	}
 	idx.langShares = idx.languageShares()
-	return idx, nil
+	return idx
 }
 
-// idf is the inverse document frequency of a gram among the rules.
+// idf is the inverse document frequency of a gram among the rules,
+// reckoned by the share of the rules holding it over a file the size of
+// the core rules (nCore): a gram half the rules hold, or one rule of the
+// core's size, weighs the same whether an offline build keeps 90 rules or
+// 640 (its extra tier-2 rules, one a chunk). With the plain count a gram no
+// rule holds would weigh more the longer the file, so a question's unmatched
+// words would count for more, and the cut-offs tuned on the scores
+// (minRuleScore, strongRuleScore, minMatchedRare) would move with the
+// file's size.
 func (idx *ruleIndex) idf(g string) float64 {
-	n, df := float64(len(idx.rules)), float64(idx.df[g])
+	n, df := float64(idx.nCore), float64(idx.df[g])
+	if all := float64(len(idx.rules)); all > n && n > 0 {
+		df *= n / all
+	}
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
@@ -468,7 +501,7 @@ const minRulesForMatched = 20
 // matchedEnough reports whether rule i states enough of one of the query
 // parts qs (minMatchedRare).
 func (idx *ruleIndex) matchedEnough(i int, qs []query) bool {
-	if len(idx.rules) < minRulesForMatched {
+	if idx.nCore < minRulesForMatched {
 		return true
 	}
 	rare := idx.idf("\x00") // a gram no rule holds weighs as one only one rule holds, nearly
@@ -637,7 +670,12 @@ func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledg
 	if err != nil {
 		return nil, err
 	}
-	return plainRules(idx.rank([]weighted{{question, 1}}, k, min)), nil
+	parts := []weighted{{question, 1}}
+	if idx.core != nil {
+		rules, _ := idx.withExtras(question, parts, idx.core.rank(parts, k, min), nil, k, min)
+		return plainRules(rules), nil
+	}
+	return plainRules(idx.rank(parts, k, min)), nil
 }
 
 // contextRules returns the rules the system prompt carries for this step:
@@ -657,6 +695,11 @@ func (a *Agent) contextRules(skill, msg string, chat, all []knowledge.StoredMess
 	idx, err := a.rules.get(sk)
 	if err != nil || len(idx.rules) == 0 {
 		return nil, err
+	}
+	if idx.core != nil {
+		// The prompt carries core rules only: an extra rule is fetched by
+		// get_rules when the question names its subject.
+		idx = idx.core
 	}
 	parts := []weighted{{msg, 1}}
 	userW, answered := 0.5, false

@@ -149,7 +149,16 @@ func TestGetRulesSaysWhenNoRuleAnswers(t *testing.T) {
 		if note, _ := out["note"].(string); len(rules(out, "rules")) == 0 && !strings.Contains(note, "财多身弱") && !strings.Contains(note, "searched as: 身弱财多怎么办") {
 			t.Errorf("%s: 身弱财多怎么办: no rule, and the note says neither what no rule states nor what was searched: %v", name, out)
 		}
-		for _, q := range []string{"金神格是什么", "十恶大败日是什么", "今天天气怎么样"} {
+		// The offline tier 2 keeps one rule a chunk, among them 渊海子平 论金神's
+		// 金神：惧水乡 → 非福 and 金神：四柱中更带七杀阳刃 → 真贵人 (extra rules):
+		// get_rules may return those for 金神格, and nothing else.
+		out = ask("金神格是什么")
+		for _, c := range rules(out, "rules") {
+			if !strings.HasPrefix(c, "金神") {
+				t.Errorf("%s: 金神格是什么: rule %q is not about 金神: %v", name, c, out)
+			}
+		}
+		for _, q := range []string{"十恶大败日是什么", "今天天气怎么样"} {
 			out := ask(q)
 			if got := rules(out, "rules"); len(got) > 0 {
 				t.Errorf("%s: %s: rules %v, want none (no rule of the build is about it)", name, q, got)

@@ -31,7 +31,7 @@ type relayChat struct {
 
 // answeringRule names, for the recorded questions a rule of this build
 // answers, a stretch of its condition; every other question has no rule
-// that answers it in this build (read from the build's 90 rules), and
+// that answers it in this build (read from the build's rules), and
 // get_rules must say so with a note rather than return filler.
 var answeringRule = map[string]string{
 	"What is the Yang Blade, and what should restrain it?": "阳刃用之",
@@ -41,6 +41,13 @@ var answeringRule = map[string]string{
 	// → 主其凶: a taboo of the day blade (wealth strong), which the
 	// question asks for.
 	"日刃是哪几个日子？有什么忌讳？": "日刃：",
+	// Since an offline tier 2 keeps one rule a chunk (docs/offline-rules.md),
+	// the build holds extra rules whose subject is the term asked about:
+	// 三命通会 论金神 "金神：惧水乡 → 非福" and "金神：四柱中更带七杀阳刃 → 真贵人"
+	// say what a chart with 金神 needs, and 论魁罡 "魁罡重叠有情，主富高于名"
+	// what kind of person a Kui Gang day makes.
+	"Which hours are the Jin Shen (golden spirit), and what does a chart with it need?": "金神：",
+	"What kind of person is born on a Kui Gang day?":                                    "魁罡重叠有情",
 }
 
 // The done-when for routing and get_rules with a model, replayed
