@@ -612,7 +612,17 @@ func (c *checker) checkDuplicates(rules []knowledge.TieredRule, pats []knowledge
 				ca, cb := nonEmpty(a.Conclusion, a.Action), nonEmpty(b.Conclusion, b.Action)
 				ma, mb := c.names.mask(ca), c.names.mask(cb)
 				if negated(ma) != negated(mb) && dice(stripNegation(ma), stripNegation(mb)) >= 0.5 {
-					c.add(SevError, "VIBE031", "contradiction.rule", b.ID, rl.path, rl.ix.field(b.ID, conclField(b.Rule)), "rule %s contradicts %s: same condition, opposite conclusions (%q vs %q); if the sources do say both, tell them apart in the conditions; if vibe misread one of them%s", b.ID, a.ID, short(cb), short(ca), c.dropHint(b.Evidence))
+					// An extra rule of an offline build (one quoted
+					// sentence a chunk, retrieved by get_rules only when
+					// its subject is asked about) is not worth failing
+					// the build over: the pair is a warning (葛根汤's
+					// 必自下利 and 不下利，但呕者 of 伤寒论 under one
+					// shortened condition).
+					sev := SevError
+					if a.Extra || b.Extra {
+						sev = SevWarning
+					}
+					c.add(sev, "VIBE031", "contradiction.rule", b.ID, rl.path, rl.ix.field(b.ID, conclField(b.Rule)), "rule %s contradicts %s: same condition, opposite conclusions (%q vs %q); if the sources do say both, tell them apart in the conditions; if vibe misread one of them%s", b.ID, a.ID, short(cb), short(ca), c.dropHint(b.Evidence))
 				}
 			}
 		}

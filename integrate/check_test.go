@@ -344,3 +344,38 @@ func TestCheckFrontMatterRefs(t *testing.T) {
 		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A contradiction involving an extra rule of an offline build (one quoted
+// sentence a chunk, knowledge.Rule.Extra) is a warning, not an error that
+// fails the build: the pair is reported with the same fix.
+func TestCheckContradictionOfAnExtraRuleWarns(t *testing.T) {
+	dir := copyDir(t, "testdata/faulty")
+	p := filepath.Join(dir, "knowledge", "rules.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := strings.Replace(string(b), "      conclusion: 忌用印比扶之\n", "      conclusion: 忌用印比扶之\n      extra: true\n", 1)
+	if marked == string(b) {
+		t.Fatal("fixture T2_003 not found")
+	}
+	if err := os.WriteFile(p, []byte(marked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: dir, Chunks: loadChunks(t), Config: checkCfg()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Check == "contradiction.rule" && f.Item == "T2_003" {
+			found = true
+			if f.Severity != SevWarning {
+				t.Errorf("contradiction of extra rule T2_003: severity %s, want %s", f.Severity, SevWarning)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no contradiction.rule finding for extra rule T2_003: %v", rep.Findings)
+	}
+}

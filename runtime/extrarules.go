@@ -78,12 +78,20 @@ func aboutAll(condition string, terms []glossEntry) bool {
 	return true
 }
 
+// minExtraShare is the share of the best core rule's score on the whole
+// file an extra rule needs to join the answer to a question that names no
+// glossary term.
+const minExtraShare = 0.5
+
 // withExtras adds to the answer the core rules gave (rules, and the terms
 // missing from them) the extra rules about what the question asks: the
 // extra rules, above min on the whole file, whose condition's subject
 // names every glossary term the question names (questionTerms; 金神：惧水乡
 // for "Which hours are the Jin Shen…", not 三秋丁火：一派庚金，名财多身弱 for
-// 身弱财多怎么办). The core's rules keep their places, the extra ones
+// 身弱财多怎么办); for a question naming no glossary term, those scoring at
+// least minExtraShare of the best core rule on the whole file when the
+// core answers it, those stating most of its content when the core does
+// not (coversSubject). The core's rules keep their places, the extra ones
 // follow by score, at most k in all. When the core's answer is partial (a
 // term it asks about no core rule states: missing), the extra rules whose
 // subject names that term answer instead, and when none does it stays
@@ -97,9 +105,36 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	for _, m := range missing {
 		terms = append(terms, glossEntry{names: []string{m}})
 	}
+	all := idx.rank(parts, len(idx.rules), min)
+	var qs []query
+	for _, p := range parts {
+		qs = append(qs, idx.prepare(p.text))
+	}
+	bestCore := 0.0
+	for _, r := range all {
+		if !r.Extra {
+			bestCore = max(bestCore, r.Score)
+		}
+	}
 	var extras []scoredRule
-	for _, r := range idx.rank(parts, len(idx.rules), min) {
-		if r.Extra && aboutAll(r.Condition, terms) {
+	for _, r := range all {
+		switch {
+		case !r.Extra:
+		case len(terms) > 0:
+			if aboutAll(r.Condition, terms) {
+				extras = append(extras, r)
+			}
+		case len(rules) > 0 && r.Score >= minExtraShare*bestCore:
+			// A question naming no glossary term that the core answers
+			// in part ("How many days of leave may I carry over?") takes
+			// the extra rules that score near the core's best on the
+			// whole file.
+			extras = append(extras, r)
+		case len(rules) == 0 && r.Score >= minExtraShare*all[0].Score && idx.coversSubject(r.at, qs):
+			// One the core does not answer takes the extra rules that
+			// score near the best and state most of it
+			// (minSubjectCoverage): not 五行提纲：看命排下八字 for
+			// 八字的清与浊怎么分辨, which shares only 八字.
 			extras = append(extras, r)
 		}
 	}
@@ -114,4 +149,15 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 		merged = merged[:k]
 	}
 	return merged, missing
+}
+
+// coversSubject reports whether rule i states at least minSubjectCoverage
+// of one of the queries' content (subjectCoverage).
+func (idx *ruleIndex) coversSubject(i int, qs []query) bool {
+	for _, q := range qs {
+		if idx.subjectCoverage(i, q) >= minSubjectCoverage {
+			return true
+		}
+	}
+	return false
 }
