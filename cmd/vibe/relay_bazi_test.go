@@ -48,7 +48,7 @@ var answeringRule = map[string]string{
 	// what kind of person a Kui Gang day makes.
 	"Which hours are the Jin Shen (golden spirit), and what does a chart with it need?": "金神：",
 	"What kind of person is born on a Kui Gang day?":                                    "魁罡重叠有情",
-	// 三命通会's "甲禄在寅" says where one day stem's Lu is.
+	// 渊海子平 论阳刃's "甲禄在寅 → 卯为阳刃" says where one stem's Lu is (one of ten).
 	"Where is each day stem's Lu (prosperity) branch?": "甲禄在寅",
 }
 
