@@ -214,6 +214,9 @@ func TestChatPageInChromium(t *testing.T) {
 		chromedp.Click(C("#send")),
 		chromedp.WaitVisible(C(`.card[data-card-type="brew_card"]`)),
 		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("never at a rolling boil"))`),
+		// The source list is drawn when the turn's last event arrives,
+		// which can come a moment after the text.
+		poll(`document.querySelector(".msg.assistant .sources") !== null`),
 		shot("2-answer-and-card"))
 	if card := text(`.card[data-card-type="brew_card"]`); !strings.Contains(card, "°C") || !strings.Contains(card, " g") {
 		t.Errorf("the brew card shows %q", card)
