@@ -260,10 +260,18 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 
 // walkKnowledge adds the strings of a decoded knowledge file: names as
 // terms, other prose as text; ids, evidence and quotes are left out (a
-// quote is the source's wording, not the skill's topic).
+// quote is the source's wording, not the skill's topic), and so are the
+// rules an offline build marks extra (knowledge.Rule.Extra: the rules past
+// the core, one a chunk, which get_rules looks up but which do not say what
+// the skill is about; integrate mines triggers and the glossary from the
+// core alone too). Read, they made every skill's vocabulary share more
+// words, which lowered the weight of the words that tell skills apart.
 func walkKnowledge(x any, key string, v *vocabulary) {
 	switch t := x.(type) {
 	case map[string]any:
+		if extra, _ := t["extra"].(bool); extra {
+			return
+		}
 		for k, c := range t {
 			switch k {
 			case "evidence", "quote", "chunk", "id", "priority", "confidence", "tool", "next", "requires":

@@ -41,9 +41,12 @@ func TestRouteByRulesAndGlossary(t *testing.T) {
 		GlossaryPath:              "terms:\n  - term: 日主\n    aliases: [day master]\n  - term: 八字\n    aliases: [four pillars]\n",
 	})
 	writeSkillFiles(t, root, "tea", map[string]string{
-		"SKILL.md":             "---\nname: tea\ndescription: Brewing green, black and oolong tea.\ntriggers: [green tea]\n---\n# tea\n",
-		"knowledge/rules.yaml": "rules:\n  tier1_must_know:\n    - id: R001\n      condition: the leaves are small and tender\n      conclusion: use water at 75 to 80 °C\n",
-		GlossaryPath:           "terms:\n  - term: green tea\n    aliases: [绿茶]\n",
+		"SKILL.md": "---\nname: tea\ndescription: Brewing green, black and oolong tea.\ntriggers: [green tea]\n---\n# tea\n",
+		"knowledge/rules.yaml": "rules:\n  tier1_must_know:\n    - id: R001\n      condition: the leaves are small and tender\n      conclusion: use water at 75 to 80 °C\n" +
+			// An offline build's extra rule (one a chunk beyond the core):
+			// looked up by get_rules, but not what the skill is about.
+			"  tier2_core:\n    - id: R002\n      condition: the kettle descaler foams\n      conclusion: rinse twice\n      extra: true\n",
+		GlossaryPath: "terms:\n  - term: green tea\n    aliases: [绿茶]\n",
 	})
 	s, err := Open(root, Options{})
 	if err != nil {
@@ -58,7 +61,8 @@ func TestRouteByRulesAndGlossary(t *testing.T) {
 		{"how tender should the leaves be", "tea"},
 		{"what's the weather like tomorrow?", ""},
 		{"帮我写一首关于猫的诗", ""},
-		{"甜点", ""}, // only in an evidence quote, which is not the skill's topic
+		{"甜点", ""},             // only in an evidence quote, which is not the skill's topic
+		{"descaler foams", ""}, // only in an extra rule
 	} {
 		if got := s.Match(tt.text); got != tt.want {
 			t.Errorf("Match(%q) = %q, want %q (candidates %+v)", tt.text, got, tt.want, s.Route(tt.text))
