@@ -65,10 +65,15 @@ func LexicalConfidence(lexical []Hit) float64 {
 }
 
 // SortHits orders hits by Score descending, then chunk id.
-func SortHits(hits []Hit) {
+func SortHits(hits []Hit) { SortHitsBy(hits, func(h *Hit) float64 { return h.Score }) }
+
+// SortHitsBy orders hits by score descending, then chunk id: the order a
+// side's candidates are handed on in (score is LexicalScore or
+// VectorScore).
+func SortHitsBy(hits []Hit, score func(*Hit) float64) {
 	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
+		if si, sj := score(&hits[i]), score(&hits[j]); si != sj {
+			return si > sj
 		}
 		return hits[i].Chunk.ID < hits[j].Chunk.ID
 	})

@@ -430,11 +430,6 @@ func (s *Store) lexHits(ctx context.Context, theme string, top []lexindex.Hit, l
 			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].LexicalScore != out[j].LexicalScore {
-			return out[i].LexicalScore > out[j].LexicalScore
-		}
-		return out[i].Chunk.ID < out[j].Chunk.ID
-	})
+	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.LexicalScore })
 	return out, nil
 }

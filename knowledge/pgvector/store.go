@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -454,12 +453,7 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 		return err
 	})
 	err = s.pool.SendBatch(ctx, &b).Close()
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].VectorScore != out[j].VectorScore {
-			return out[i].VectorScore > out[j].VectorScore
-		}
-		return out[i].Chunk.ID < out[j].Chunk.ID
-	})
+	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.VectorScore })
 	if err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
 	}

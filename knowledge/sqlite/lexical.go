@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/vibelife/vibe/chunk"
@@ -449,12 +448,7 @@ func (s *Store) lexHits(ctx context.Context, top []lexindex.Hit, load bool) ([]k
 			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].LexicalScore != out[j].LexicalScore {
-			return out[i].LexicalScore > out[j].LexicalScore
-		}
-		return out[i].Chunk.ID < out[j].Chunk.ID
-	})
+	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.LexicalScore })
 	return out, nil
 }
 
