@@ -863,7 +863,11 @@ func firstWord(s string) string {
 
 // situation turns an instruction "Never brew green tea with water ..." into
 // the situation it governs, "brewing green tea": the verb as a gerund and
-// its object up to the first preposition (five words at most).
+// its object up to the first preposition (five words at most). A verb with
+// no object names no situation ("" then): "Never mind." would be "minding",
+// "never more to rise" "moring", words the source never wrote, which the
+// check rightly refuses as unsupported (a novel's dialogue failed a first
+// build that way).
 func situation(lead, rest string) string {
 	words := strings.Fields(rest)
 	if len(words) == 0 {
@@ -883,7 +887,7 @@ func situation(lead, rest string) string {
 		head = gerund(verb)
 	}
 	obj := objectPhrase(words[1:], 5)
-	if obj == "" && strings.EqualFold(lead, "avoid") {
+	if obj == "" {
 		return ""
 	}
 	return strings.TrimSpace(head + " " + obj)

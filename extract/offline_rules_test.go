@@ -360,3 +360,27 @@ func TestEnglishSignals(t *testing.T) {
 		}
 	}
 }
+
+// An instruction's situation is its verb as a gerund with the verb's object;
+// a verb with no object names none, so no rule is made of it: the gerund
+// alone ("minding", "moring", "equaling") is a word the source never wrote.
+func TestSituationNeedsAnObject(t *testing.T) {
+	for _, tt := range []struct{ lead, rest, want string }{
+		{"Never", "brew green tea with water at a rolling boil.", "brewing green tea"},
+		{"Always", "warm the glass first.", "warming the glass first"},
+		{"Avoid", "boiling water for green tea.", "boiling water"},
+		{"Never", "mind.", ""},
+		{"never", "more to rise and blow.", ""},
+		{"Never", "dream with thy hand on the helm!", ""},
+		{"always", "equal to himself.", ""},
+	} {
+		if got := situation(tt.lead, tt.rest); got != tt.want {
+			t.Errorf("situation(%q, %q) = %q, want %q", tt.lead, tt.rest, got, tt.want)
+		}
+	}
+	for _, s := range []string{"But never mind.", "Never dream with thy hand on the helm!", "He was always equal to himself."} {
+		if p, ok := parseRule(s, false); ok {
+			t.Errorf("%q made a rule: %+v", s, p)
+		}
+	}
+}
