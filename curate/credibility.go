@@ -333,16 +333,68 @@ func (g *grader) agreement(ctx context.Context, a, b *gradeItem) (pairResult, er
 }
 
 // sameTitle reports whether two sources are named as the same work: equal
-// titles, or a file name that holds the other (子平真诠.md, 子平真诠-1935.pdf).
-func sameTitle(a, b gradeItem) bool {
+// titles, or a file name that holds the other (子平真诠.md, 子平真诠-1935.pdf),
+// unless that name is a naming scheme rather than a title (generic: held
+// by, or holding, more than maxNamesakes other sources' names).
+func sameTitle(a, b gradeItem, generic map[string]bool) bool {
 	if a.c.prov.Title != "" && a.c.prov.Title == b.c.prov.Title {
 		return true
 	}
 	na, nb := titleKey(a.c.name), titleKey(b.c.name)
-	if utf8.RuneCountInString(na) < 2 || utf8.RuneCountInString(nb) < 2 {
+	if utf8.RuneCountInString(na) < 2 || utf8.RuneCountInString(nb) < 2 || generic[na] || generic[nb] {
 		return false
 	}
 	return strings.Contains(na, nb) || strings.Contains(nb, na)
+}
+
+// pairs returns the pairs of items (x < y, in order) to compare for their
+// agreement: both with text, not both near-duplicates dropped, not the same
+// bytes, and alike (similarity at least sameWorkSimilarity) or named alike
+// (sameTitle). They are found through the signatures' and the names'
+// indexes (candidates.go), never by going through every pair.
+func (g *grader) pairs() [][2]int32 {
+	sigs := make([]*signature, len(g.items))
+	byTitle := map[string][]int32{}
+	keys := make([]string, len(g.items))
+	for i := range g.items {
+		it := &g.items[i]
+		if !it.hasText {
+			continue
+		}
+		if it.info.HasSig {
+			sigs[i] = &it.info.Sig
+		}
+		if t := it.c.prov.Title; t != "" {
+			byTitle[t] = append(byTitle[t], int32(i))
+		}
+		keys[i] = titleKey(it.c.name)
+	}
+	cand := similarPairs(sigs, sameWorkSimilarity)
+	for _, grp := range byTitle {
+		for i := range grp {
+			for j := i + 1; j < len(grp); j++ {
+				cand = append(cand, [2]int32{grp[i], grp[j]})
+			}
+		}
+	}
+	named, generic := namePairs(keys, func(i int) bool { return g.items[i].hasText })
+	cand = sortPairs(append(cand, named...))
+	out := cand[:0]
+	for _, xy := range cand {
+		a, b := &g.items[xy[0]], &g.items[xy[1]]
+		if !a.hasText || !b.hasText || (a.witness && b.witness) || a.sha == b.sha {
+			continue
+		}
+		sim := 0.0
+		if a.info.HasSig && b.info.HasSig {
+			sim = similarity(a.info.Sig, b.info.Sig)
+		}
+		if sim < sameWorkSimilarity && !sameTitle(*a, *b, generic) {
+			continue
+		}
+		out = append(out, xy)
+	}
+	return out
 }
 
 func titleKey(name string) string {
@@ -362,34 +414,36 @@ func titleKey(name string) string {
 // first near-duplicate dropped for it that passes the floor (graded now).
 func (g *grader) grade(ctx context.Context, entries []Entry, gits []GitSource) (out, promote []int, err error) {
 	agreements := make([][]Agreement, len(g.items))
-	for x := range g.items {
-		for y := x + 1; y < len(g.items); y++ {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-			a, b := &g.items[x], &g.items[y]
-			if !a.hasText || !b.hasText || (a.witness && b.witness) || a.sha == b.sha {
-				continue
-			}
-			sim := 0.0
-			if a.info.HasSig && b.info.HasSig {
-				sim = similarity(a.info.Sig, b.info.Sig)
-			}
-			if sim < sameWorkSimilarity && !sameTitle(*a, *b) {
-				continue
-			}
-			r, err := g.agreement(ctx, a, b)
-			if err != nil {
-				// A text that cannot be read again is judged without
-				// this comparison.
-				continue
-			}
-			if r.Compared == 0 {
-				continue
-			}
-			agreements[x] = append(agreements[x], agreementOf(r, false, b.c.origin))
-			agreements[y] = append(agreements[y], agreementOf(r, true, a.c.origin))
+	pairs := g.pairs()
+	// An item's normalised text is dropped after its last comparison, so
+	// the texts held at once are those of the pairs in progress.
+	last := make([]int, len(g.items))
+	for p, xy := range pairs {
+		last[xy[0]], last[xy[1]] = p, p
+	}
+	for p, xy := range pairs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
 		}
+		x, y := int(xy[0]), int(xy[1])
+		a, b := &g.items[x], &g.items[y]
+		r, err := g.agreement(ctx, a, b)
+		if last[x] == p {
+			a.norm = nil
+		}
+		if last[y] == p {
+			b.norm = nil
+		}
+		if err != nil {
+			// A text that cannot be read again is judged without
+			// this comparison.
+			continue
+		}
+		if r.Compared == 0 {
+			continue
+		}
+		agreements[x] = append(agreements[x], agreementOf(r, false, b.c.origin))
+		agreements[y] = append(agreements[y], agreementOf(r, true, a.c.origin))
 	}
 	keptOut := map[string]bool{}
 	for x := range g.items {

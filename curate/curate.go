@@ -413,9 +413,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	type keptDoc struct {
 		origin string
 		sig    signature
-		hasSig bool
 	}
 	var kept []keptDoc
+	near := newBandIndex(opts.NearDuplicate)
 	bySHA := map[string]string{}
 	usedNames := map[string]bool{LockName: true}
 	// Reserve the names unchanged kept entries already have, so names are
@@ -531,13 +531,22 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 					}
 					if e.Status == "" {
 						sig, hasSig = info.Sig, info.HasSig
-						for _, k := range kept {
-							if hasSig && k.hasSig && similarity(sig, k.sig) >= opts.NearDuplicate {
-								drop(false, nearDuplicatePrefix+"%s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
-								// Another edition: a witness for the others' agreement.
-								gr.add(len(entries), true, c, data, ext, e.SHA256, info, text, true)
-								break
-							}
+						// The first kept source alike enough, found among
+						// the candidates the bands give (every one that
+						// qualifies is among them: candidates.go).
+						first := int32(-1)
+						if hasSig {
+							near.candidates(&sig, func(id int32) {
+								if (first < 0 || id < first) && similarity(sig, kept[id].sig) >= opts.NearDuplicate {
+									first = id
+								}
+							})
+						}
+						if first >= 0 {
+							k := kept[first]
+							drop(false, nearDuplicatePrefix+"%s (%.0f%% similar text)", k.origin, 100*similarity(sig, k.sig))
+							// Another edition: a witness for the others' agreement.
+							gr.add(len(entries), true, c, data, ext, e.SHA256, info, text, true)
 						}
 					}
 				}
@@ -545,7 +554,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 					e.Status = StatusKept
 					usedNames[e.File] = true
 					keepFiles[e.File] = true
-					kept = append(kept, keptDoc{origin: c.origin, sig: sig, hasSig: hasSig})
+					if hasSig {
+						near.add(int32(len(kept)), &sig)
+					}
+					kept = append(kept, keptDoc{origin: c.origin, sig: sig})
 					e.Provenance = withFrontMatter(e.Provenance, data, ext)
 					gr.add(len(entries), false, c, data, ext, e.SHA256, info, text, hasText)
 					if !c.inPlace {
