@@ -56,7 +56,11 @@
 //     similarity of the two texts' 5-character shingles, after keeping only
 //     lowercased letters and digits, is at least NearDuplicate
 //     ([DefaultNearDuplicate] 0.8). The same book as PDF and EPUB scores well
-//     above 0.9; different books on one subject score below 0.1.
+//     above 0.9; different books on one subject score below 0.1. The kept
+//     sources it is compared with are found through the signatures cut
+//     into bands (candidates.go), which yields every kept source whose
+//     estimate reaches the threshold: the decisions are those of comparing
+//     it with every kept source, at a cost that does not grow with them.
 //
 // Kept files are copied to source/ under their own base name (collisions get
 // -2, -3, ...; a name once given stays with its origin). Files in source/ that
@@ -106,8 +110,11 @@
 //     converter's notes ([Options.ExtractDoc]: partial 0.25, garbled 0.3,
 //     needs OCR 0.15, other warnings 0.02 each).
 //   - Agreement: sources of the same work (MinHash similarity at least 0.2,
-//     or one file name holding the other's) are aligned passage by passage
-//     (see align.go); differing characters are laid on the less likely
+//     or one file name holding the other's, unless that name is shared with
+//     more than 8 other sources: book00001.md ... book01500.md, or index.md
+//     in every directory, name a kind of file, not a work; the pairs are
+//     found through indexes, not by going through every pair) are aligned
+//     passage by passage (see align.go); differing characters are laid on the less likely
 //     reading by the two texts' bigrams (up to 0.4), and a source that
 //     stops where the other goes on is truncated (0.2). Near-duplicates
 //     dropped for a kept source are compared too.
