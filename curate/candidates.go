@@ -249,10 +249,13 @@ func namePairs(keys []string, ok func(i int) bool) (pairs [][2]int32, generic ma
 	return pairs, generic
 }
 
-// slotToken is a signature's value in one slot.
-type slotToken struct {
-	slot int32
-	v    uint64
+// slotToken is a signature's value in one slot, as one number: the value
+// mixed with the slot. Two tokens of different slots may in principle
+// share a number; that only merges their counts and posting lists, which
+// adds candidates (each is checked) and leaves the order a single order
+// over (number, slot), so no pair is lost.
+func slotToken(slot int, v uint64) uint64 {
+	return v ^ (uint64(slot+1) * 0x9E3779B97F4A7C15)
 }
 
 // similarPairs returns every pair (x < y) of the given signatures whose
@@ -265,35 +268,50 @@ func similarPairs(sigs []*signature, t float64) [][2]int32 {
 	if s > minhashSize {
 		return nil
 	}
-	freq := map[slotToken]int32{}
+	n := 0
+	for _, sig := range sigs {
+		if sig != nil {
+			n++
+		}
+	}
+	freq := make(map[uint64]int32, n*minhashSize)
 	for _, sig := range sigs {
 		if sig == nil {
 			continue
 		}
 		for j, v := range sig {
-			freq[slotToken{int32(j), v}]++
+			freq[slotToken(j, v)]++
 		}
 	}
 	prefix := minhashSize - s + 1
 	if s == 0 {
 		prefix = minhashSize // every pair qualifies; a shared slot is not needed
 	}
-	index := map[slotToken][]int32{}
+	index := map[uint64][]int32{}
 	stamp := make([]int32, len(sigs))
 	for i := range stamp {
 		stamp[i] = -1
 	}
 	var out [][2]int32
-	toks := make([]slotToken, minhashSize)
+	type ranked struct {
+		freq int32
+		slot int32
+		tok  uint64
+	}
+	toks := make([]ranked, minhashSize)
 	for y, sig := range sigs {
 		if sig == nil {
 			continue
 		}
 		for j, v := range sig {
-			toks[j] = slotToken{int32(j), v}
+			tok := slotToken(j, v)
+			toks[j] = ranked{freq[tok], int32(j), tok}
 		}
-		slices.SortFunc(toks, func(a, b slotToken) int {
-			if c := cmp.Compare(freq[a], freq[b]); c != 0 {
+		// Rarest first; within a signature each slot is one token, so
+		// (frequency, slot) orders every token the same way in every
+		// signature.
+		slices.SortFunc(toks, func(a, b ranked) int {
+			if c := cmp.Compare(a.freq, b.freq); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.slot, b.slot)
@@ -306,8 +324,8 @@ func similarPairs(sigs []*signature, t float64) [][2]int32 {
 			}
 			continue
 		}
-		for _, tok := range toks[:prefix] {
-			for _, x := range index[tok] {
+		for _, r := range toks[:prefix] {
+			for _, x := range index[r.tok] {
 				if stamp[x] == int32(y) {
 					continue
 				}
@@ -317,8 +335,8 @@ func similarPairs(sigs []*signature, t float64) [][2]int32 {
 				}
 			}
 		}
-		for _, tok := range toks[:prefix] {
-			index[tok] = append(index[tok], int32(y))
+		for _, r := range toks[:prefix] {
+			index[r.tok] = append(index[r.tok], int32(y))
 		}
 	}
 	return sortPairs(out)
