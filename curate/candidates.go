@@ -24,10 +24,10 @@ import (
 // sensitive hashing, bandIndex): two signatures that disagree in at most
 // m = 128 - s(t) slots leave at least one of m+1 disjoint bands untouched,
 // where they are equal and share its bucket. At the default threshold 0.8
-// that is 26 bands of 4-5 slots, and a pair of unrelated books (estimated
-// similarity 0.03) shares a bucket with odds of about 26 x 0.03^4, two in a
-// million. Sources arrive one by one, and each is looked up before it is
-// added.
+// that is 26 bands, 24 of 5 slots and 2 of 4, and a pair of unrelated books
+// (estimated similarity 0.03) shares a bucket with odds of about
+// 24 x 0.03^5 + 2 x 0.03^4, two in a million. Sources arrive one by one,
+// and each is looked up before it is added.
 //
 // Banding at sameWorkSimilarity (0.2) would take 103 bands, mostly of one
 // slot, and unrelated books share a slot's shingle often enough (a common

@@ -364,8 +364,9 @@ func countAgreeFiles(t *testing.T, dir string) int {
 //     every new source with every kept one (the band index is exact on
 //     the MinHash estimate: candidates.go);
 //   - every copy planted at a similarity of 0.9 or more (comfortably above
-//     the threshold 0.8: the estimate's standard deviation with 128 hashes
-//     is at most 0.027 there, so 0.9 is 3.7 of them above) is dropped as a
+//     the threshold 0.8: the estimate falls below 0.8 for a pair truly at
+//     0.9 with odds of 1 in 2,800, by the binomial law of its 128 slots)
+//     is dropped as a
 //     near-duplicate of its original, and none at 0.6 or below is;
 //   - the pairs compared for their agreement are those of comparing every
 //     pair, and only those are aligned (one cached agreement each);

@@ -716,7 +716,13 @@ type plannedCopy struct {
 	exists, wasStored bool
 }
 
-const copyBudget = 256 << 20
+// copyBudget bounds the bytes held for copies; past it a copy is read
+// again from its origin (a local file, so from the page cache after the
+// run just read it) and checked against the sha256 judged. At 256 MiB a
+// library of 3,000 books of 62 KB held all its files through the grading
+// (472 MB resident); at 64 MiB the memory a run holds no longer grows with
+// the library past it.
+const copyBudget = 64 << 20
 
 // plan records the copy of entry e (index i) if source/ does not already
 // hold its bytes.
