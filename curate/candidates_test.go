@@ -3,6 +3,7 @@ package curate
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/internal/zipfcorpus"
 )
@@ -482,5 +484,67 @@ func TestPlantedNearDuplicatesAtScale(t *testing.T) {
 	}
 	if n := countAgreeFiles(t, cache) - agreeBefore; n != newPairs || newPairs == 0 {
 		t.Errorf("adding two files aligned %d pairs; the pairs they make are %d", n, newPairs)
+	}
+}
+
+// sketchBefore is sketch as it was before it skipped repeated shingles and
+// hashed them inline: the signatures must not change (they are cached, and
+// the decisions rest on them).
+func sketchBefore(text string) (signature, bool) {
+	var norm []rune
+	for _, r := range strings.ToLower(text) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			norm = append(norm, r)
+		}
+	}
+	var sig signature
+	for i := range sig {
+		sig[i] = ^uint64(0)
+	}
+	const k = 5
+	if len(norm) < k {
+		return sig, false
+	}
+	buf := make([]byte, 0, 4*k)
+	for i := 0; i+k <= len(norm); i++ {
+		buf = buf[:0]
+		for _, r := range norm[i : i+k] {
+			buf = utf8.AppendRune(buf, r)
+		}
+		h := fnv.New64a()
+		h.Write(buf)
+		base := h.Sum64()
+		for j := range sig {
+			x := base ^ (uint64(j+1) * 0x9E3779B97F4A7C15)
+			x ^= x >> 33
+			x *= 0xff51afd7ed558ccd
+			x ^= x >> 33
+			if x < sig[j] {
+				sig[j] = x
+			}
+		}
+	}
+	return sig, true
+}
+
+func TestSketchUnchanged(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	texts := []string{"", "abcd", "abcde", "ABCDE abcde", enText, zhText, "ÀÉÎ ö 𝔘𝔫𝔦 test 12345 ü İstanbul ǅ"}
+	vocab := zipfcorpus.Vocab(6000)
+	z := rand.NewZipf(r, 1.07, 2, uint64(len(vocab)-1))
+	for i := 0; i < 20; i++ {
+		texts = append(texts, zipfcorpus.Text(r, z, vocab, nil, 0, 2000+r.IntN(20000)))
+		var b strings.Builder
+		for n := r.IntN(3000); n > 0; n-- {
+			b.WriteRune(rune(r.IntN(0x3000)))
+		}
+		texts = append(texts, b.String())
+	}
+	for i, text := range texts {
+		got, gotOK := sketch(text)
+		want, wantOK := sketchBefore(text)
+		if got != want || gotOK != wantOK {
+			t.Errorf("text %d: the signature changed", i)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package curate
 
 import (
 	"bytes"
-	"hash/fnv"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -174,6 +173,14 @@ const minhashSize = 128
 // punctuation or markup.
 type signature [minhashSize]uint64
 
+// slotMul are the per-slot odd multipliers of sketch's hash family.
+var slotMul = func() (m [minhashSize]uint64) {
+	for j := range m {
+		m[j] = uint64(j+1) * 0x9E3779B97F4A7C15
+	}
+	return m
+}()
+
 func sketch(text string) (signature, bool) {
 	var norm []rune
 	for _, r := range strings.ToLower(text) {
@@ -189,19 +196,28 @@ func sketch(text string) (signature, bool) {
 	if len(norm) < k {
 		return sig, false
 	}
-	buf := make([]byte, 0, 4*k)
+	// A shingle seen before (its FNV-1a hash seen before) cannot lower
+	// any slot again: each distinct hash goes through the 128 slots once.
+	seen := make(map[uint64]struct{}, len(norm)/2)
+	var buf [4 * k]byte
 	for i := 0; i+k <= len(norm); i++ {
-		buf = buf[:0]
+		b := buf[:0]
 		for _, r := range norm[i : i+k] {
-			buf = utf8.AppendRune(buf, r)
+			b = utf8.AppendRune(b, r)
 		}
-		h := fnv.New64a()
-		h.Write(buf)
-		base := h.Sum64()
+		base := uint64(14695981039346656037) // FNV-1a, 64 bits
+		for _, c := range b {
+			base ^= uint64(c)
+			base *= 1099511628211
+		}
+		if _, dup := seen[base]; dup {
+			continue
+		}
+		seen[base] = struct{}{}
 		for j := range sig {
 			// Cheap independent hash family: mix the base hash with a
 			// per-slot odd multiplier and xorshift.
-			x := base ^ (uint64(j+1) * 0x9E3779B97F4A7C15)
+			x := base ^ slotMul[j]
 			x ^= x >> 33
 			x *= 0xff51afd7ed558ccd
 			x ^= x >> 33

@@ -98,13 +98,17 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// timing is one curate run; timedOut says it was killed at the bound.
+// timing is one curate run; timedOut says it was killed at the bound,
+// skipped that it did not run (an earlier run was killed).
 type timing struct {
-	cpu, wall, rssMB float64
-	timedOut         bool
+	cpu, wall, rssMB  float64
+	timedOut, skipped bool
 }
 
 func (t timing) String() string {
+	if t.skipped {
+		return "-"
+	}
 	if t.timedOut {
 		return fmt.Sprintf("killed at %.0f s (CPU %.0f)", t.wall, t.cpu)
 	}
@@ -170,7 +174,7 @@ func runSize(vibe, ws string, n int, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	again, added := timing{timedOut: true}, timing{timedOut: true}
+	again, added := timing{skipped: true}, timing{skipped: true}
 	var dec decisions
 	if !first.timedOut {
 		if again, err = curate(vibe, ws, timeout); err != nil {
