@@ -16,9 +16,10 @@
 // of the size, and so are the run's decisions read from sources.lock.json
 // (kept, dropped as near-duplicates, sources graded with an agreement) and
 // the agreements cached in .vibe/cache/curate. The planted near-duplicates:
-// every 25th book gets an edited copy, named after it (book00025-ed.md)
-// so it is gathered right after it, with a share of its letters replaced
-// that gives an estimated Jaccard similarity of 5-character shingles
+// every 25th book gets an edited copy, named after it (book00024-ed.md,
+// gathered just before book00024.md, which is then the one dropped when
+// the two are near-duplicates), with a share of its letters replaced
+// that gives a Jaccard similarity of 5-character shingles of about,
 // cycling through 0.95, 0.9, 0.85, 0.8, 0.75 and 0.6 (the default
 // near-duplicate threshold is 0.8).
 //
