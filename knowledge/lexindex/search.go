@@ -143,16 +143,19 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 	}
 	var arena []Posting
 	parts := make([][]Posting, len(terms))
+	rb := make([]float64, len(terms))
+	var m maxScore
 	for _, s := range all {
 		if top.full() && s.bound < top.kth() {
 			break
 		}
 		for i, t := range terms {
-			parts[i] = nil
+			parts[i], rb[i] = nil, 0
 			j := sort.Search(len(t.Rows), func(x int) bool { return t.Rows[x].Last >= s.lo })
 			if j == len(t.Rows) || t.Rows[j].First > s.lo {
 				continue
 			}
+			rb[i] = bounds[i][j]
 			ps := decoded[i][j]
 			if ps == nil {
 				row := t.Rows[j]
@@ -171,9 +174,81 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 			b := a + sort.Search(len(ps)-a, func(x int) bool { return ps[a+x].Num >= s.hi })
 			parts[i] = ps[a:b]
 		}
-		sc.merge(parts, top.offer)
+		if top.full() {
+			m.merge(sc, parts, rb, top)
+		} else {
+			sc.merge(parts, top.offer)
+		}
 	}
 	return top.result(), nil
+}
+
+// maxScore scores a stretch once the collector is full, MaxScore's way:
+// the terms whose bounds (in the stretch), added up, stay below the k-th
+// best score cannot put a chunk among the best by themselves, so only the
+// chunks holding one of the other terms (the essential ones) are scored,
+// each over every term, added in terms order as merge adds them (the same
+// score to the bit). A chunk holding only terms that are not essential
+// scores below the k-th, which the collector would refuse: the result is
+// merge's.
+type maxScore struct {
+	order []int  // term indexes by bound, smallest first
+	other []bool // per term: not essential
+	at    []int  // per term not essential: the next posting not passed
+}
+
+func (m *maxScore) merge(sc scorer, parts [][]Posting, rb []float64, top *collector) {
+	if len(m.other) != len(parts) {
+		m.other, m.at = make([]bool, len(parts)), make([]int, len(parts))
+	}
+	clear(m.other)
+	clear(m.at)
+	m.order = m.order[:0]
+	for i := range parts {
+		if len(parts[i]) > 0 {
+			m.order = append(m.order, i)
+		}
+	}
+	slices.SortFunc(m.order, func(a, b int) int { return cmp.Compare(rb[a], rb[b]) })
+	// The terms not essential: the longest run of the smallest bounds whose
+	// sum stays below the k-th best score. A chunk's score, added in terms
+	// order, is at most their sum in that order; the margin covers the
+	// rounding of adding them in another order (lexical.MaxQueryTokens,
+	// 256 terms: under 1e-13 of the sum).
+	kth := top.kth()
+	sum := 0.0
+	for _, i := range m.order {
+		if sum += rb[i]; sum*(1+1e-9) >= kth {
+			break
+		}
+		m.other[i] = true
+	}
+	for {
+		num := int64(math.MaxInt64)
+		for i, p := range parts {
+			if !m.other[i] && len(p) > 0 && p[0].Num < num {
+				num = p[0].Num
+			}
+		}
+		if num == math.MaxInt64 {
+			return
+		}
+		var score float64
+		for i, p := range parts {
+			if m.other[i] {
+				ps := p[m.at[i]:]
+				k := sort.Search(len(ps), func(x int) bool { return ps[x].Num >= num })
+				m.at[i] += k
+				if k < len(ps) && ps[k].Num == num {
+					score += weight(sc.idf[i], int(ps[k].TF), int(ps[k].Len), sc.avgdl)
+				}
+			} else if len(p) > 0 && p[0].Num == num {
+				score += weight(sc.idf[i], int(p[0].TF), int(p[0].Len), sc.avgdl)
+				parts[i] = p[1:]
+			}
+		}
+		top.offer(Hit{Num: num, Score: score})
+	}
 }
 
 // merge scores the chunks of parts (per term, postings in number order),
