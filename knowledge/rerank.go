@@ -163,6 +163,10 @@ type tokenMatcher struct {
 	uni   map[rune]uint64
 	bi    map[[2]rune]uint64
 	words map[string]uint64
+	// cjk has bit r%1024 set for each rune of the CJK unigrams and
+	// bigrams: a rune whose bit is clear is in none of them, and is not
+	// looked up (most of a text's runes).
+	cjk [1024 / 64]uint64
 }
 
 func newTokenMatcher(qtoks []string) *tokenMatcher {
@@ -173,14 +177,23 @@ func newTokenMatcher(qtoks []string) *tokenMatcher {
 		switch {
 		case len(rs) == 1 && lexical.IsCJK(rs[0]):
 			m.uni[rs[0]] |= bit
+			m.markCJK(rs[0])
 		case len(rs) == 2 && lexical.IsCJK(rs[0]) && lexical.IsCJK(rs[1]):
 			m.bi[[2]rune{rs[0], rs[1]}] |= bit
+			m.markCJK(rs[0])
+			m.markCJK(rs[1])
 		default:
 			m.words[t] |= bit
 		}
 	}
 	return m
 }
+
+func (m *tokenMatcher) markCJK(r rune) { m.cjk[uint32(r)%1024/64] |= 1 << (uint32(r) % 64) }
+
+// mayHold reports whether r may be a rune of a CJK query token (false: it
+// is not).
+func (m *tokenMatcher) mayHold(r rune) bool { return m.cjk[uint32(r)%1024/64]&(1<<(uint32(r)%64)) != 0 }
 
 // sentenceEnd reports whether the rune at byte i of text (r, of width w)
 // ends a sentence, as [sentences] cuts.
@@ -207,8 +220,10 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 	// UTF-8 encoded: the map lookup by string(word) allocates nothing.
 	var buf [4 * (lexical.MaxWordRunes + 1)]byte
 	word, runes := buf[:0], 0
-	var prev rune // the previous rune of the current CJK run, or -1
-	prev = -1
+	// prev is the previous rune of the current CJK run, when there is
+	// one that may be a rune of a query token (mayHold).
+	var prev rune
+	prevIn := false
 	flushWord := func() {
 		if runes > 0 {
 			if len(m.words) > 0 {
@@ -222,24 +237,29 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 		case lexical.IsCJK(r):
 			flushWord()
 			f := lexical.FoldRune(r)
-			cur |= m.uni[f]
-			if prev >= 0 {
-				cur |= m.bi[[2]rune{prev, f}]
+			in := m.mayHold(f)
+			if in {
+				cur |= m.uni[f]
+				if prevIn {
+					cur |= m.bi[[2]rune{prev, f}]
+				}
 			}
-			prev = f
+			prev, prevIn = f, in
+			nonEmpty = true
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			prev = -1
+			prevIn = false
 			word = utf8.AppendRune(word, unicode.ToLower(r))
 			runes++
 			if runes > lexical.MaxWordRunes {
 				flushWord()
 			}
+			nonEmpty = true
 		default:
 			flushWord()
-			prev = -1
-		}
-		if !unicode.IsSpace(r) {
-			nonEmpty = true
+			prevIn = false
+			if !unicode.IsSpace(r) {
+				nonEmpty = true
+			}
 		}
 		if end != nil && end(text, i, r) {
 			flushWord()

@@ -192,7 +192,7 @@ const CollapseDepth = 100
 // near-duplicates of a hit kept before them.
 func Collapse(hits []Hit, k int) []Hit {
 	out := make([]Hit, 0, min(k, len(hits)))
-	var kept [][]uint64
+	var kept []*shingleSet
 	for _, h := range hits {
 		if len(out) == k {
 			break
@@ -201,10 +201,10 @@ func Collapse(hits []Hit, k int) []Hit {
 			out = append(out, h)
 			continue
 		}
-		sh := shingles(h.Chunk.Text)
+		sh := newShingleSet(shingleHashes(h.Chunk.Text))
 		dup := false
 		for _, o := range kept {
-			if containment(sh, o) >= DuplicateContainment {
+			if sh.containment(o) >= DuplicateContainment {
 				dup = true
 				break
 			}
@@ -224,6 +224,13 @@ func Collapse(hits []Hit, k int) []Hit {
 // separated) replaces building a string per shingle: a collision, at 2^-64
 // a pair, would count two shingles as one.
 func shingles(text string) []uint64 {
+	out := shingleHashes(text)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// shingleHashes is shingles in text order, with repeats.
+func shingleHashes(text string) []uint64 {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
@@ -277,8 +284,85 @@ func shingles(text string) []uint64 {
 	for i := 0; i+3 <= len(units); i++ {
 		out = append(out, join(units[i:i+3]))
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
+}
+
+// shingleSet is a set of shingles (see shingles) kept in a hash table, so
+// that the containment of one set in another needs no sorting: its keys,
+// each once, and an open-addressing table of them (0 marks a free slot;
+// whether 0 is a member is kept aside).
+type shingleSet struct {
+	keys  []uint64
+	table []uint64
+	zero  bool
+}
+
+// newShingleSet returns the set of hs (with repeats).
+func newShingleSet(hs []uint64) *shingleSet {
+	size := 16
+	for size < 2*len(hs) {
+		size *= 2
+	}
+	s := &shingleSet{keys: hs[:0], table: make([]uint64, size)}
+	for _, x := range hs {
+		if s.add(x) {
+			s.keys = append(s.keys, x)
+		}
+	}
+	return s
+}
+
+// add adds x and reports whether it was not a member.
+func (s *shingleSet) add(x uint64) bool {
+	if x == 0 {
+		had := s.zero
+		s.zero = true
+		return !had
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := x & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case x:
+			return false
+		case 0:
+			s.table[i] = x
+			return true
+		}
+	}
+}
+
+func (s *shingleSet) has(x uint64) bool {
+	if x == 0 {
+		return s.zero
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := x & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case x:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// containment is [containment] of the two sets: the share of the smaller
+// set's members found in the other.
+func (s *shingleSet) containment(o *shingleSet) float64 {
+	a, b := s, o
+	if len(b.keys) < len(a.keys) {
+		a, b = b, a
+	}
+	if len(a.keys) == 0 {
+		return 0
+	}
+	n := 0
+	for _, x := range a.keys {
+		if b.has(x) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a.keys))
 }
 
 // containment is the share of the smaller set's members found in the other

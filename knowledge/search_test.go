@@ -235,5 +235,18 @@ func TestHashedShinglesMatchStrings(t *testing.T) {
 		if got := containment(ha, hb); got != want {
 			t.Fatalf("%q in %q: containment %v, strings %v", a, b, got, want)
 		}
+		// Collapse's hash sets: the same members and containment.
+		sa2, sb2 := newShingleSet(shingleHashes(a)), newShingleSet(shingleHashes(b))
+		if len(sa2.keys) != len(sa) || len(sb2.keys) != len(sb) {
+			t.Fatalf("%q, %q: sets of %d and %d shingles, strings %d and %d", a, b, len(sa2.keys), len(sb2.keys), len(sa), len(sb))
+		}
+		if got := sa2.containment(sb2); got != want {
+			t.Fatalf("%q in %q: set containment %v, strings %v", a, b, got, want)
+		}
+	}
+	// A shingle hashing to 0, and repeats of it.
+	z := newShingleSet([]uint64{0, 5, 0, 5, 1 << 40})
+	if len(z.keys) != 3 || !z.has(0) || !z.has(5) || z.has(6) {
+		t.Fatalf("set of 0, 5, 0, 5, 2^40: keys %v, has 0/5/6 %v %v %v", z.keys, z.has(0), z.has(5), z.has(6))
 	}
 }
