@@ -403,7 +403,7 @@ func denseQuery(q []float32) bool {
 // q through the index ix: the ivfProbes lists of the centroids nearest q
 // are read and their codes scored, and the best rerankCandidates(n) of
 // them ranked exactly by their float32 vectors.
-func (s *Store) ivfSearch(ctx context.Context, theme string, ix *ivfIndex, q []float32, n int) ([]knowledge.Hit, error) {
+func (s *Store) ivfSearch(ctx context.Context, v view, theme string, ix *ivfIndex, q []float32, n int) ([]knowledge.Hit, error) {
 	type cs struct {
 		list int
 		s    float32
@@ -458,7 +458,7 @@ func (s *Store) ivfSearch(ctx context.Context, theme string, ix *ivfIndex, q []f
 	top := newTopN(n)
 	// The theme is checked: a rowid read from a list may have been deleted
 	// and reused since.
-	if err := s.scanVectors(ctx, vectorsByRowid, []any{theme, jsonInts(cand.ids)}, q, top); err != nil {
+	if err := s.exactByRowid(ctx, v, theme, cand.ids, q, top); err != nil {
 		return nil, err
 	}
 	return top.hits(), nil

@@ -321,19 +321,28 @@ func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
 // (a lexical search shows all of them; a hybrid one loads only those that
 // can still rank).
 func (s *Store) lexicalSearch(ctx context.Context, theme, text string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
+	v, err := s.begin(ctx, theme)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lexical: %w", err)
+	}
+	return s.lexicalSearchIn(ctx, v, theme, text, n, load)
+}
+
+// lexicalSearchIn is lexicalSearch with the search's view of the cache.
+func (s *Store) lexicalSearchIn(ctx context.Context, v view, theme, text string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
 	toks := lexical.QueryTokens(text)
 	if len(toks) == 0 {
 		return nil, nil, nil
 	}
-	hits, idf, err := s.lexTopK(ctx, theme, toks, n, load)
+	hits, idf, err := s.lexTopK(ctx, v, theme, toks, n, load)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lexical: %w", err)
 	}
 	return hits, idf, nil
 }
 
-func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
-	terms, st, err := s.termRows(ctx, theme, toks)
+func (s *Store) lexTopK(ctx context.Context, v view, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
+	terms, st, err := s.cachedTermRows(ctx, v, theme, toks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -350,7 +359,7 @@ func (s *Store) lexTopK(ctx context.Context, theme string, toks []string, n int,
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := s.lexHits(ctx, top, load)
+	hits, err := s.lexHits(ctx, v, top, load)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -404,42 +413,67 @@ FROM lex_posting WHERE term IN (SELECT value FROM json_each(?2)) ORDER BY term, 
 
 // lexHits turns ranked chunk numbers into hits carrying the chunk id (or,
 // with load, the whole chunk) and score, best first, equal scores in chunk
-// id order. A number whose chunk is gone (deleted since the rows were read)
-// is left out.
-func (s *Store) lexHits(ctx context.Context, top []lexindex.Hit, load bool) ([]knowledge.Hit, error) {
+// id order, from the cache of v or read (and cached). A number whose chunk
+// is gone (deleted since the rows were read) is left out.
+func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bool) ([]knowledge.Hit, error) {
 	cols := `id`
 	if load {
 		cols = chunkCols
 	}
 	byNum := make(map[int64]chunk.Chunk, len(top))
-	for start := 0; start < len(top); start += fillBatch {
-		part := top[start:min(start+fillBatch, len(top))]
-		nums := make([]int64, len(part))
-		for i, h := range part {
-			nums[i] = h.Num
+	var miss []int64
+	for _, h := range top {
+		id, ok := v.id(h.Num)
+		if ok && load {
+			var c chunk.Chunk
+			if c, ok = v.chunk(id); ok {
+				byNum[h.Num] = c
+			}
+		} else if ok {
+			byNum[h.Num] = chunk.Chunk{ID: id}
 		}
-		rows, err := s.queryStmt(ctx, `SELECT lex_num, `+cols+` FROM chunks WHERE lex_num IN (SELECT value FROM json_each(?))`, jsonInts(nums))
+		if !ok {
+			miss = append(miss, h.Num)
+		}
+	}
+	for start := 0; start < len(miss); start += fillBatch {
+		part := miss[start:min(start+fillBatch, len(miss))]
+		rows, err := s.queryStmt(ctx, `SELECT lex_num, `+cols+genColumn+` FROM chunks WHERE lex_num IN (SELECT value FROM json_each(?))`, jsonInts(part))
 		if err != nil {
 			return nil, err
 		}
+		var gen int64
+		var nums []int64
+		var got []chunk.Chunk
 		for rows.Next() {
 			var num int64
 			var c chunk.Chunk
 			var err error
 			if load {
-				c, err = scanChunk(prefixed{rows, &num})
+				c, err = scanChunk(prefixed{rows, &num, &gen})
 			} else {
-				err = rows.Scan(&num, &c.ID)
+				err = rows.Scan(&num, &c.ID, &gen)
 			}
 			if err != nil {
 				rows.Close()
 				return nil, err
 			}
 			byNum[num] = c
+			nums = append(nums, num)
+			got = append(got, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, err
+		}
+		if load {
+			v.putChunks(gen, got, nums)
+		} else {
+			ids := make([]string, len(got))
+			for i, c := range got {
+				ids[i] = c.ID
+			}
+			v.putIDs(gen, nums, ids)
 		}
 	}
 	out := make([]knowledge.Hit, 0, len(top))
@@ -453,10 +487,21 @@ func (s *Store) lexHits(ctx context.Context, top []lexindex.Hit, load bool) ([]k
 }
 
 // prefixed scans one leading column into first, then the rest as sc's
-// caller asks.
+// caller asks, then one trailing column into last.
 type prefixed struct {
-	rows  *sql.Rows
-	first any
+	rows        *sql.Rows
+	first, last any
 }
 
-func (p prefixed) Scan(dest ...any) error { return p.rows.Scan(append([]any{p.first}, dest...)...) }
+func (p prefixed) Scan(dest ...any) error {
+	return p.rows.Scan(append(append([]any{p.first}, dest...), p.last)...)
+}
+
+// suffixed scans the columns sc's caller asks for, then one trailing
+// column into last.
+type suffixed struct {
+	rows *sql.Rows
+	last any
+}
+
+func (p suffixed) Scan(dest ...any) error { return p.rows.Scan(append(dest, p.last)...) }

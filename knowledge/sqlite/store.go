@@ -40,6 +40,8 @@ type Store struct {
 	// stmts are the search path's statements, prepared once (see stmt).
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+
+	rc *readCache // what searches read, for the store's generation
 }
 
 var (
@@ -94,7 +96,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors}, nil
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors, rc: newReadCache()}, nil
 }
 
 // Close closes the database.
@@ -193,17 +195,6 @@ func (s *Store) Documents(ctx context.Context, theme string) ([]knowledge.Docume
 func bumpGen(ctx context.Context, tx *sql.Tx, theme string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO theme_gen(theme, gen) VALUES (?, 1) ON CONFLICT(theme) DO UPDATE SET gen = gen + 1`, theme)
 	return err
-}
-
-// themeGen returns the theme's generation (0 before its first write).
-func (s *Store) themeGen(ctx context.Context, theme string) (int64, error) {
-	st, err := s.stmt(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0)`)
-	if err != nil {
-		return 0, err
-	}
-	var gen int64
-	err = st.QueryRowContext(ctx, theme).Scan(&gen)
-	return gen, err
 }
 
 // ReplaceDocument implements knowledge.Store.
@@ -417,13 +408,20 @@ func (s *Store) Chunks(ctx context.Context, theme string) ([]chunk.Chunk, error)
 
 // Search implements knowledge.Store.
 func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
+	v, err := s.begin(ctx, q.Theme)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", q.Theme, err)
+	}
 	hits, err := knowledge.Search(ctx, q,
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, error) {
-			return s.vectorSearch(ctx, q.Theme, q.Vector, n)
+			return s.vectorSearchIn(ctx, v, q.Theme, q.Vector, n)
 		},
 		func(ctx context.Context, q knowledge.Query, n int) ([]knowledge.Hit, map[string]float64, error) {
-			return s.lexicalSearch(ctx, q.Theme, q.Text, n, q.Mode == knowledge.SearchLexical)
-		}, s.fill)
+			return s.lexicalSearchIn(ctx, v, q.Theme, q.Text, n, q.Mode == knowledge.SearchLexical)
+		},
+		func(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+			return s.fillIn(ctx, v, hits)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -431,18 +429,32 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 }
 
 // fill loads the chunks of hits that carry only their id (a hit whose
-// chunk names its document is loaded already), fillBatch ids a query (a
-// hybrid search loads its hundred candidates in one), keeping their order.
+// chunk names its document is loaded already), from the cache or fillBatch
+// ids a query (a hybrid search loads its hundred candidates in one),
+// keeping their order.
 func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+	v, err := s.begin(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return s.fillIn(ctx, v, hits)
+}
+
+// fillIn is fill with the search's view of the cache.
+func (s *Store) fillIn(ctx context.Context, v view, hits []knowledge.Hit) ([]knowledge.Hit, error) {
 	var ids []string
+	byID := make(map[string]chunk.Chunk, len(hits))
 	for _, h := range hits {
 		if h.Chunk.Doc == "" {
-			ids = append(ids, h.Chunk.ID)
+			if c, ok := v.chunk(h.Chunk.ID); ok {
+				byID[c.ID] = c
+			} else {
+				ids = append(ids, h.Chunk.ID)
+			}
 		}
 	}
-	byID := make(map[string]chunk.Chunk, len(ids))
 	for start := 0; start < len(ids); start += fillBatch {
-		if err := s.loadChunks(ctx, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
+		if err := s.loadChunks(ctx, v, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
 			return nil, err
 		}
 	}
@@ -462,37 +474,39 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 // parameters.
 const fillBatch = 500
 
-// loadChunks adds the chunks of ids (at least one) to byID.
-func (s *Store) loadChunks(ctx context.Context, ids []string, byID map[string]chunk.Chunk) error {
+// loadChunks adds the chunks of ids (at least one) to byID, and to the
+// cache of v.
+func (s *Store) loadChunks(ctx context.Context, v view, ids []string, byID map[string]chunk.Chunk) error {
 	list, err := jsonStrings(ids)
 	if err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
-	rows, err := s.queryStmt(ctx, `SELECT `+chunkCols+` FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, list)
+	rows, err := s.queryStmt(ctx, `SELECT `+chunkCols+genColumn+` FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, list)
 	if err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
 	defer rows.Close()
+	var gen int64
+	var got []chunk.Chunk
 	for rows.Next() {
-		c, err := scanChunk(rows)
+		c, err := scanChunk(suffixed{rows, &gen})
 		if err != nil {
 			return fmt.Errorf("load chunks: %w", err)
 		}
 		byID[c.ID] = c
+		got = append(got, c)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
+	v.putChunks(gen, got, nil)
 	return nil
 }
 
-func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error) {
-	// The generation is read before the vectors: a write in between makes
-	// the cached copy look stale and reloaded next time, never the reverse.
-	gen, err := s.themeGen(ctx, theme)
-	if err != nil {
-		return nil, err
-	}
+// vectors returns the theme's vectors as of its generation gen, read
+// before them (Store.begin): a write in between makes the cached copy look
+// stale and reloaded next time, never the reverse.
+func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVectors, error) {
 	s.mu.Lock()
 	if tv, ok := s.cache[theme]; ok && tv.gen == gen {
 		s.mu.Unlock()
@@ -559,6 +573,15 @@ func (s *Store) vectors(ctx context.Context, theme string) (*themeVectors, error
 // query is not zero only, then ranks the best rerankCandidates of them
 // exactly, by their float32 vectors read from disk.
 func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
+	v, err := s.begin(ctx, theme)
+	if err != nil {
+		return nil, fmt.Errorf("vector: %w", err)
+	}
+	return s.vectorSearchIn(ctx, v, theme, qv, n)
+}
+
+// vectorSearchIn is vectorSearch with the search's view of the cache.
+func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []float32, n int) ([]knowledge.Hit, error) {
 	if denseQuery(qv) {
 		ix, err := s.ivf(ctx, s.db, theme)
 		if err != nil {
@@ -567,14 +590,14 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 		if ix != nil && ix.dims == len(qv) {
 			q := append([]float32(nil), qv...)
 			normalize(q)
-			hits, err := s.ivfSearch(ctx, theme, ix, q, n)
+			hits, err := s.ivfSearch(ctx, v, theme, ix, q, n)
 			if err != nil {
 				return nil, fmt.Errorf("vector: %w", err)
 			}
 			return hits, nil
 		}
 	}
-	tv, err := s.vectors(ctx, theme)
+	tv, err := s.vectors(ctx, theme, v.themeGen)
 	if err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
 	}
@@ -602,15 +625,16 @@ func (s *Store) vectorSearch(ctx context.Context, theme string, qv []float32, n 
 		rowids[i] = tv.rows[sort.SearchStrings(tv.ids, id)] // ids are in order
 	}
 	top := newTopN(n)
-	if err := s.scanVectors(ctx, vectorsByRowid, []any{theme, jsonInts(rowids)}, q, top); err != nil {
+	if err := s.exactByRowid(ctx, v, theme, rowids, q, top); err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
 	}
 	return top.hits(), nil
 }
 
 // vectorsByRowid reads the vectors of a theme's rowids (a JSON array) by
-// rowid: the unary + keeps SQLite from going through the theme index.
-const vectorsByRowid = `SELECT chunk_id, vector FROM embeddings WHERE +theme = ? AND rowid IN (SELECT value FROM json_each(?))`
+// rowid, and the store's generation: the unary + keeps SQLite from going
+// through the theme index.
+const vectorsByRowid = `SELECT rowid, chunk_id, vector` + genColumn + ` FROM embeddings WHERE +theme = ? AND rowid IN (SELECT value FROM json_each(?))`
 
 // rerankCandidates is how many chunks, ranked by their codes, are ranked
 // again exactly for n hits. TestVectorCodesKeepTheExactRanking checks that

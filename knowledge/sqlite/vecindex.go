@@ -10,14 +10,11 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 )
 
-// scanVectors scores the vectors a query returns (chunk id, vector) against
-// the unit vector q into top.
-func (s *Store) scanVectors(ctx context.Context, query string, args []any, q []float32, top *topN) error {
-	rows, err := s.queryStmt(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
+// exactByRowid scores the theme's vectors of rowids (the embeddings rows of
+// another theme are left out) against the unit vector q into top, each by
+// its float32 values: from the cache of v, or read by vectorsByRowid and
+// cached.
+func (s *Store) exactByRowid(ctx context.Context, v view, theme string, rowids []int64, q []float32, top *topN) error {
 	// The dimensions where q is not zero: the others add a zero to the dot
 	// product, which leaves it as it is (it is never -0), so they are not
 	// read.
@@ -27,37 +24,125 @@ func (s *Store) scanVectors(ctx context.Context, query string, args []any, q []f
 			nz = append(nz, j)
 		}
 	}
+	var miss []int64
+	for _, r := range rowids {
+		cv, ok := v.vector(r)
+		if !ok {
+			miss = append(miss, r)
+			continue
+		}
+		if cv.theme != theme {
+			continue
+		}
+		if cv.dims != len(q) {
+			return fmt.Errorf("chunk %s: vector of %d dims, the query %d: %w", cv.id, cv.dims, len(q), knowledge.ErrDimensionMismatch)
+		}
+		top.add(cv.id, cv.dot(q, nz))
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	rows, err := s.queryStmt(ctx, vectorsByRowid, theme, jsonInts(miss))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var rowid, gen int64
 	var id string
 	var blob sql.RawBytes
+	var read []*cachedVector
+	var readIDs []int64
 	for rows.Next() {
-		if err := rows.Scan(&id, &blob); err != nil {
+		if err := rows.Scan(&rowid, &id, &blob, &gen); err != nil {
 			return err
 		}
 		if len(blob) != 4*len(q) {
 			return fmt.Errorf("chunk %s: vector of %d dims, the query %d: %w", id, len(blob)/4, len(q), knowledge.ErrDimensionMismatch)
 		}
-		// As decodeInto, normalize and the dot product with q over every
-		// dimension, to the bit, without writing the vector out.
-		var sum float64
-		for i := 0; i < len(blob); i += 4 {
-			x := float64(decodeAt(blob, i))
-			sum += x * x
+		cv := newCachedVector(id, theme, blob)
+		top.add(id, cv.dot(q, nz))
+		read = append(read, cv)
+		readIDs = append(readIDs, rowid)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	v.putVectors(gen, readIDs, read)
+	return nil
+}
+
+// newCachedVector keeps the float32 vector blob (little-endian) of chunk
+// id: its values (only the nonzero ones, with their dimensions, when that
+// is smaller) and the inverse of its norm.
+func newCachedVector(id, theme string, blob []byte) *cachedVector {
+	dims := len(blob) / 4
+	cv := &cachedVector{id: id, theme: theme, dims: dims}
+	// The norm as normalize computes it, to the bit: in float64, over
+	// every dimension in order (a zero adds nothing).
+	var sum float64
+	nnz := 0
+	for i := 0; i < len(blob); i += 4 {
+		x := float64(decodeAt(blob, i))
+		sum += x * x
+		if x != 0 {
+			nnz++
 		}
-		inv := float32(1)
-		if sum != 0 {
-			inv = float32(1 / math.Sqrt(sum))
+	}
+	cv.zero = sum == 0
+	cv.inv = 1
+	if !cv.zero {
+		cv.inv = float32(1 / math.Sqrt(sum))
+	}
+	if 6*nnz < 4*dims && dims <= 1<<16 {
+		cv.vals, cv.at = make([]float32, 0, nnz), make([]uint16, 0, nnz)
+		for j := 0; j < dims; j++ {
+			if x := decodeAt(blob, 4*j); x != 0 {
+				cv.vals = append(cv.vals, x)
+				cv.at = append(cv.at, uint16(j))
+			}
 		}
-		var d float32
+	} else {
+		cv.vals = make([]float32, dims)
+		decodeInto(cv.vals, blob)
+	}
+	return cv
+}
+
+// dot is the cosine of the vector with the unit vector q, whose nonzero
+// dimensions are nz (ascending): each value normalised by inv, then
+// multiplied by q's and added, dimension by dimension, as decodeInto,
+// normalize and a dot product over every dimension compute it (the
+// dimensions skipped add zeros).
+func (cv *cachedVector) dot(q []float32, nz []int) float32 {
+	var d float32
+	if cv.at == nil {
 		for _, j := range nz {
-			x := decodeAt(blob, 4*j)
-			if sum != 0 {
-				x *= inv
+			x := cv.vals[j]
+			if !cv.zero {
+				x *= cv.inv
 			}
 			d += x * q[j]
 		}
-		top.add(id, d)
+		return d
 	}
-	return rows.Err()
+	k := 0
+	for _, j := range nz {
+		for k < len(cv.at) && int(cv.at[k]) < j {
+			k++
+		}
+		if k == len(cv.at) {
+			break
+		}
+		if int(cv.at[k]) != j {
+			continue
+		}
+		x := cv.vals[k]
+		if !cv.zero {
+			x *= cv.inv
+		}
+		d += x * q[j]
+	}
+	return d
 }
 
 // decodeAt decodes the little-endian float32 at byte i of b.

@@ -1,0 +1,270 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/embedding"
+	"github.com/vibelife/vibe/knowledge/storetest"
+)
+
+// emptyCache forgets everything s's searches cached.
+func emptyCache(s *Store) {
+	s.rc.mu.Lock()
+	s.rc.reset(-1)
+	s.rc.mu.Unlock()
+}
+
+// TestSearchCacheKeepsHits checks that a search answered from the read
+// cache returns what the same search reading the store returns, to the
+// bit: sparse vectors (the local embedder's) and dense ones, each mode,
+// the queries repeated so that the later ones are answered from the cache.
+func TestSearchCacheKeepsHits(t *testing.T) {
+	ctx := context.Background()
+	local := embedding.NewLocal(256)
+	for _, vectors := range []string{"sparse", "dense"} {
+		t.Run(vectors, func(t *testing.T) {
+			s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			c := storetest.NewCorpus(storetest.Zipf, "t", 600, 30, 256, 5)
+			info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
+			for _, d := range c.Docs {
+				if vectors == "sparse" {
+					texts := make([]string, len(d.Chunks))
+					for i, ch := range d.Chunks {
+						texts[i] = ch.Text
+					}
+					if d.Vectors, err = local.Embed(ctx, texts); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var queries []knowledge.Query
+			for i := 0; i < 30; i++ {
+				q := c.Query()
+				if vectors == "sparse" {
+					vs, err := local.Embed(ctx, []string{q.Text})
+					if err != nil {
+						t.Fatal(err)
+					}
+					q.Vector = vs[0]
+				}
+				queries = append(queries, q)
+			}
+			for _, mode := range []knowledge.SearchMode{knowledge.SearchHybrid, knowledge.SearchLexical, knowledge.SearchVector} {
+				emptyCache(s)
+				for round := 0; round < 2; round++ {
+					for i, q := range queries {
+						q.Mode = mode
+						cached, err := s.Search(ctx, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						emptyCache(s)
+						read, err := s.Search(ctx, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(read) == 0 {
+							t.Fatalf("%s query %d (%q): no hits", mode, i, q.Text)
+						}
+						if !reflect.DeepEqual(cached, read) {
+							t.Fatalf("%s query %d (%q), round %d: from the cache\n%+v\nread\n%+v", mode, i, q.Text, round, cached, read)
+						}
+					}
+				}
+			}
+			// Each part of the cache is used.
+			emptyCache(s)
+			for _, mode := range []knowledge.SearchMode{knowledge.SearchHybrid, knowledge.SearchLexical} {
+				for _, q := range queries {
+					q.Mode = mode
+					if _, err := s.Search(ctx, q); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			s.rc.mu.Lock()
+			defer s.rc.mu.Unlock()
+			if len(s.rc.chunks.m) == 0 || len(s.rc.vectors.m) == 0 || len(s.rc.terms.m) == 0 || len(s.rc.ids.m) == 0 {
+				t.Fatalf("the cache holds %d chunks, %d vectors, %d terms, %d ids: a part is not used",
+					len(s.rc.chunks.m), len(s.rc.vectors.m), len(s.rc.terms.m), len(s.rc.ids.m))
+			}
+		})
+	}
+}
+
+// TestSearchCacheSeesOtherWriters checks that a process's cache does not
+// outlive a write by another process into the same file (vibe serve
+// searching while vibe ingest writes): a changed chunk's new text, a
+// deleted document, and another theme's write, which changes the
+// store-wide BM25 statistics.
+func TestSearchCacheSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v.db")
+	reader, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	writer, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	local := embedding.NewLocal(128)
+	info := knowledge.EmbeddingInfo{Model: local.Model(), Dimensions: local.Dimensions()}
+	write := func(theme, name string, texts ...string) {
+		t.Helper()
+		id := fmt.Sprintf("knowledge/%s/converted/%s.md", theme, name)
+		doc := knowledge.Document{ID: id, Theme: theme, Source: id, Title: name, ContentHash: fmt.Sprint(texts)}
+		var chunks []chunk.Chunk
+		for i, text := range texts {
+			chunks = append(chunks, chunk.Chunk{ID: fmt.Sprintf("%s#%d", id, i), Doc: id, Source: id, Title: name, Ordinal: i, Text: text, End: len([]rune(text)), Tokens: len(text)})
+		}
+		vs, err := local.Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writer.ReplaceDocument(ctx, doc, chunks, vs, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(mode knowledge.SearchMode, text string) []knowledge.Hit {
+		t.Helper()
+		vs, err := local.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := reader.Search(ctx, knowledge.Query{Theme: "t", Text: text, Vector: vs[0], K: 5, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	write("t", "a", "甲木参天，脱胎要火。", "春不容金，秋不容土。")
+	write("t", "b", "乙木虽柔，刲羊解牛。", "怀丁抱丙，跨凤乘猴。")
+	modes := []knowledge.SearchMode{knowledge.SearchHybrid, knowledge.SearchLexical, knowledge.SearchVector}
+	for _, m := range modes {
+		if h := search(m, "甲木 脱胎"); len(h) == 0 || h[0].Chunk.Doc != "knowledge/t/converted/a.md" {
+			t.Fatalf("%s before the writes: %+v", m, h)
+		}
+	}
+	// Another process rewrites a: the reader's next search sees the new text.
+	write("t", "a", "甲木参天，脱胎要火，庚金劈甲。", "春不容金，秋不容土。")
+	for _, m := range modes {
+		h := search(m, "甲木 脱胎")
+		if len(h) == 0 || h[0].Chunk.Text != "甲木参天，脱胎要火，庚金劈甲。" {
+			t.Fatalf("%s after a was rewritten: %+v", m, h)
+		}
+	}
+	lexBefore := search(knowledge.SearchLexical, "乙木 刲羊")
+	// Another theme's write changes the store-wide statistics, so the
+	// scores of theme t.
+	write("u", "c", "乙木虽柔。", "乙木。", "丙火猛烈。")
+	lexAfter := search(knowledge.SearchLexical, "乙木 刲羊")
+	if len(lexBefore) == 0 || len(lexAfter) == 0 || lexBefore[0].LexicalScore == lexAfter[0].LexicalScore {
+		t.Fatalf("theme u's write left theme t's scores as they were: before %+v, after %+v", lexBefore, lexAfter)
+	}
+	fresh, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want, err := fresh.Search(ctx, knowledge.Query{Theme: "t", Text: "乙木 刲羊", K: 5, Mode: knowledge.SearchLexical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(lexAfter, want) {
+		t.Fatalf("after theme u's write: %+v, a new process finds %+v", lexAfter, want)
+	}
+	// Another process deletes b: none of its chunks is found any more.
+	if err := writer.DeleteDocument(ctx, "t", "knowledge/t/converted/b.md"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range modes {
+		for _, h := range search(m, "乙木 刲羊 丁 丙") {
+			if h.Chunk.Doc == "knowledge/t/converted/b.md" {
+				t.Fatalf("%s after b was deleted: %+v", m, h)
+			}
+		}
+	}
+}
+
+// TestSearchCacheConcurrent runs searches in several goroutines while
+// another rewrites a document of the theme (go test -race: the cache is
+// shared by every search of the process).
+func TestSearchCacheConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	local := embedding.NewLocal(64)
+	info := knowledge.EmbeddingInfo{Model: local.Model(), Dimensions: local.Dimensions()}
+	c := storetest.NewCorpus(storetest.Zipf, "t", 60, 10, 64, 3)
+	for _, d := range c.Docs {
+		texts := make([]string, len(d.Chunks))
+		for i, ch := range d.Chunks {
+			texts[i] = ch.Text
+		}
+		if d.Vectors, err = local.Embed(ctx, texts); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var queries []knowledge.Query
+	for i := 0; i < 8; i++ {
+		q := c.Query()
+		vs, err := local.Embed(ctx, []string{q.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Vector = vs[0]
+		queries = append(queries, q)
+	}
+	done := make(chan error, 5)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 6; i++ {
+				q := queries[(g+i)%len(queries)]
+				q.Mode = []knowledge.SearchMode{knowledge.SearchHybrid, knowledge.SearchLexical, knowledge.SearchVector}[i%3]
+				if _, err := s.Search(ctx, q); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	go func() {
+		d := c.Docs[0]
+		for i := 0; i < 3; i++ {
+			d.Doc.ContentHash = fmt.Sprint("round", i)
+			if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := 0; i < 5; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
