@@ -253,3 +253,76 @@ func TestAppendWithoutData(t *testing.T) {
 		t.Fatalf("the joined row decodes to %d postings (%v), want the first %d", len(got), err, RowSize)
 	}
 }
+
+// TestMergePacksRows: the rows of several segments of one term, some cut
+// short by deletes, merge into rows holding the same postings in order,
+// every row full but the last, and figures that match their postings.
+func TestMergePacksRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 200; round++ {
+		var all []Posting
+		var rows []Row
+		num := int64(1)
+		for seg := r.IntN(6); seg >= 0; seg-- {
+			var ps []Posting
+			for i := r.IntN(400); i >= 0; i-- {
+				num += 1 + int64(r.IntN(20))
+				ps = append(ps, Posting{Num: num, TF: int32(1 + r.IntN(9)), Len: int32(1 + r.IntN(500))})
+			}
+			_, segRows := Append(Row{}, ps)
+			if r.IntN(3) == 0 { // a deleted document's numbers
+				lo := ps[r.IntN(len(ps))].Num
+				hi := lo + int64(r.IntN(300))
+				var kept []Row
+				for _, row := range segRows {
+					if row.Last < lo || row.First > hi {
+						kept = append(kept, row)
+						continue
+					}
+					rest, err := Without(row, lo, hi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					kept = append(kept, rest...)
+				}
+				segRows = kept
+				keep := ps[:0:0]
+				for _, p := range ps {
+					if p.Num < lo || p.Num > hi {
+						keep = append(keep, p)
+					}
+				}
+				ps = keep
+			}
+			all = append(all, ps...)
+			rows = append(rows, segRows...)
+		}
+		merged, err := Merge(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Posting
+		for i, row := range merged {
+			if row.N == 0 || row.N > RowSize || (i < len(merged)-1 && row.N != RowSize) {
+				t.Fatalf("round %d: row %d of %d holds %d postings", round, i, len(merged), row.N)
+			}
+			before := len(got)
+			if got, err = row.Decode(got); err != nil {
+				t.Fatal(err)
+			}
+			mtf, mlen := 0, 1<<62
+			for _, p := range got[before:] {
+				mtf, mlen = max(mtf, int(p.TF)), min(mlen, int(p.Len))
+			}
+			if row.First != got[before].Num || row.Last != got[len(got)-1].Num || row.MaxTF != mtf || row.MinLen != mlen {
+				t.Fatalf("round %d: row %d figures %+v do not match its postings", round, i, row)
+			}
+		}
+		if len(all) == 0 {
+			all = nil
+		}
+		if !reflect.DeepEqual(got, all) {
+			t.Fatalf("round %d: merged rows hold %d postings, the segments %d", round, len(got), len(all))
+		}
+	}
+}

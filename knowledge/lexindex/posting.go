@@ -186,3 +186,32 @@ func Postings(first int64, toks [][]string) (terms []string, lists [][]Posting) 
 	}
 	return st, sl
 }
+
+// Merge returns rows, one term's in chunk number order and not
+// overlapping (the rows of several segments, say), packed again into rows of
+// RowSize postings but the last. A full row with no postings pending before
+// it, and a last row with none, is kept as it is (its data is not decoded);
+// the postings of the others are appended to new rows, in order. Rows that
+// deletes left short are packed the same way.
+func Merge(rows []Row) ([]Row, error) {
+	var out []Row
+	var pending []Posting
+	for i, r := range rows {
+		if len(pending) == 0 && (r.N == RowSize || i == len(rows)-1) {
+			out = append(out, r)
+			continue
+		}
+		var err error
+		if pending, err = r.Decode(pending); err != nil {
+			return nil, err
+		}
+		for len(pending) >= RowSize {
+			out = append(out, extend(Row{First: pending[0].Num}, pending[:RowSize]))
+			pending = pending[RowSize:]
+		}
+	}
+	if len(pending) > 0 {
+		out = append(out, extend(Row{First: pending[0].Num}, pending))
+	}
+	return out, nil
+}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,23 +13,47 @@ import (
 	"github.com/vibelife/vibe/knowledge/lexindex"
 )
 
-// The lexical index (knowledge/lexindex) lives in three tables:
+// The lexical index (knowledge/lexindex) lives in four tables:
 //
-//   - lex_posting: each term's posting rows in a theme, keyed by (term,
-//     theme, first chunk number); a chunk's number is chunks.lex_num, taken
-//     above every stored one by each write;
+//   - lex_posting: posting rows, keyed by (segment, term, theme, first chunk
+//     number); a chunk's number is chunks.lex_num, taken above every stored
+//     one by each write;
+//   - lex_seg: the segments, in write order: each its level, the chunk
+//     numbers it covers and how many documents it holds;
 //   - lex_doc: per document, its chunk and token counts and its terms, so
 //     a delete finds the rows to change without reading the chunks;
 //   - lex_theme: per theme, its chunk and token counts.
+//
+// Each document written is a segment of its own: its rows, keyed first by
+// the new segment's number, fill new pages at the end of the table instead
+// of changing a page of each of its terms' rows (a 56-chunk book holds
+// ~8,000 terms, and each term's last row sat on a page of its own once the
+// table was large, so a write cost more the larger the index). Segments are
+// merged as FTS5 and Lucene merge theirs: when segFanIn segments have the
+// same level, they become one segment of the next level, their rows
+// packed again (lexindex.Merge, which also packs the rows deletes left
+// short). Every segment written later has a lower level, so a level's
+// segments are consecutive and a segment's chunk numbers all follow those
+// of the segments before it: a term's rows in a theme, read segment by
+// segment, are in number order and do not overlap, as lexindex.TopK needs.
+// A posting is written about log_segFanIn(documents) times over a store's
+// life, each time in a sequential pass; a query looks each of its terms up
+// in every segment (at most segFanIn - 1 a level).
 //
 // BM25's statistics (chunks, average length, each term's document
 // frequency) are the whole store's, as FTS5's were for its one table: a
 // theme's ranking and the retrieval figures (eval) are those FTS5 gave.
 //
-// All three change in the transaction that writes or deletes the document.
+// All four change in the transaction that writes or deletes the document
+// (merges included), and writes are serialised by SQLite's write lock.
+
+// segFanIn is how many segments of one level are merged into one of the
+// next.
+const segFanIn = 8
 
 // indexDoc adds the postings of chunks, numbered first, first+1, ..., of
-// the document id of theme.
+// the document id of theme, as a new segment, and merges segments when a
+// level is full.
 func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, chunks []chunk.Chunk) error {
 	toks := make([][]string, len(chunks))
 	var total int64
@@ -39,116 +62,78 @@ func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, ch
 		total += int64(len(toks[i]))
 	}
 	terms, lists := lexindex.Postings(first, toks)
-	// Each term's last row, read a batch of terms a query, takes what of
-	// the term's new postings fits; the rest go into new rows. Both are
-	// written a batch of rows a statement (INSERT OR REPLACE: a changed
-	// row keeps its key).
-	tails, err := tx.PrepareContext(ctx, `SELECT p.term, p.first, p.last, p.n, p.maxtf, p.minlen, p.data FROM json_each(?2) q JOIN lex_posting p
-ON p.term = q.value AND p.theme = ?1 AND p.first = (SELECT max(first) FROM lex_posting WHERE term = q.value AND theme = ?1)`)
-	if err != nil {
-		return err
-	}
-	defer tails.Close()
-	w, err := newRowWriter(ctx, tx, theme)
-	if err != nil {
-		return err
-	}
-	defer w.close()
-	for start := 0; start < len(terms); start += tailBatch {
-		if err := ctx.Err(); err != nil {
+	if len(chunks) > 0 {
+		var seg int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seg), 0) + 1 FROM lex_seg`).Scan(&seg); err != nil {
 			return err
 		}
-		part := terms[start:min(start+tailBatch, len(terms))]
-		last, err := lastRows(ctx, tails, theme, part)
+		w, err := newRowWriter(ctx, tx, seg)
 		if err != nil {
 			return err
 		}
-		for i, term := range part {
-			r := last[term]
-			changed, more := lexindex.Append(r, lists[start+i])
-			if changed.N != r.N {
-				if err := w.add(ctx, term, changed); err != nil {
+		defer w.close()
+		for i, term := range terms {
+			if i%512 == 0 {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			for _, m := range more {
-				if err := w.add(ctx, term, m); err != nil {
+			_, rows := lexindex.Append(lexindex.Row{}, lists[i])
+			for _, r := range rows {
+				if err := w.add(ctx, term, theme, r); err != nil {
 					return err
 				}
 			}
 		}
-	}
-	if err := w.flush(ctx); err != nil {
-		return err
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lex_seg(seg, level, lo, hi, docs) VALUES (?, 0, ?, ?, 1)`,
+			seg, first, first+int64(len(chunks))-1); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`,
 		id, theme, len(chunks), total, strings.Join(terms, " ")); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
-ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total)
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
+ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total); err != nil {
+		return err
+	}
+	return mergeSegments(ctx, tx)
 }
 
-// tailBatch is how many terms' last rows one query reads, and rowBatch
-// how many rows one statement writes.
-const (
-	tailBatch = 500
-	rowBatch  = 64
-)
+// rowBatch is how many rows one statement writes.
+const rowBatch = 64
 
-// lastRows returns, by tails (prepared in indexDoc), the last row of each
-// of terms in the theme that has rows.
-func lastRows(ctx context.Context, tails *sql.Stmt, theme string, terms []string) (map[string]lexindex.Row, error) {
-	list, err := json.Marshal(terms)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tails.QueryContext(ctx, theme, string(list))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[string]lexindex.Row)
-	for rows.Next() {
-		var term string
-		var r lexindex.Row
-		if err := rows.Scan(&term, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
-			return nil, err
-		}
-		out[term] = r
-	}
-	return out, rows.Err()
-}
-
-// rowWriter writes posting rows of one theme, rowBatch a statement
-// (INSERT OR REPLACE: a changed row keeps its key), the statements prepared
-// once.
+// rowWriter writes posting rows of one segment, rowBatch a statement, the
+// statements prepared once.
 type rowWriter struct {
 	tx         *sql.Tx
-	theme      string
+	seg        int64
 	one, batch *sql.Stmt
 	args       []any
 }
 
-const insRow = `INSERT OR REPLACE INTO lex_posting(term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`
+const insRow = `INSERT INTO lex_posting(seg, term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?,?)`
 
-func newRowWriter(ctx context.Context, tx *sql.Tx, theme string) (*rowWriter, error) {
-	w := &rowWriter{tx: tx, theme: theme}
+func newRowWriter(ctx context.Context, tx *sql.Tx, seg int64) (*rowWriter, error) {
+	w := &rowWriter{tx: tx, seg: seg}
 	var err error
 	if w.one, err = tx.PrepareContext(ctx, insRow); err != nil {
 		return nil, err
 	}
-	if w.batch, err = tx.PrepareContext(ctx, insRow+strings.Repeat(",(?,?,?,?,?,?,?,?)", rowBatch-1)); err != nil {
+	if w.batch, err = tx.PrepareContext(ctx, insRow+strings.Repeat(",(?,?,?,?,?,?,?,?,?)", rowBatch-1)); err != nil {
 		w.one.Close()
 		return nil, err
 	}
 	return w, nil
 }
 
-func (w *rowWriter) add(ctx context.Context, term string, r lexindex.Row) error {
-	w.args = append(w.args, term, w.theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data)
-	if len(w.args) < 8*rowBatch {
+func (w *rowWriter) add(ctx context.Context, term, theme string, r lexindex.Row) error {
+	w.args = append(w.args, w.seg, term, theme, r.First, r.Last, r.N, r.MaxTF, r.MinLen, r.Data)
+	if len(w.args) < 9*rowBatch {
 		return nil
 	}
 	_, err := w.batch.ExecContext(ctx, w.args...)
@@ -158,8 +143,8 @@ func (w *rowWriter) add(ctx context.Context, term string, r lexindex.Row) error 
 
 // flush writes the rows added since the last full batch.
 func (w *rowWriter) flush(ctx context.Context) error {
-	for i := 0; i < len(w.args); i += 8 {
-		if _, err := w.one.ExecContext(ctx, w.args[i:i+8]...); err != nil {
+	for i := 0; i < len(w.args); i += 9 {
+		if _, err := w.one.ExecContext(ctx, w.args[i:i+9]...); err != nil {
 			return err
 		}
 	}
@@ -172,8 +157,161 @@ func (w *rowWriter) close() {
 	w.batch.Close()
 }
 
+// segment is a lex_seg row.
+type segment struct {
+	seg, lo, hi, docs int64
+}
+
+// mergeSegments merges the segments of each level holding segFanIn of
+// them into one of the next level, lowest level first, until no level
+// holds segFanIn.
+func mergeSegments(ctx context.Context, tx *sql.Tx) error {
+	for {
+		var level int64
+		err := tx.QueryRowContext(ctx, `SELECT level FROM lex_seg GROUP BY level HAVING count(*) >= ? ORDER BY level LIMIT 1`, segFanIn).Scan(&level)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var segs []segment
+		rows, err := tx.QueryContext(ctx, `SELECT seg, lo, hi, docs FROM lex_seg WHERE level = ? ORDER BY seg`, level)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var s segment
+			if err := rows.Scan(&s.seg, &s.lo, &s.hi, &s.docs); err != nil {
+				rows.Close()
+				return err
+			}
+			segs = append(segs, s)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := mergeRun(ctx, tx, segs, level+1); err != nil {
+			return fmt.Errorf("merge segments %d-%d: %w", segs[0].seg, segs[len(segs)-1].seg, err)
+		}
+	}
+}
+
+// segCursor reads one segment's rows in key order.
+type segCursor struct {
+	rows        *sql.Rows
+	term, theme string
+	row         lexindex.Row
+	ok          bool
+}
+
+func (c *segCursor) next() error {
+	c.ok = c.rows.Next()
+	if !c.ok {
+		return c.rows.Err()
+	}
+	c.row = lexindex.Row{}
+	return c.rows.Scan(&c.term, &c.theme, &c.row.First, &c.row.Last, &c.row.N, &c.row.MaxTF, &c.row.MinLen, &c.row.Data)
+}
+
+// mergeRun writes the rows of segs (consecutive segments, in order) as one
+// new segment of level, each (term, theme)'s rows packed again, and removes
+// segs. The new segment takes the next number: every segment after segs
+// has been merged into them or was never written (a merge runs as soon as a
+// level fills, lowest first).
+func mergeRun(ctx context.Context, tx *sql.Tx, segs []segment, level int64) error {
+	var seg int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seg), 0) + 1 FROM lex_seg`).Scan(&seg); err != nil {
+		return err
+	}
+	curs := make([]*segCursor, len(segs))
+	defer func() {
+		for _, c := range curs {
+			if c != nil {
+				c.rows.Close()
+			}
+		}
+	}()
+	for i, s := range segs {
+		// A statement of its own each (one prepared statement steps one
+		// query at a time).
+		rows, err := tx.QueryContext(ctx, `SELECT term, theme, first, last, n, maxtf, minlen, data FROM lex_posting WHERE seg = ? ORDER BY term, theme, first`, s.seg)
+		if err != nil {
+			return err
+		}
+		curs[i] = &segCursor{rows: rows}
+		if err := curs[i].next(); err != nil {
+			return err
+		}
+	}
+	w, err := newRowWriter(ctx, tx, seg)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	var group []lexindex.Row
+	for n := 0; ; n++ {
+		if n%512 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		// The smallest (term, theme) at the head of a cursor, then its
+		// rows from every cursor, segment by segment (number order).
+		var term, theme string
+		found := false
+		for _, c := range curs {
+			if c.ok && (!found || c.term < term || (c.term == term && c.theme < theme)) {
+				term, theme, found = c.term, c.theme, true
+			}
+		}
+		if !found {
+			break
+		}
+		group = group[:0]
+		for _, c := range curs {
+			for c.ok && c.term == term && c.theme == theme {
+				group = append(group, c.row)
+				if err := c.next(); err != nil {
+					return err
+				}
+			}
+		}
+		packed, err := lexindex.Merge(group)
+		if err != nil {
+			return fmt.Errorf("term %q: %w", term, err)
+		}
+		for _, r := range packed {
+			if err := w.add(ctx, term, theme, r); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	for _, c := range curs {
+		c.rows.Close()
+	}
+	curs = nil
+	lo, hi := segs[0].seg, segs[len(segs)-1].seg
+	var docs int64
+	for _, s := range segs {
+		docs += s.docs
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_posting WHERE seg BETWEEN ? AND ?`, lo, hi); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg BETWEEN ? AND ?`, lo, hi); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO lex_seg(seg, level, lo, hi, docs) VALUES (?,?,?,?,?)`, seg, level, segs[0].lo, segs[len(segs)-1].hi, docs)
+	return err
+}
+
 // unindexDoc removes the postings of the document id (its chunks still
-// stored, numbered lo..hi) and its counts.
+// stored, numbered lo..hi) from the segment holding them, and its counts.
 func unindexDoc(ctx context.Context, tx *sql.Tx, id string) error {
 	var theme, terms string
 	var chunks, tokens int64
@@ -188,58 +326,28 @@ func unindexDoc(ctx context.Context, tx *sql.Tx, id string) error {
 	if err := tx.QueryRowContext(ctx, `SELECT min(lex_num), max(lex_num) FROM chunks WHERE doc_id = ?`, id).Scan(&lo, &hi); err != nil {
 		return err
 	}
-	if lo.Valid && terms != "" {
-		sel, err := tx.PrepareContext(ctx, `SELECT first, last, n, maxtf, minlen, data FROM lex_posting WHERE theme = ? AND term = ? AND first <= ? ORDER BY first DESC`)
+	if lo.Valid {
+		// Segments cover consecutive numbers: the document's are in the
+		// last segment starting at or before them.
+		var seg int64
+		err := tx.QueryRowContext(ctx, `SELECT seg FROM lex_seg WHERE lo <= ? ORDER BY lo DESC LIMIT 1`, lo.Int64).Scan(&seg)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no lexical index segment holds chunk %d", lo.Int64)
+		}
 		if err != nil {
 			return err
 		}
-		defer sel.Close()
-		del, err := tx.PrepareContext(ctx, `DELETE FROM lex_posting WHERE theme = ? AND term = ? AND first = ?`)
-		if err != nil {
-			return err
-		}
-		defer del.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO lex_posting(theme, term, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		for _, term := range strings.Split(terms, " ") {
-			// The rows overlapping [lo, hi], read before any is changed.
-			var hit []lexindex.Row
-			rows, err := sel.QueryContext(ctx, theme, term, hi.Int64)
-			if err != nil {
+		if terms != "" {
+			if err := unindexRows(ctx, tx, seg, theme, strings.Split(terms, " "), lo.Int64, hi.Int64); err != nil {
 				return err
 			}
-			for rows.Next() {
-				var r lexindex.Row
-				if err := rows.Scan(&r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
-					rows.Close()
-					return err
-				}
-				if r.Last < lo.Int64 {
-					break
-				}
-				hit = append(hit, r)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, r := range hit {
-				rest, err := lexindex.Without(r, lo.Int64, hi.Int64)
-				if err != nil {
-					return fmt.Errorf("term %q: %w", term, err)
-				}
-				if _, err := del.ExecContext(ctx, theme, term, r.First); err != nil {
-					return err
-				}
-				for _, m := range rest {
-					if _, err := ins.ExecContext(ctx, theme, term, m.First, m.Last, m.N, m.MaxTF, m.MinLen, m.Data); err != nil {
-						return err
-					}
-				}
-			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE lex_seg SET docs = docs - 1 WHERE seg = ?`, seg); err != nil {
+			return err
+		}
+		// An emptied segment holds no rows left: it goes too.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg = ? AND docs <= 0`, seg); err != nil {
+			return err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_doc WHERE doc_id = ?`, id); err != nil {
@@ -247,6 +355,64 @@ func unindexDoc(ctx context.Context, tx *sql.Tx, id string) error {
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE lex_theme SET chunks = chunks - ?, tokens = tokens - ? WHERE theme = ?`, chunks, tokens, theme)
 	return err
+}
+
+// unindexRows takes the postings of chunks lo..hi out of the rows of terms
+// in the theme in segment seg.
+func unindexRows(ctx context.Context, tx *sql.Tx, seg int64, theme string, terms []string, lo, hi int64) error {
+	sel, err := tx.PrepareContext(ctx, `SELECT first, last, n, maxtf, minlen, data FROM lex_posting WHERE seg = ? AND term = ? AND theme = ? AND first <= ? ORDER BY first DESC`)
+	if err != nil {
+		return err
+	}
+	defer sel.Close()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM lex_posting WHERE seg = ? AND term = ? AND theme = ? AND first = ?`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	ins, err := tx.PrepareContext(ctx, insRow)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, term := range terms {
+		// The rows overlapping [lo, hi], read before any is changed.
+		var hit []lexindex.Row
+		rows, err := sel.QueryContext(ctx, seg, term, theme, hi)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var r lexindex.Row
+			if err := rows.Scan(&r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data); err != nil {
+				rows.Close()
+				return err
+			}
+			if r.Last < lo {
+				break
+			}
+			hit = append(hit, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range hit {
+			rest, err := lexindex.Without(r, lo, hi)
+			if err != nil {
+				return fmt.Errorf("term %q: %w", term, err)
+			}
+			if _, err := del.ExecContext(ctx, seg, term, theme, r.First); err != nil {
+				return err
+			}
+			for _, m := range rest {
+				if _, err := ins.ExecContext(ctx, seg, term, theme, m.First, m.Last, m.N, m.MaxTF, m.MinLen, m.Data); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // nextLexNum is the number the next chunk written takes: above every
@@ -257,17 +423,35 @@ func nextLexNum(ctx context.Context, tx *sql.Tx) (int64, error) {
 	return n, err
 }
 
-// buildLexIndex indexes every stored document: migration 10's step for a
-// store written before the lexical index.
-func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
-	var docs []struct{ id, theme string }
-	rows, err := tx.QueryContext(ctx, `SELECT id, theme FROM documents ORDER BY theme, id`)
+// numberChunks gives every stored chunk its lexical index number, document
+// by document (theme, then id order): migration 11's step for a store
+// written before the lexical index. Migration 12's (indexStored) indexes
+// them.
+func numberChunks(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE chunks SET lex_num = n.num FROM
+(SELECT c.id, row_number() OVER (ORDER BY d.theme, d.id, c.ordinal, c.id) AS num FROM chunks c JOIN documents d ON d.id = c.doc_id) AS n
+WHERE chunks.id = n.id`)
+	return err
+}
+
+// indexStored indexes the stored documents the lexical index does not
+// hold (those of a store written before it: numbered by migration 11), in
+// the order of their chunk numbers, a segment each, merged as writes merge
+// them.
+func indexStored(ctx context.Context, tx *sql.Tx) error {
+	type doc struct {
+		id, theme string
+		first     int64
+	}
+	var docs []doc
+	rows, err := tx.QueryContext(ctx, `SELECT d.id, d.theme, coalesce((SELECT min(lex_num) FROM chunks WHERE doc_id = d.id), 0) AS first
+FROM documents d WHERE NOT EXISTS (SELECT 1 FROM lex_doc WHERE doc_id = d.id) ORDER BY first, d.id`)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var d struct{ id, theme string }
-		if err := rows.Scan(&d.id, &d.theme); err != nil {
+		var d doc
+		if err := rows.Scan(&d.id, &d.theme, &d.first); err != nil {
 			rows.Close()
 			return err
 		}
@@ -277,15 +461,9 @@ func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	setNum, err := tx.PrepareContext(ctx, `UPDATE chunks SET lex_num = ? WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	defer setNum.Close()
-	next := int64(1)
 	for _, d := range docs {
 		var chunks []chunk.Chunk
-		rows, err := tx.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE doc_id = ? ORDER BY ordinal, id`, d.id)
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks WHERE doc_id = ? ORDER BY lex_num`, d.id)
 		if err != nil {
 			return err
 		}
@@ -301,15 +479,9 @@ func buildLexIndex(ctx context.Context, tx *sql.Tx) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for i, c := range chunks {
-			if _, err := setNum.ExecContext(ctx, next+int64(i), c.ID); err != nil {
-				return err
-			}
-		}
-		if err := indexDoc(ctx, tx, d.theme, d.id, next, chunks); err != nil {
+		if err := indexDoc(ctx, tx, d.theme, d.id, d.first, chunks); err != nil {
 			return fmt.Errorf("document %s: %w", d.id, err)
 		}
-		next += int64(len(chunks))
 	}
 	return nil
 }
@@ -369,10 +541,10 @@ func (s *Store) lexTopK(ctx context.Context, v view, theme string, toks []string
 	return hits, idf, nil
 }
 
-// termRows reads the posting rows of each of toks in the theme, counts its
-// postings in the other themes, and reads the store's statistics, all in
-// one statement, so that they are of one snapshot. The statistics are
-// zero when no token has a row.
+// termRows reads the posting rows of each of toks in the theme (from every
+// segment), counts its postings in the other themes, and reads the store's
+// statistics, all in one statement, so that they are of one snapshot. The
+// statistics are zero when no token has a row.
 func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, lexindex.Stats, error) {
 	var st lexindex.Stats
 	out := make([]lexindex.Term, len(toks))
@@ -384,9 +556,11 @@ func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]le
 	if err != nil {
 		return nil, st, err
 	}
-	rows, err := s.queryStmt(ctx, `SELECT term, theme = ?1, first, last, n, maxtf, minlen, CASE WHEN theme = ?1 THEN data END,
+	// Each segment in turn (number order), each token's rows in it: a
+	// term's rows of the theme come in number order.
+	rows, err := s.queryStmt(ctx, `SELECT p.term, p.theme = ?1, p.first, p.last, p.n, p.maxtf, p.minlen, CASE WHEN p.theme = ?1 THEN p.data END,
 	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)
-FROM lex_posting WHERE term IN (SELECT value FROM json_each(?2)) ORDER BY term, theme, first`, theme, list)
+FROM lex_seg s CROSS JOIN lex_posting p WHERE p.seg = s.seg AND p.term IN (SELECT value FROM json_each(?2)) ORDER BY s.seg`, theme, list)
 	if err != nil {
 		return nil, st, err
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -368,4 +369,151 @@ func TestLexicalSearchDuringWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLexIndex(t, s)
+}
+
+// v11Store writes a store of schema version 11 (the lexical index's rows
+// keyed by term, each document's postings appended to its terms' last
+// rows, as the write path of that version did) holding docs, numbered
+// from 1 in order, and returns its path.
+func v11Store(t *testing.T, docs []storetest.SyntheticDoc) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v11.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := migrateTo(ctx, db, 11); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	type key struct{ term, theme string }
+	last := map[key]int{} // the index in rows of each key's last row
+	type keyed struct {
+		key
+		row lexindex.Row
+	}
+	var rows []keyed
+	themes := map[string][2]int64{}
+	num := int64(1)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, d := range docs {
+		exec(`INSERT INTO documents(id, theme, source, title, content_hash, chunks, updated_at) VALUES (?,?,?,?,?,?,?)`,
+			d.Doc.ID, d.Doc.Theme, d.Doc.Source, d.Doc.Title, d.Doc.ContentHash, len(d.Chunks), "2026-01-01T00:00:00Z")
+		toks := make([][]string, len(d.Chunks))
+		var total int64
+		for i, c := range d.Chunks {
+			hp, _ := json.Marshal(c.HeadingPath)
+			exec(`INSERT INTO chunks(id, doc_id, theme, ordinal, source, title, heading_path, start_off, end_off, text, tokens, lex_num) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+				c.ID, d.Doc.ID, d.Doc.Theme, c.Ordinal, c.Source, c.Title, string(hp), c.Start, c.End, c.Text, c.Tokens, num+int64(i))
+			toks[i] = lexical.ChunkTokens(c)
+			total += int64(len(toks[i]))
+		}
+		terms, lists := lexindex.Postings(num, toks)
+		for i, term := range terms {
+			k := key{term, d.Doc.Theme}
+			var tail lexindex.Row
+			j, ok := last[k]
+			if ok {
+				tail = rows[j].row
+			}
+			changed, more := lexindex.Append(tail, lists[i])
+			if ok {
+				rows[j].row = changed
+			}
+			for _, m := range more {
+				last[k] = len(rows)
+				rows = append(rows, keyed{k, m})
+			}
+		}
+		exec(`INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`, d.Doc.ID, d.Doc.Theme, len(d.Chunks), total, strings.Join(terms, " "))
+		th := themes[d.Doc.Theme]
+		themes[d.Doc.Theme] = [2]int64{th[0] + int64(len(d.Chunks)), th[1] + total}
+		num += int64(len(d.Chunks))
+	}
+	for _, r := range rows {
+		exec(`INSERT INTO lex_posting(term, theme, first, last, n, maxtf, minlen, data) VALUES (?,?,?,?,?,?,?,?)`,
+			r.term, r.theme, r.row.First, r.row.Last, r.row.N, r.row.MaxTF, r.row.MinLen, r.row.Data)
+	}
+	for th, c := range themes {
+		exec(`INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)`, th, c[0], c[1])
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMigrateToLexSegments: a version 11 store's lexical index becomes one
+// segment of the level its documents fill, searches rank as BM25 over the
+// chunks' text, and documents written, replaced and deleted after the
+// upgrade (enough for the migrated segment to be merged with new ones)
+// keep the index exactly the chunks'.
+func TestMigrateToLexSegments(t *testing.T) {
+	ctx := context.Background()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 400, 4, 8, 21)
+	u := storetest.NewCorpus(storetest.Tiny, "u", 40, 4, 8, 22)
+	old := append(append([]storetest.SyntheticDoc(nil), c.Docs[:20]...), u.Docs...)
+	s, err := Open(ctx, v11Store(t, old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var segs, level, docs int
+	if err := s.db.QueryRow(`SELECT count(*), max(level), sum(docs) FROM lex_seg`).Scan(&segs, &level, &docs); err != nil {
+		t.Fatal(err)
+	}
+	if segs != 1 || level != 1 || docs != 30 {
+		t.Fatalf("after the upgrade: %d segments, level %d, %d documents; want 1 of level 1 holding 30", segs, level, docs)
+	}
+	checkLexIndex(t, s)
+	check := func(stage string) {
+		t.Helper()
+		for i := 0; i < 20; i++ {
+			q := c.Query()
+			if i%4 == 0 {
+				q = u.Query()
+			}
+			toks := lexical.QueryTokens(q.Text)
+			for _, theme := range []string{"t", "u"} {
+				got, _, err := s.lexicalSearch(ctx, theme, q.Text, 10, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameRanking(t, fmt.Sprintf("%s %s %q", stage, theme, q.Text), got, exhaustiveBM25(t, s, theme, toks), 10)
+			}
+		}
+	}
+	check("migrated")
+	// 65 writes (64 new documents and a migrated one replaced) make 8
+	// level 1 segments: the first 7 and the migrated one merge into a level
+	// 2 segment. A migrated document is deleted meanwhile.
+	storetest.Load(t, s, c.Docs[20:50], 8)
+	if err := s.DeleteDocument(ctx, "u", u.Docs[3].Doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	d := c.Docs[5]
+	d.Doc.ContentHash += "x"
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks[:2], nil, knowledge.EmbeddingInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Load(t, s, c.Docs[50:84], 8)
+	if err := s.db.QueryRow(`SELECT count(*), max(level), sum(docs) FROM lex_seg`).Scan(&segs, &level, &docs); err != nil {
+		t.Fatal(err)
+	}
+	if segs != 3 || level != 2 || docs != 30+64-1 {
+		t.Fatalf("after 65 writes and a delete: %d segments, top level %d, %d documents; want 3 (levels 2, 1, 0), 93 documents", segs, level, docs)
+	}
+	checkLexIndex(t, s)
+	check("merged")
 }

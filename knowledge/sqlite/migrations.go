@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -119,8 +120,65 @@ CREATE INDEX vec_ivf_lists_doc ON vec_ivf_lists(doc_id);
 `, nil},
 	// vibe's own lexical index (lexical.go, knowledge/lexindex) replaces
 	// FTS5, whose ORDER BY rank scored every chunk matching a query token;
-	// the stored documents are indexed by buildLexIndex.
-	{11, "lexical index", lexIndexSQL, buildLexIndex},
+	// the stored chunks are numbered here and indexed by migration 12
+	// (a store migrated to 11 before 12 existed was indexed here, in one
+	// segment, which 12 keeps).
+	{11, "lexical index", lexIndexSQL, numberChunks},
+	// The lexical index in segments (lexical.go): the rows of a version 11
+	// store become one segment, of the level its documents would have
+	// reached, and documents not yet indexed (a store older than 11) are
+	// indexed a segment each.
+	{12, "lexical index segments", lexSegSQL, lexSegLevel},
+}
+
+const lexSegSQL = `
+ALTER TABLE lex_posting RENAME TO lex_posting_v11;
+CREATE TABLE lex_posting (
+	seg INTEGER NOT NULL,
+	term TEXT NOT NULL,
+	theme TEXT NOT NULL,
+	first INTEGER NOT NULL,
+	last INTEGER NOT NULL,
+	n INTEGER NOT NULL,
+	maxtf INTEGER NOT NULL,
+	minlen INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (seg, term, theme, first)
+) WITHOUT ROWID;
+INSERT INTO lex_posting(seg, term, theme, first, last, n, maxtf, minlen, data)
+	SELECT 1, term, theme, first, last, n, maxtf, minlen, data FROM lex_posting_v11 ORDER BY term, theme, first;
+DROP TABLE lex_posting_v11;
+CREATE TABLE lex_seg (
+	seg INTEGER PRIMARY KEY,
+	level INTEGER NOT NULL,
+	lo INTEGER NOT NULL,
+	hi INTEGER NOT NULL,
+	docs INTEGER NOT NULL
+);
+INSERT INTO lex_seg(seg, level, lo, hi, docs)
+	SELECT 1, 0, min(c.lex_num), max(c.lex_num), count(DISTINCT c.doc_id) FROM chunks c JOIN lex_doc d ON d.doc_id = c.doc_id
+	HAVING count(*) > 0;
+`
+
+// lexSegLevel sets the level of the segment migration 12 made of a version
+// 11 store's rows to the one its documents would have reached by merges
+// (the largest whose size, segFanIn^level, they fill), so that new
+// documents' segments are merged into it only when as many have been
+// written, then indexes the documents not yet indexed.
+func lexSegLevel(ctx context.Context, tx *sql.Tx) error {
+	var docs int64
+	err := tx.QueryRowContext(ctx, `SELECT docs FROM lex_seg WHERE seg = 1`).Scan(&docs)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	level := 0
+	for size := int64(segFanIn); size <= docs; size *= segFanIn {
+		level++
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE lex_seg SET level = ? WHERE seg = 1`, level); err != nil {
+		return err
+	}
+	return indexStored(ctx, tx)
 }
 
 const lexIndexSQL = `
