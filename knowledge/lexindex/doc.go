@@ -7,12 +7,14 @@
 // BM25 upper bound needs (its highest term frequency and shortest chunk).
 // Rows of one term never overlap, and new chunks take numbers above every
 // stored one, so a write appends to a term's last row or adds rows after
-// it. A store keeps the rows in a table keyed by (term, first chunk
-// number) and hands [TopK] the rows of each query term; [TopK] splits the
-// chunk numbers into stretches covered by the same rows, bounds each
-// stretch's best score by the sum of its rows' bounds, and scores the
-// stretches best bound first, decoding rows only when a stretch is scored,
-// until no remaining bound reaches the k-th best score found.
+// it. A store keeps the rows in a table (the SQLite store in segments,
+// each document's rows written as a new one and segments packed together
+// by [Merge]) and hands [TopK] the rows of each query term in number
+// order; [TopK] splits the chunk numbers into stretches covered by the
+// same rows, bounds each stretch's best score by the sum of its rows'
+// bounds, and scores the stretches best bound first, decoding rows only
+// when a stretch is scored, until no remaining bound reaches the k-th best
+// score found.
 //
 // Scores are BM25 as SQLite's FTS5 computes it (k1 1.2, b 0.75, IDF
 // ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6).

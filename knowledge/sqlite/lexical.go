@@ -557,10 +557,11 @@ func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]le
 		return nil, st, err
 	}
 	// Each segment in turn (number order), each token's rows in it: a
-	// term's rows of the theme come in number order.
+	// term's rows of the theme come in number order (the order is the
+	// primary key's within a segment: SQLite sorts nothing).
 	rows, err := s.queryStmt(ctx, `SELECT p.term, p.theme = ?1, p.first, p.last, p.n, p.maxtf, p.minlen, CASE WHEN p.theme = ?1 THEN p.data END,
 	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)
-FROM lex_seg s CROSS JOIN lex_posting p WHERE p.seg = s.seg AND p.term IN (SELECT value FROM json_each(?2)) ORDER BY s.seg`, theme, list)
+FROM lex_seg s CROSS JOIN lex_posting p WHERE p.seg = s.seg AND p.term IN (SELECT value FROM json_each(?2)) ORDER BY s.seg, p.term, p.theme, p.first`, theme, list)
 	if err != nil {
 		return nil, st, err
 	}
