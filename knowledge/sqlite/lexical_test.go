@@ -271,6 +271,40 @@ func checkLexIndex(t *testing.T, s *Store) {
 	}
 	count(`SELECT doc_id, chunks, tokens FROM lex_doc`, docs)
 	count(`SELECT theme, chunks, tokens FROM lex_theme`, themes)
+	checkSegments(t, s)
+}
+
+// checkSegments checks the lexical index's segments: in segment order,
+// their levels never grow and their chunk numbers follow each other's; each
+// row lies in its segment's numbers; each segment counts the documents
+// whose chunks it covers, and every document with chunks is in one.
+func checkSegments(t *testing.T, s *Store) {
+	t.Helper()
+	var bad int
+	if err := s.db.QueryRow(`SELECT count(*) FROM lex_posting p LEFT JOIN lex_seg g ON g.seg = p.seg WHERE g.seg IS NULL OR p.first < g.lo OR p.last > g.hi`).Scan(&bad); err != nil || bad != 0 {
+		t.Fatalf("%d posting rows outside their segment's numbers (%v)", bad, err)
+	}
+	rows, err := s.db.Query(`SELECT g.seg, g.level, g.lo, g.hi, g.docs,
+	(SELECT count(DISTINCT doc_id) FROM chunks WHERE lex_num BETWEEN g.lo AND g.hi) FROM lex_seg g ORDER BY g.seg`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var prevLevel, prevHi, total int64 = 1 << 62, 0, 0
+	for rows.Next() {
+		var seg, level, lo, hi, docs, held int64
+		if err := rows.Scan(&seg, &level, &lo, &hi, &docs, &held); err != nil {
+			t.Fatal(err)
+		}
+		if level > prevLevel || lo <= prevHi || hi < lo || docs != held || docs <= 0 {
+			t.Fatalf("segment %d (level %d, numbers %d-%d, %d documents; %d hold chunks there) after level %d ending at %d", seg, level, lo, hi, docs, held, prevLevel, prevHi)
+		}
+		prevLevel, prevHi, total = level, hi, total+docs
+	}
+	var withChunks int64
+	if err := s.db.QueryRow(`SELECT count(DISTINCT doc_id) FROM chunks`).Scan(&withChunks); err != nil || withChunks != total {
+		t.Fatalf("segments hold %d documents, %d have chunks (%v)", total, withChunks, err)
+	}
 }
 
 // TestLexicalSeesOtherProcessWrites: a second Store on the same file (as
