@@ -142,7 +142,28 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 		decoded[i] = make([][]Posting, len(t.Rows))
 	}
 	var arena []Posting
+	// part returns the postings of term i in [lo, hi), from its row j.
+	part := func(i, j int, lo, hi int64) ([]Posting, error) {
+		ps := decoded[i][j]
+		if ps == nil {
+			row := terms[i].Rows[j]
+			if cap(arena)-len(arena) < row.N {
+				arena = make([]Posting, 0, max(row.N, 4096))
+			}
+			start := len(arena)
+			var err error
+			if arena, err = row.Decode(arena); err != nil {
+				return nil, err
+			}
+			ps = arena[start:len(arena):len(arena)]
+			decoded[i][j] = ps
+		}
+		a := sort.Search(len(ps), func(x int) bool { return ps[x].Num >= lo })
+		b := a + sort.Search(len(ps)-a, func(x int) bool { return ps[a+x].Num >= hi })
+		return ps[a:b], nil
+	}
 	parts := make([][]Posting, len(terms))
+	rowAt := make([]int, len(terms)) // per term, its row covering the stretch, or -1
 	rb := make([]float64, len(terms))
 	var m maxScore
 	for _, s := range all {
@@ -150,35 +171,50 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 			break
 		}
 		for i, t := range terms {
-			parts[i], rb[i] = nil, 0
+			parts[i], rowAt[i], rb[i] = nil, -1, 0
 			j := sort.Search(len(t.Rows), func(x int) bool { return t.Rows[x].Last >= s.lo })
-			if j == len(t.Rows) || t.Rows[j].First > s.lo {
-				continue
+			if j < len(t.Rows) && t.Rows[j].First <= s.lo {
+				rowAt[i], rb[i] = j, bounds[i][j]
 			}
-			rb[i] = bounds[i][j]
-			ps := decoded[i][j]
-			if ps == nil {
-				row := t.Rows[j]
-				if cap(arena)-len(arena) < row.N {
-					arena = make([]Posting, 0, max(row.N, 4096))
+		}
+		if !top.full() {
+			for i, j := range rowAt {
+				if j >= 0 {
+					var err error
+					if parts[i], err = part(i, j, s.lo, s.hi); err != nil {
+						return nil, err
+					}
 				}
-				start := len(arena)
+			}
+			sc.merge(parts, top.offer)
+			continue
+		}
+		// The essential terms' postings first: a stretch where none has
+		// one holds no chunk that can rank, and the others' rows are not
+		// decoded for it.
+		m.split(rowAt, rb, top.kth())
+		found := false
+		for i, j := range rowAt {
+			if j >= 0 && !m.other[i] {
 				var err error
-				if arena, err = row.Decode(arena); err != nil {
+				if parts[i], err = part(i, j, s.lo, s.hi); err != nil {
 					return nil, err
 				}
-				ps = arena[start:len(arena):len(arena)]
-				decoded[i][j] = ps
+				found = found || len(parts[i]) > 0
 			}
-			a := sort.Search(len(ps), func(x int) bool { return ps[x].Num >= s.lo })
-			b := a + sort.Search(len(ps)-a, func(x int) bool { return ps[a+x].Num >= s.hi })
-			parts[i] = ps[a:b]
 		}
-		if top.full() {
-			m.merge(sc, parts, rb, top)
-		} else {
-			sc.merge(parts, top.offer)
+		if !found {
+			continue
 		}
+		for i, j := range rowAt {
+			if j >= 0 && m.other[i] {
+				var err error
+				if parts[i], err = part(i, j, s.lo, s.hi); err != nil {
+					return nil, err
+				}
+			}
+		}
+		m.merge(sc, parts, top)
 	}
 	return top.result(), nil
 }
@@ -197,15 +233,16 @@ type maxScore struct {
 	at    []int  // per term not essential: the next posting not passed
 }
 
-func (m *maxScore) merge(sc scorer, parts [][]Posting, rb []float64, top *collector) {
-	if len(m.other) != len(parts) {
-		m.other, m.at = make([]bool, len(parts)), make([]int, len(parts))
+// split marks the terms that are not essential in a stretch, given each
+// term's row covering it (rowAt, -1 for none) and that row's bound.
+func (m *maxScore) split(rowAt []int, rb []float64, kth float64) {
+	if len(m.other) != len(rowAt) {
+		m.other, m.at = make([]bool, len(rowAt)), make([]int, len(rowAt))
 	}
 	clear(m.other)
-	clear(m.at)
 	m.order = m.order[:0]
-	for i := range parts {
-		if len(parts[i]) > 0 {
+	for i, j := range rowAt {
+		if j >= 0 {
 			m.order = append(m.order, i)
 		}
 	}
@@ -215,7 +252,6 @@ func (m *maxScore) merge(sc scorer, parts [][]Posting, rb []float64, top *collec
 	// order, is at most their sum in that order; the margin covers the
 	// rounding of adding them in another order (lexical.MaxQueryTokens,
 	// 256 terms: under 1e-13 of the sum).
-	kth := top.kth()
 	sum := 0.0
 	for _, i := range m.order {
 		if sum += rb[i]; sum*(1+1e-9) >= kth {
@@ -223,6 +259,11 @@ func (m *maxScore) merge(sc scorer, parts [][]Posting, rb []float64, top *collec
 		}
 		m.other[i] = true
 	}
+}
+
+// merge scores the chunks of parts holding an essential term (see split).
+func (m *maxScore) merge(sc scorer, parts [][]Posting, top *collector) {
+	clear(m.at)
 	for {
 		num := int64(math.MaxInt64)
 		for i, p := range parts {
