@@ -709,7 +709,9 @@ var approxPool = sync.Pool{New: func() any { return new([]float32) }}
 //
 // Each term qj * code is looked up in a table of the 256 products of qj,
 // the same float32 values as multiplying, without a conversion and a
-// multiplication an element.
+// multiplication an element. The dimensions are taken two at a time, each
+// sum still adding them in dimension order ((acc + t1) + t2 is what two
+// passes add), so that the sums are read and written half as often.
 func (tv *themeVectors) approx(q []float32, buf *[]float32) []float32 {
 	n := len(tv.ids)
 	if cap(*buf) < n {
@@ -717,18 +719,38 @@ func (tv *themeVectors) approx(q []float32, buf *[]float32) []float32 {
 	}
 	acc := (*buf)[:n]
 	clear(acc)
-	var prod [256]float32
+	var nz []int
 	for j, qj := range q {
-		if qj == 0 {
-			continue
+		if qj != 0 {
+			nz = append(nz, j)
 		}
+	}
+	var p1, p2 [256]float32
+	table := func(p *[256]float32, qj float32) {
 		for c := -128; c < 128; c++ {
-			prod[uint8(int8(c))] = qj * float32(int8(c))
+			p[uint8(int8(c))] = qj * float32(int8(c))
 		}
+	}
+	k := 0
+	for ; k+2 <= len(nz); k += 2 {
+		j1, j2 := nz[k], nz[k+1]
+		table(&p1, q[j1])
+		table(&p2, q[j2])
+		c1 := tv.codes[j1*n : (j1+1)*n]
+		c2 := tv.codes[j2*n : (j2+1)*n]
+		c2 = c2[:len(c1)]
+		acc := acc[:len(c1)]
+		for i, c := range c1 {
+			acc[i] = acc[i] + p1[uint8(c)] + p2[uint8(c2[i])]
+		}
+	}
+	if k < len(nz) {
+		j := nz[k]
+		table(&p1, q[j])
 		col := tv.codes[j*n : (j+1)*n]
 		acc := acc[:len(col)]
 		for i, c := range col {
-			acc[i] += prod[uint8(c)]
+			acc[i] += p1[uint8(c)]
 		}
 	}
 	for i := range acc {
