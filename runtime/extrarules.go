@@ -47,8 +47,14 @@ func ruleSubject(condition string) string {
 // (variants folded, a four-character term's halves swapped too), another
 // as a phrase of its words.
 func subjectHolds(condition string, e glossEntry) bool {
-	subj := ruleSubject(condition)
-	plain, tokens := plainText(subj), phraseTokens(subj)
+	return namesEntry(ruleSubject(condition), e)
+}
+
+// namesEntry reports whether text names the glossary entry: a Han name as a
+// substring (variants folded, a four-character term's halves swapped too),
+// another as a phrase of its words.
+func namesEntry(text string, e glossEntry) bool {
+	plain, tokens := plainText(text), phraseTokens(text)
 	for _, n := range e.names {
 		if isHanOnly(n) {
 			p := plainText(n)
@@ -78,6 +84,21 @@ func aboutAll(condition string, terms []glossEntry) bool {
 	return true
 }
 
+// statesAll reports whether a rule's whole condition names every one of
+// terms (none: false): 格局：伤官见官果难辨 states 伤官见官, whose subject is
+// 格局.
+func statesAll(condition string, terms []glossEntry) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for _, t := range terms {
+		if !namesEntry(condition, t) {
+			return false
+		}
+	}
+	return true
+}
+
 // minExtraShare is the share of the best core rule's score on the whole
 // file an extra rule needs to join the answer to a question that names no
 // glossary term.
@@ -98,10 +119,10 @@ const minExtraShare = 0.5
 // partial (金神：惧水乡 does not say what 金神格 is); when the core had no
 // rule, the extra ones about the question answer.
 func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scoredRule, missing []string, k int, min float64) ([]scoredRule, []string) {
-	if len(rules) >= k && len(missing) == 0 {
+	terms := idx.questionTerms(question)
+	if len(rules) >= k && len(missing) == 0 && (len(terms) == 0 || statesAll(rules[0].Condition, terms)) {
 		return rules, missing
 	}
-	terms := idx.questionTerms(question)
 	for _, m := range missing {
 		terms = append(terms, glossEntry{names: []string{m}})
 	}
@@ -144,7 +165,36 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	if len(missing) > 0 {
 		rules, missing = nil, nil
 	}
-	merged := append(slices.Clip(rules), extras...)
+	// The extra rules follow the core's, except that one whose condition
+	// states every term the question names takes the place of the first
+	// core rule below it that does not ("伤官见官会怎样": 伤官见官 → 为祸百端
+	// before the core's 恒不喜见官星 → 忌倒食).
+	merged := slices.Clip(rules)
+	for _, x := range extras {
+		at := len(merged)
+		if statesAll(x.Condition, terms) {
+			for i, r := range merged {
+				if !r.Extra && r.Score < x.Score && !statesAll(r.Condition, terms) {
+					at = i
+					break
+				}
+			}
+		}
+		merged = slices.Insert(merged, at, x)
+	}
+	// Once rules state what the question names, a core rule that does
+	// not and scores below minExtraShare of the best of them is filler.
+	best := 0.0
+	for _, r := range merged {
+		if statesAll(r.Condition, terms) {
+			best = max(best, r.Score)
+		}
+	}
+	if best > 0 {
+		merged = slices.DeleteFunc(merged, func(r scoredRule) bool {
+			return r.Score < minExtraShare*best && !statesAll(r.Condition, terms)
+		})
+	}
 	if len(merged) > k {
 		merged = merged[:k]
 	}

@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/skills"
@@ -14,6 +18,15 @@ import (
 // another topic.
 func extraRulesIndex(t *testing.T) *ruleIndex {
 	t.Helper()
+	rs, gl := extraRulesFixture()
+	g := NewGlossary(gl)
+	idx := indexRules(rs.All(), g)
+	idx.core = indexRules(rs.Core(), g)
+	return idx
+}
+
+// extraRulesFixture returns the rules and glossary extraRulesIndex indexes.
+func extraRulesFixture() (knowledge.Rules, skills.Glossary) {
 	var rs knowledge.Rules
 	core := []string{"阳刃用之", "身弱无制伏", "伤官见官", "正官：遇财", "七杀：有制", "印绶：逢财", "食神：生财", "偏财：身强", "正财：身旺", "比肩：分财"}
 	for i, c := range core {
@@ -29,14 +42,12 @@ func extraRulesIndex(t *testing.T) *ruleIndex {
 		r.ID, r.Confidence, r.Extra = fmt.Sprintf("R%03d", len(core)+i+1), "medium", true
 		rs.Tier2 = append(rs.Tier2, r)
 	}
-	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+	return rs, skills.Glossary{Terms: []skills.GlossaryTerm{
 		{Term: "金神", Pinyin: []string{"jin shen"}},
 		{Term: "财多身弱"},
 		{Term: "身弱"},
-	}})
-	idx := indexRules(rs.All(), g)
-	idx.core = indexRules(rs.Core(), g)
-	return idx
+		{Term: "魁罡"},
+	}}
 }
 
 // An extra rule joins get_rules' answer only when its subject is what the
@@ -94,5 +105,95 @@ func TestRuleSubject(t *testing.T) {
 		if got := ruleSubject(c.in); got != c.want {
 			t.Errorf("ruleSubject(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// An extra rule whose condition states the term the question names takes
+// the place of a weaker core rule that does not, and a core rule scoring
+// below half the best stating rule is filler the answer leaves out: the
+// five bazi books built offline answered "伤官见官会怎样" with 格局：伤官见官果难辨,
+// 伤官若伤尽 and 恒不喜见官星 → 忌倒食 before the two rules 伤官见官 → 为祸百端.
+func TestExtraRuleStatingTheTermComesFirst(t *testing.T) {
+	var rs knowledge.Rules
+	core := []knowledge.Rule{
+		{Condition: "格局：伤官见官果难辨", Conclusion: "可见不可见"},
+		{Condition: "恒不喜见官星", Conclusion: "忌倒食，恐伤其食神"},
+		{Condition: "正官：遇财", Conclusion: "为贵"},
+		{Condition: "七杀：有制", Conclusion: "为权"},
+		{Condition: "印绶：逢财", Conclusion: "为忌"},
+		{Condition: "食神：生财", Conclusion: "为富"},
+	}
+	for i, r := range core {
+		r.ID, r.Confidence = fmt.Sprintf("R%03d", i+1), "medium"
+		rs.Tier2 = append(rs.Tier2, r)
+	}
+	extra := []knowledge.Rule{
+		{Condition: "伤官见官", Conclusion: "为祸百端"},
+		{Condition: "偏财：身强", Conclusion: "为福"},
+	}
+	for i, r := range extra {
+		r.ID, r.Confidence, r.Extra = fmt.Sprintf("R%03d", len(core)+i+1), "medium", true
+		rs.Tier2 = append(rs.Tier2, r)
+	}
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{{Term: "伤官见官"}, {Term: "官星"}}})
+	idx := indexRules(rs.All(), g)
+	idx.core = indexRules(rs.Core(), g)
+	q := "伤官见官会怎样"
+	coreAns, _ := idx.core.answer(q, Bridged{}, 5)
+	if len(coreAns) < 2 || coreAns[1].Condition != "恒不喜见官星" {
+		t.Fatalf("the core alone answers %q with %v, want 恒不喜见官星 second (the case this test is about)", q, coreAns)
+	}
+	got, missing := idx.answer(q, Bridged{}, 5)
+	if len(missing) > 0 || len(got) < 2 || got[1].Condition != "伤官见官" {
+		t.Fatalf("%s: %v (missing %v), want 伤官见官 → 为祸百端 second, after 格局：伤官见官果难辨", q, got, missing)
+	}
+	for _, r := range got[2:] {
+		if r.Score < minExtraShare*got[1].Score {
+			t.Errorf("%s: %q (%.3f) kept beside 伤官见官 (%.3f): filler", q, r.Condition, r.Score, got[1].Score)
+		}
+	}
+}
+
+// The offline answer says which term no rule states before it lists the
+// rules that match the rest of the question (身弱无制伏 → 为贵 for
+// 魁罡日身弱怎么办, which asks about 魁罡), as get_rules' note says it to a
+// model; before, the rules were listed as the answer.
+func TestOfflineAnswerSaysNoRuleStatesTheTerm(t *testing.T) {
+	idx := extraRulesIndex(t)
+	if _, missing := idx.answer("魁罡日身弱怎么办", Bridged{}, 5); len(missing) == 0 {
+		t.Fatalf("the fixture answers 魁罡日身弱怎么办 in full; the test needs a term no rule states")
+	}
+	rs, g := extraRulesFixture()
+	rulesYAML, err := yaml.Marshal(knowledge.RulesFile{Rules: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	glossYAML, err := yaml.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := writeSkills(t, "", map[string]string{
+		"bazi/SKILL.md":                "---\nname: bazi\ndescription: 八字命理（测试）\n---\n看八字。\n",
+		"bazi/knowledge/rules.yaml":    string(rulesYAML),
+		"bazi/knowledge/glossary.yaml": string(glossYAML),
+	})
+	a := agentOver(t, root, nil, nil)
+	rules, missing, err := a.rulesFor("bazi", "魁罡日身弱怎么办", 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) == 0 || fmt.Sprint(missing) != "[魁罡]" {
+		t.Fatalf("rulesFor(魁罡日身弱怎么办) = %v, missing %v; want the partial rules and 魁罡", rules, missing)
+	}
+	answer, err := a.Turn(context.Background(), TurnRequest{UserID: "u", Message: "魁罡日身弱怎么办", Skill: "bazi"}, func(Event) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := strings.Index(answer, "没有规则论及 魁罡")
+	if note < 0 {
+		t.Fatalf("offline answer to 魁罡日身弱怎么办:\n%s\nwant the note that no rule states 魁罡", answer)
+	}
+	if i := strings.Index(answer, "身弱无制伏"); i >= 0 && i < note {
+		t.Errorf("offline answer to 魁罡日身弱怎么办:\n%s\nlists a partial rule before the note", answer)
 	}
 }

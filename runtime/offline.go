@@ -62,9 +62,18 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 		}
 		nrules := 0
 		for _, sn := range answering {
-			rules, err := a.rulesFor(sn, msg, 5, minContextScore)
+			rules, missing, err := a.rulesFor(sn, msg, 5, minContextScore)
 			if err != nil {
 				return "", err
+			}
+			if len(missing) > 0 {
+				// get_rules' partial answer: said so, as its note
+				// says it to a model.
+				note := L.missing
+				if len(rules) == 0 {
+					note = L.missingNone
+				}
+				fmt.Fprintf(&sb, "\n"+note+"\n", strings.Join(missing, ", "))
 			}
 			label := ""
 			if len(answering) > 1 {

@@ -24,7 +24,7 @@ func (a *Agent) skillLanguage(name string) string {
 
 // offlineLabels are the labels of a retrieval-only answer, in one language.
 type offlineLabels struct {
-	mode, onlySkill, noSkill, skill, needBirth, rules, passages, unbridged, noRule string
+	mode, onlySkill, noSkill, skill, needBirth, rules, passages, unbridged, noRule, missing, missingNone string
 }
 
 // offlineText holds the retrieval-only answer's labels in each language;
@@ -32,26 +32,30 @@ type offlineLabels struct {
 // answers), so an English skill's answer carries no Chinese label.
 var offlineText = map[string]offlineLabels{
 	langEN: {
-		mode:      "_Retrieval-only mode: no model is configured; these are the rules and passages retrieved, not a generated answer._",
-		onlySkill: "(no skill fits the question; using the only skill)",
-		noSkill:   "No skill fits the question; available: ",
-		skill:     "Skill: ",
-		needBirth: "(this skill needs your birth data: please fill in the form)",
-		rules:     "Rules",
-		passages:  "Passages",
-		unbridged: "(the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it)",
-		noRule:    "(no relevant rule found)",
+		mode:        "_Retrieval-only mode: no model is configured; these are the rules and passages retrieved, not a generated answer._",
+		onlySkill:   "(no skill fits the question; using the only skill)",
+		noSkill:     "No skill fits the question; available: ",
+		skill:       "Skill: ",
+		needBirth:   "(this skill needs your birth data: please fill in the form)",
+		rules:       "Rules",
+		passages:    "Passages",
+		unbridged:   "(the question is in %s and the sources in %s; it names no glossary term and no model is configured to rewrite it, so these passages match its words only and may not answer it)",
+		noRule:      "(no relevant rule found)",
+		missing:     "(no rule of the skill states %s, which the question asks about; the rules below touch only the rest of it and do not answer it)",
+		missingNone: "(no rule of the skill states %s, which the question asks about)",
 	},
 	langZH: {
-		mode:      "_离线检索模式：未配置模型，以下是检索到的规则与原文，不是生成的回答。_",
-		onlySkill: "（没有技能与问题相符，使用唯一的技能）",
-		noSkill:   "没有技能与问题相符。可用技能：",
-		skill:     "技能：",
-		needBirth: "（本技能需要出生信息，请填写表单）",
-		rules:     "相关规则",
-		passages:  "相关原文",
-		unbridged: "（问题的语言（%s）与原文（%s）不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关）",
-		noRule:    "（没有找到相关规则）",
+		mode:        "_离线检索模式：未配置模型，以下是检索到的规则与原文，不是生成的回答。_",
+		onlySkill:   "（没有技能与问题相符，使用唯一的技能）",
+		noSkill:     "没有技能与问题相符。可用技能：",
+		skill:       "技能：",
+		needBirth:   "（本技能需要出生信息，请填写表单）",
+		rules:       "相关规则",
+		passages:    "相关原文",
+		unbridged:   "（问题的语言（%s）与原文（%s）不同，且未能转换为原文用语，以下段落仅按字面匹配，可能不相关）",
+		noRule:      "（没有找到相关规则）",
+		missing:     "（没有规则论及 %s；以下规则只涉及问题的其他部分，不能直接作答）",
+		missingNone: "（没有规则论及 %s）",
 	},
 }
 

@@ -20,10 +20,12 @@ func (a *Agent) Route(msg string) string {
 	return a.cfg.Skills.Match(msg)
 }
 
-// Rules returns the k rules of skill most relevant to question, above
-// get_rules' cut-off (minRuleScore), unbridged.
+// Rules returns what get_rules returns for question in skill, unbridged:
+// the k rules most relevant to it above get_rules' cut-off (minRuleScore),
+// or, when no rule states a term it asks about, the partial ones.
 func (a *Agent) Rules(skill, question string, k int) ([]knowledge.TieredRule, error) {
-	return a.rulesFor(skill, question, k, minRuleScore)
+	rules, _, err := a.rulesFor(skill, question, k, minRuleScore)
+	return rules, err
 }
 
 // Passages returns what search_knowledge returns for query in skill.

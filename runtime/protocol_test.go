@@ -123,7 +123,7 @@ func TestPromptRulesFollowTheConversation(t *testing.T) {
 	if got := rulesOf("日主甲木生于寅月怎么看"); !strings.HasPrefix(got, "r2") {
 		t.Fatalf("first turn rules = %s", got)
 	}
-	if rs, _ := a.rulesFor("bazi", "那然后呢？", 3, 0); len(rs) != 0 {
+	if rs, _, _ := a.rulesFor("bazi", "那然后呢？", 3, 0); len(rs) != 0 {
 		t.Fatalf("the follow-up alone matches %v", rs)
 	}
 	if got := rulesOf("那然后呢？"); !strings.HasPrefix(got, "r2") {

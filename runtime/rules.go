@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -658,24 +659,25 @@ func longestCommonRun(a, b []rune) int {
 	return best
 }
 
-// rulesFor returns the k rules of a skill most relevant to one question,
-// those scoring at least min (minRuleScore: the cut-off get_rules, the
-// prompt and the offline answer share).
-func (a *Agent) rulesFor(skill, question string, k int, min float64) ([]knowledge.TieredRule, error) {
+// rulesFor returns what get_rules answers a question with, unbridged: the
+// k rules of a skill most relevant to it (idx.answer), those scoring at
+// least min (minRuleScore: get_rules' cut-off; the offline answer asks
+// minContextScore, the prompt's). When the question asks about a term no
+// rule states, missing names it and the rules are partial: they touch only
+// the rest of the question ("阳刃格成格的条件是什么" gets 阳刃用之 → 赖以制刃…,
+// and no rule states 阳刃格).
+func (a *Agent) rulesFor(skill, question string, k int, min float64) (rules []knowledge.TieredRule, missing []string, err error) {
 	sk, err := a.cfg.Skills.Get(skill)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx, err := a.rules.get(sk)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	parts := []weighted{{question, 1}}
-	if idx.core != nil {
-		rules, _ := idx.withExtras(question, parts, idx.core.rank(parts, k, min), nil, k, min)
-		return plainRules(rules), nil
-	}
-	return plainRules(idx.rank(parts, k, min)), nil
+	ranked, missing := idx.answer(question, Bridged{}, k)
+	ranked = slices.DeleteFunc(ranked, func(r scoredRule) bool { return r.Score < min })
+	return plainRules(ranked), missing, nil
 }
 
 // contextRules returns the rules the system prompt carries for this step:

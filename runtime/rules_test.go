@@ -69,7 +69,7 @@ func TestRuleRanking(t *testing.T) {
 	}
 	hits, mrr := 0, 0.0
 	for _, tt := range questions {
-		rs, err := a.rulesFor("tea", tt.q, 20, 0)
+		rs, _, err := a.rulesFor("tea", tt.q, 20, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
