@@ -2,6 +2,7 @@ package convert
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -40,6 +41,7 @@ func structurePlain(text, title string) string {
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t\r")
 	}
+	lines = dedentBody(lines)
 	lay := analyseLayout(lines)
 	lines, cont := applyLayout(lines, lay)
 	lines, cont = splitRunOnVolumes(lines, cont)
@@ -47,6 +49,58 @@ func structurePlain(text, title string) string {
 	markLatinText(lines, hints)
 	inferTitles(lines, hints, lay)
 	return linesToMarkdownWith(lines, nil, hints)
+}
+
+// Body indentation: when at least bodyIndentShare of the long lines are
+// indented by the same number of ASCII spaces, that indentation is the
+// body's and not a paragraph's first line.
+const bodyIndentShare = 0.6
+
+// dedentBody removes the indentation a text gives all its body lines (a
+// page dumped from HTML by a text browser, as Project Gutenberg's Debian
+// guide #6527: every line of every paragraph three spaces in, headings
+// flush left or centred, examples further in). Left there, each indented
+// line would start a paragraph of its own: a hard-wrapped paragraph cut
+// into its lines, and every sentence spanning two lines cut in two. Lines
+// indented further keep the rest of their indentation, and a body line
+// right under one of them (an example "chmod u+x myfile" over the text
+// explaining it) starts a paragraph, as its indentation said.
+func dedentBody(lines []string) []string {
+	count := map[int]int{}
+	long := 0
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if displayWidth(t) < longLineWidth {
+			continue
+		}
+		long++
+		count[len(l)-len(strings.TrimLeft(l, " "))]++
+	}
+	best, n := 0, 0
+	for ind, c := range count {
+		if c > n || c == n && ind < best {
+			best, n = ind, c
+		}
+	}
+	if best == 0 || long < 3 || float64(n) < bodyIndentShare*float64(long) {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	prevDeeper := false
+	for _, l := range lines {
+		ind := len(l) - len(strings.TrimLeft(l, " "))
+		if strings.TrimSpace(l) == "" {
+			out = append(out, "")
+			prevDeeper = false
+			continue
+		}
+		if ind == best && prevDeeper {
+			out = append(out, "")
+		}
+		out = append(out, l[min(best, ind):])
+		prevDeeper = ind > best
+	}
+	return out
 }
 
 // textLayout is how a plain text breaks its lines.
@@ -76,7 +130,7 @@ const (
 )
 
 func analyseLayout(lines []string) textLayout {
-	nonBlank, blank, long, ends := 0, 0, 0, 0
+	nonBlank, blank, long, ends, cjkLong := 0, 0, 0, 0, 0
 	var widths []int
 	flush, indented := 0, 0
 	for _, l := range lines {
@@ -95,6 +149,9 @@ func analyseLayout(lines []string) textLayout {
 		if endsParagraph(t) {
 			ends++
 		}
+		if cjkShare(t) >= 0.5 {
+			cjkLong++
+		}
 		if indentOf(l) > 0 {
 			indented++
 		} else {
@@ -102,7 +159,20 @@ func analyseLayout(lines []string) textLayout {
 		}
 	}
 	var lay textLayout
-	if nonBlank < 5 || long < 3 || blank*blankShare >= nonBlank {
+	if nonBlank < 5 || long < 3 {
+		return lay
+	}
+	if blank*blankShare >= nonBlank {
+		// Blank lines part the paragraphs, except in a Chinese text whose
+		// long lines are whole paragraphs and whose blank lines part larger
+		// units: 孙子兵法 kept as one line per chapter under its title line
+		// ("计篇第一计篇" right above "孙子曰：兵者…"), chapters set apart by a
+		// blank line. There every line is a paragraph, so that a title line
+		// stands alone. (A Latin text keeps its blank lines: a Markdown table
+		// or list there is lines that belong together.)
+		if cjkLong*2 >= long && float64(ends) >= paraShare*float64(long) {
+			lay.lineParas = true
+		}
 		return lay
 	}
 	if float64(ends) >= paraShare*float64(long) {
@@ -312,6 +382,10 @@ type contentsBlock struct {
 	// runOn: the label starts a paragraph that runs the contents on.
 	runOn   bool
 	entries []string // the entries, for matching against the text
+	// depth: for a list of bullets nested by indentation (a text
+	// browser's dump of an HTML contents), each entry's depth in the
+	// list, by its normalised text; nil for other lists.
+	depth map[string]int
 }
 
 // maxContentsShare is the largest share of a document's characters a
@@ -366,6 +440,43 @@ func findContents(lines []string, title string) []contentsBlock {
 // coming round again (the text's first heading), or prose.
 func contentsList(lines []string, label int, firstText, title string) (contentsBlock, bool) {
 	b := contentsBlock{label: label, end: label}
+	// A list of "*" or "•" bullets, nested by indentation: each entry's
+	// depth is the rank of its indentation among the list's.
+	if k := nextNonBlank(lines, label+1); k < len(lines) && bulletEntry(lines[k]) != "" {
+		var ind []int
+		var names []string
+		for ; k < len(lines); k++ {
+			e := bulletEntry(lines[k])
+			if e == "" {
+				// A line indented past the bullet before it continues
+				// its entry ("* Command History and Editing the" /
+				// "  Command Line").
+				t := strings.TrimSpace(lines[k])
+				if t == "" || len(names) == 0 || indentOf(lines[k]) <= ind[len(ind)-1] {
+					break
+				}
+				names[len(names)-1] += " " + t
+				b.end = k
+				continue
+			}
+			names = append(names, e)
+			ind = append(ind, indentOf(lines[k]))
+			b.end = k
+		}
+		levels := append([]int(nil), ind...)
+		sort.Ints(levels)
+		levels = slices.Compact(levels)
+		b.depth = map[string]int{}
+		for i, e := range names {
+			b.entries = append(b.entries, e)
+			if n := normEntry(e); n != "" {
+				if _, seen := b.depth[n]; !seen {
+					b.depth[n] = sort.SearchInts(levels, ind[i])
+				}
+			}
+		}
+		return b, len(b.entries) >= 2
+	}
 	// A list already marked as one (numberTOCSections: "- 1.2 甲木").
 	if k := nextNonBlank(lines, label+1); k < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[k]), "- ") {
 		for ; k < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[k]), "- "); k++ {
@@ -448,6 +559,18 @@ func contentsList(lines []string, label int, firstText, title string) (contentsB
 		i = j
 	}
 	return b, len(b.entries) >= 2
+}
+
+// bulletEntry returns the text of a contents line that is a "*" or "•"
+// bullet ("     * What Is Debian?"), or "".
+func bulletEntry(line string) string {
+	t := strings.TrimSpace(line)
+	for _, b := range []string{"* ", "• "} {
+		if strings.HasPrefix(t, b) {
+			return strings.TrimSpace(t[len(b):])
+		}
+	}
+	return ""
 }
 
 // entryGroup returns the end (exclusive) of the contents entry starting at
@@ -561,6 +684,7 @@ func setContentsApart(lines []string, cont []bool, title string) ([]string, []li
 	out := make([]string, 0, len(lines)+8*len(blocks))
 	hints := make([]lineHint, 0, cap(out))
 	confirmed := map[string]bool{}
+	depth := map[string]int{} // the nesting of a bulleted list's entries
 	emit := func(l string, h lineHint) {
 		out = append(out, l)
 		hints = append(hints, h)
@@ -598,13 +722,20 @@ func setContentsApart(lines []string, cont []bool, title string) ([]string, []li
 				if t == "" {
 					continue
 				}
-				if !strings.HasPrefix(t, "- ") {
+				if e := bulletEntry(t); e != "" {
+					t = "- " + e
+				} else if !strings.HasPrefix(t, "- ") {
 					t = "- " + t
 				}
 				emit(t, lineHint{text: true})
 			}
 			for _, e := range b.entries {
 				confirmed[normEntry(e)] = true
+			}
+			for n, d := range b.depth {
+				if _, seen := depth[n]; !seen {
+					depth[n] = d
+				}
 			}
 		}
 		emit("", lineHint{})
@@ -620,14 +751,21 @@ func setContentsApart(lines []string, cont []bool, title string) ([]string, []li
 			continue
 		}
 		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
-		if !confirmed[normEntry(t)] || utf8.RuneCountInString(t) > 80 {
+		if !confirmed[normEntry(t)] || utf8.RuneCountInString(t) > 80 || reHashStart.MatchString(t) {
+			// A shell prompt naming an entry ("# dselect") is not it.
 			continue
 		}
 		k := classifyHeading(t)
 		if k == kindNone || k == kindFront {
 			k = kindTitle
 		}
-		hints[i] = lineHint{heading: k, rank: indentOf(l) / 2}
+		rank := indentOf(l) / 2
+		if d, ok := depth[normEntry(t)]; ok && k == kindTitle {
+			// The list's nesting, not the line's indentation: a text
+			// browser centres some headings and not others.
+			rank = d
+		}
+		hints[i] = lineHint{heading: k, rank: rank}
 	}
 	return out, hints
 }
@@ -784,11 +922,21 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 	for i, l := range lines {
 		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
 		chars += CountChars(t)
+		if h := hints[i].heading; h > kindSubVolume && h != kindFront {
+			// A heading already found (a contents list's entry) counts
+			// as the patterns' do.
+			patterns++
+		}
 		if t == "" || hints[i].text || hints[i].heading != kindNone {
 			continue
 		}
 		if k := classifyHeading(t); k != kindNone && k != kindFront {
-			patterns++
+			// Volumes (第一篇文韬, 卷之一) alone leave the tree coarse
+			// however often they come: the headings that count are those
+			// under them.
+			if k > kindSubVolume {
+				patterns++
+			}
 			if k >= kindChapter {
 				chapters++
 			}
@@ -806,6 +954,17 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 	// patterns find has its tree; volumes alone (卷之一) leave it coarse.
 	if len(cands) == 0 || chapters >= 3 && chars/chapters <= chapterSection || patterns > 0 && chars/patterns <= patternSection {
 		return
+	}
+	// A title line above the first volume the patterns find (六韬 西周 姜尚
+	// over 第一篇文韬) names the book, not a part of a volume: it heads the
+	// document at the outermost level, as front matter does.
+	firstVolume := len(lines)
+	for i, l := range lines {
+		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
+		if hints[i].heading == kindVolume || t != "" && !hints[i].text && hints[i].heading == kindNone && classifyHeading(t) == kindVolume {
+			firstVolume = i
+			break
+		}
 	}
 	// Runs of candidates with no paragraph between them.
 	isCand := map[int]bool{}
@@ -834,6 +993,10 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 		}
 		t := strings.TrimSpace(strings.Trim(lines[i], "\u3000"))
 		if run > maxTitleRun || count[strings.Join(strings.Fields(t), "")] > maxTitleRepeats || !headsText(lines, hints, isCand, i) {
+			continue
+		}
+		if i < firstVolume && firstVolume < len(lines) {
+			hints[i] = lineHint{heading: kindFront}
 			continue
 		}
 		hints[i] = lineHint{heading: kindTitle, rank: indentOf(lines[i]) / 2}

@@ -477,3 +477,199 @@ func TestPlainRunOnVolumes(t *testing.T) {
 		t.Errorf("the text after the label is not its own paragraph:\n%s", b.md)
 	}
 }
+
+// gbkCRLF encodes a fixture as the 殆知阁-style collections keep their
+// classics: GBK, CRLF, every line indented with two ideographic spaces.
+func gbkCRLF(t *testing.T, lines []string) []byte {
+	t.Helper()
+	for i, l := range lines {
+		lines[i] = "\u3000\u3000" + l
+	}
+	data, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte(strings.Join(lines, "\r\n") + "\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A short classic whose chapter titles are short lines of their own
+// directly above their text, chapters set apart by blank lines (an indented
+// blank line) and each chapter's text one long line (孙子兵法 in a plain-text
+// collection: "计篇第一计篇" over "孙子曰：兵者…"). The lines are
+// paragraphs although the text has blank lines: the titles are headings.
+func TestPlainTitlesAboveTheirTextBetweenBlankLines(t *testing.T) {
+	src := gbkCRLF(t, []string{
+		"园圃要术",
+		"",
+		"治畦篇第一治畦篇",
+		para("老圃曰：种菜之法，先治其畦，畦宜高，沟宜深，雨多则水易去。", 300),
+		"",
+		"浇灌篇第二浇灌篇",
+		para("老圃曰：浇灌宜在早晚，日中浇之，则根受热而菜萎。", 280),
+		"",
+		"收藏篇第三收藏篇",
+		para("老圃曰：收藏之法，择干燥之处，以草覆之，勿令受湿。", 290),
+		"",
+		"择种篇第四择种篇",
+		para("老圃曰：择种必取其实满者，浮者弃之。", 260),
+	})
+	b := buildFixture(t, "园圃要术.txt", src)
+	wantHeadings(t, b, "# 园圃要术", "# 治畦篇第一治畦篇", "# 浇灌篇第二浇灌篇", "# 收藏篇第三收藏篇", "# 择种篇第四择种篇")
+}
+
+// A short classic in parts named by the heading patterns (第一篇文韬) and
+// chapters named by title lines (文师第一), a paragraph per line and no
+// blank lines (六韬 in a plain-text collection). The parts alone do not
+// make the book's tree however often they come: the chapter titles under
+// them are headings too.
+func TestPlainTitlesUnderPatternVolumes(t *testing.T) {
+	var lines []string
+	for v, vol := range []string{"第一篇春圃", "第二篇夏圃", "第三篇秋圃"} {
+		lines = append(lines, vol)
+		for c, ch := range []string{"治畦", "浇灌", "收藏"} {
+			lines = append(lines, fmt.Sprintf("%s第%s", ch, []string{"一", "二", "三", "四", "五", "六", "七", "八", "九"}[v*3+c]))
+			lines = append(lines, para("文王问老圃曰：“"+ch+"奈何？”", 120), para("老圃曰：“"+ch+"之法，先察其地，后用其力。”", 150))
+		}
+	}
+	// The book's title line above the first part (六韬 西周 姜尚, not
+	// indented) heads the document at the outermost level.
+	head, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte("园圃六韬 某朝 某人\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := buildFixture(t, "园圃六韬.txt", append(head, gbkCRLF(t, lines)...))
+	want := []string{"# 园圃六韬 某朝 某人"}
+	n := 0
+	for _, vol := range []string{"第一篇春圃", "第二篇夏圃", "第三篇秋圃"} {
+		want = append(want, "# "+vol)
+		for _, ch := range []string{"治畦", "浇灌", "收藏"} {
+			want = append(want, fmt.Sprintf("## %s第%s", ch, []string{"一", "二", "三", "四", "五", "六", "七", "八", "九"}[n]))
+			n++
+		}
+	}
+	wantHeadings(t, b, want...)
+}
+
+// Lines of a plain-text manual that start with "#" are text, not Markdown
+// headings: shell prompts and configuration comments in its indented
+// examples ("# dselect", "# /etc/fstab: static file system information."),
+// as the Project Gutenberg Debian guide (#6527) prints them. Nor is a
+// DOS path in capitals ("D:\DISTS\SLINK\MAIN\DISKS-I386\") a title.
+func TestPlainHashLinesAreText(t *testing.T) {
+	src := strings.Join([]string{
+		"INSTALLING PACKAGES",
+		"",
+		"   If you have a proxy server, set the http_proxy variable from your",
+		"   shell before starting dselect by using the following command:",
+		"",
+		"           # export http_proxy=http://gateway:3128/",
+		"",
+		"           # dselect",
+		"",
+		"   The floppy images are in this directory of the CD-ROM, which you can",
+		"   list with DIR:",
+		"",
+		"           D:\\DISTS\\SLINK\\MAIN\\DISKS-I386\\",
+		"",
+		"   " + para("Debian reads the package lists from the mirror and shows them. ", 300),
+		"",
+		"MOUNTING FILESYSTEMS",
+		"",
+		"   Look at this file now by typing more /etc/fstab. It probably looks",
+		"   something like this:",
+		"",
+		"           # /etc/fstab: static file system information.",
+		"",
+		"           #",
+		"",
+		"           /dev/hda1 / ext2 defaults 0 1",
+		"",
+		"   " + para("Each line names a device, a mount point and a type. ", 300),
+		"",
+		"           chmod u+x myfile",
+		"   This command means to add (+) execute (x) permissions for the user (u) who",
+		"   owns the file.",
+	}, "\n")
+	b := buildFixture(t, "guide.txt", []byte(src))
+	wantHeadings(t, b, "# INSTALLING PACKAGES", "# MOUNTING FILESYSTEMS")
+	// The body is indented as a whole: its wrapped lines are one paragraph.
+	for _, s := range []string{"# export http_proxy", "# dselect", "# /etc/fstab: static", "DISKS-I386",
+		"set the http_proxy variable from your shell before starting dselect", "It probably looks something like this:",
+		"chmod u+x myfile\n\nThis command means to add (+) execute (x) permissions for the user (u) who owns the file."} {
+		if !strings.Contains(b.md, s) {
+			t.Errorf("markdown lost %q:\n%s", s, b.md)
+		}
+	}
+}
+
+// A manual dumped from HTML by a text browser (Project Gutenberg's Debian
+// guide #6527): a "Contents" list of bullets nested by indentation, no page
+// numbers and no blank lines, then the text, its headings as lines of their
+// own, some centred and some flush left whatever their depth. The list's
+// nesting gives the heading tree; the list itself is navigation.
+func TestPlainBulletContentsGiveTheTree(t *testing.T) {
+	body := func(s string) string { return "   " + para(s, 260) }
+	src := strings.Join([]string{
+		"Contents",
+		"",
+		"     * Preface",
+		"     * Guide",
+		"          * Introduction",
+		"               * What Is Debian?",
+		"                    * Who Creates Debian?",
+		"               * What Is Free Software?",
+		"          * Getting Started",
+		"               * Supported Hardware and Memory",
+		"                 Requirements",
+		"               * dselect",
+		"          * The Basics",
+		"",
+		"Preface",
+		"",
+		body("This manual is for readers who are new to Debian. "),
+		"",
+		"Introduction",
+		"",
+		body("We are glad to have this opportunity to introduce you to Debian. "),
+		"",
+		"                                What Is Debian?",
+		"",
+		body("Debian is a free operating system for your computer. "),
+		"",
+		"Who Creates Debian?",
+		"",
+		body("Debian is an all-volunteer Internet-based development project. "),
+		"",
+		"                             What Is Free Software?",
+		"",
+		body("Free software refers to freedom rather than price. "),
+		"",
+		"Getting Started",
+		"",
+		body("Read this chapter before you install anything. "),
+		"",
+		"                   Supported Hardware and Memory Requirements",
+		"",
+		body("Debian runs on most personal computers. "),
+		"",
+		"           # dselect",
+		"",
+		body("The prompt above starts the package tool as root. "),
+		"",
+		"                                    dselect",
+		"",
+		body("dselect is the package tool of the installation. "),
+		"",
+		"The Basics",
+		"",
+		body("Read this chapter to learn the command line. "),
+	}, "\n")
+	b := buildFixture(t, "debian-guide.txt", []byte(src))
+	wantHeadings(t, b,
+		"# Preface",
+		"## Introduction", "### What Is Debian?", "#### Who Creates Debian?", "### What Is Free Software?",
+		"## Getting Started", "### Supported Hardware and Memory Requirements", "### dselect", "## The Basics")
+	if !strings.Contains(b.md, "- Guide") || !strings.Contains(b.md, "- Who Creates Debian?") {
+		t.Errorf("the contents list is not kept as a list:\n%s", b.md)
+	}
+}

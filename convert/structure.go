@@ -126,6 +126,10 @@ func classifyHeading(line string) headingKind {
 	return kindNone
 }
 
+// reHashStart matches text that Markdown would read as a heading: one to
+// six "#" then a space or the end.
+var reHashStart = regexp.MustCompile(`^#{1,6}(?:[ \t]|$)`)
+
 // sentenceLike says whether the text after a number reads as the start of a
 // numbered paragraph or a note rather than a title: it holds a semicolon or
 // two full stops ("To the rear: 1. _About_, 2. _FACE_.", "See chap. XI."),
@@ -152,6 +156,16 @@ func isAllCapsTitle(line string) bool {
 	if strings.ContainsRune(line, '|') || strings.HasSuffix(line, "]") || strings.HasPrefix(line, "[") {
 		// A table row, the end or start of a bracketed note.
 		return false
+	}
+	if strings.ContainsRune(line, '\\') || strings.Contains(line, "://") {
+		// A path or an address: D:\DISTS\SLINK\MAIN\DISKS-I386\.
+		return false
+	}
+	for _, f := range strings.Fields(line) {
+		if strings.Count(f, "/") >= 2 {
+			// A path: /USR/LOCAL/BIN.
+			return false
+		}
 	}
 	letters, nonSpace := 0, 0
 	for _, r := range line {
@@ -333,6 +347,11 @@ func linesToMarkdownWith(lines []string, known map[string]int, hints []lineHint)
 			sb.WriteString(strings.Repeat("#", min(b.level, 6)) + " ")
 		case b.kind != kindNone:
 			sb.WriteString(strings.Repeat("#", level[key(b)]) + " ")
+		case reHashStart.MatchString(b.text):
+			// Text that starts like a Markdown heading (a shell prompt
+			// "# dselect", a comment "# /etc/fstab: …") is escaped: it
+			// is text, and chunking must not file what follows under it.
+			sb.WriteString(`\`)
 		}
 		sb.WriteString(b.text)
 	}
