@@ -493,10 +493,17 @@ func v11Store(t *testing.T, docs []storetest.SyntheticDoc) string {
 // chunks' text, and documents written, replaced and deleted after the
 // upgrade (enough for the migrated segment to be merged with new ones)
 // keep the index exactly the chunks'.
+//
+// Under -race (and -short) the documents hold one chunk each and fewer
+// queries are checked: the pure-Go SQLite is many times slower there.
 func TestMigrateToLexSegments(t *testing.T) {
 	ctx := context.Background()
-	c := storetest.NewCorpus(storetest.Zipf, "t", 400, 4, 8, 21)
-	u := storetest.NewCorpus(storetest.Tiny, "u", 40, 4, 8, 22)
+	perDoc, queries := 4, 20
+	if raceEnabled || testing.Short() {
+		perDoc, queries = 1, 5
+	}
+	c := storetest.NewCorpus(storetest.Zipf, "t", 100*perDoc, perDoc, 8, 21)
+	u := storetest.NewCorpus(storetest.Tiny, "u", 10*perDoc, perDoc, 8, 22)
 	old := append(append([]storetest.SyntheticDoc(nil), c.Docs[:20]...), u.Docs...)
 	s, err := Open(ctx, v11Store(t, old))
 	if err != nil {
@@ -513,7 +520,7 @@ func TestMigrateToLexSegments(t *testing.T) {
 	checkLexIndex(t, s)
 	check := func(stage string) {
 		t.Helper()
-		for i := 0; i < 20; i++ {
+		for i := 0; i < queries; i++ {
 			q := c.Query()
 			if i%4 == 0 {
 				q = u.Query()
@@ -538,7 +545,7 @@ func TestMigrateToLexSegments(t *testing.T) {
 	}
 	d := c.Docs[5]
 	d.Doc.ContentHash += "x"
-	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks[:2], nil, knowledge.EmbeddingInfo{}); err != nil {
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks[:(len(d.Chunks)+1)/2], nil, knowledge.EmbeddingInfo{}); err != nil {
 		t.Fatal(err)
 	}
 	storetest.Load(t, s, c.Docs[50:84], 8)
