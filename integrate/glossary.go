@@ -61,6 +61,9 @@ type candidate struct {
 // starts with: "2.3.3 ", "四十一、", "第三章 ", "卷六".
 var headingNumber = regexp.MustCompile(`^(?:[0-9０-９]+(?:[.．][0-9０-９]+)*[.．、]?\s*|[一二三四五六七八九十百零〇两]+[、.．]\s*|第[一二三四五六七八九十百零〇两0-9]+[章节回卷篇部]\s*)`)
 
+// numeralHan are the characters of a Chinese number or ordinal.
+const numeralHan = "一二三四五六七八九十百千零〇两第"
+
 // termOfHeading returns the term a heading title names ("25 论魁罡" is
 // 魁罡, "1.12 衰旺论" is 衰旺), or "" when the title is no term (a volume,
 // a sentence, not Han).
@@ -75,6 +78,23 @@ func termOfHeading(h string) string {
 	}
 	if i := strings.IndexAny(h, "（(【["); i > 0 {
 		h = strings.TrimSpace(h[:i])
+	}
+	// A chapter titled by its name then its ordinal (文师第一), the name
+	// maybe repeated after it (用间篇第十三用间篇), and 篇 after the name:
+	// the name is the term.
+	if name, rest, ok := strings.Cut(h, "第"); ok && utf8.RuneCountInString(name) >= minTermRunes && isHanOnly(name) {
+		if rest = strings.TrimSuffix(rest, name); rest != "" && strings.Trim(rest, numeralHan) == "" {
+			h = name
+			if r := []rune(h); len(r) > minTermRunes && r[len(r)-1] == '篇' {
+				h = string(r[:len(r)-1])
+			}
+			// A chapter's name, not a phrase of prose: 将威, 论将 hold
+			// 将 (general) and are terms.
+			if isTermText(h) {
+				return h
+			}
+			return ""
+		}
 	}
 	if strings.ContainsRune(h, '卷') {
 		return "" // a volume of a book, not a topic
@@ -164,7 +184,9 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	for _, h := range in.Headings {
 		if t := termOfHeading(h); t != "" {
 			add(t, h, true)
-		} else if t := termOfHeadingEN(h); t != "" {
+		} else if t := termOfHeadingEN(h); t != "" && isEnglishTerm(h) {
+			// A Chinese title termOfHeading rejects (将威第二十二 before
+			// it read chapter names) is no English term either.
 			add(t, h, true)
 		}
 		docs = append(docs, h)
@@ -250,6 +272,12 @@ func recurringGrams(docs []string) []gram {
 						continue
 					}
 					s := string(w)
+					if i := strings.Index(s, "第"); strings.Trim(s, numeralHan) == "" || i >= 0 && strings.Trim(s[i:], numeralHan) == "" {
+						// A number (十一, 第十), or a chapter name's end
+						// run into its ordinal (兵第, 启第十 of 文启第十三),
+						// is no term.
+						continue
+					}
 					if !seen[s] {
 						seen[s] = true
 						df[s]++
@@ -512,7 +540,8 @@ func isHanOnly(s string) bool {
 var (
 	procedureVerbsEN = map[string]bool{"identify": true, "apply": true, "collect": true, "gather": true, "determine": true, "assess": true, "check": true, "review": true, "analyse": true, "analyze": true, "compute": true, "calculate": true, "confirm": true, "verify": true, "clarify": true, "explain": true, "summarise": true, "summarize": true, "give": true, "understand": true, "establish": true, "evaluate": true, "decide": true, "respond": true, "recommend": true, "provide": true, "ask": true, "read": true, "find": true, "select": true, "choose": true, "classify": true, "prepare": true, "handle": true, "resolve": true, "compare": true, "interpret": true, "deliver": true, "write": true, "communicate": true, "escalate": true, "triage": true, "diagnose": true}
 	procedureVerbsZH = []string{"收集", "判断", "确定", "分析", "计算", "识别", "输出", "检查", "核实", "核对", "确认", "评估", "给出", "查找", "了解", "应用",
-		"解释", "总结", "回答", "提供", "整理", "生成", "展示", "选择", "匹配", "制定", "比较", "审查", "询问", "获取", "明确", "梳理", "归纳", "呈现", "扫描", "排查"}
+		"解释", "总结", "回答", "提供", "整理", "生成", "展示", "选择", "匹配", "制定", "比较", "审查", "询问", "获取", "明确", "梳理", "归纳", "呈现", "扫描", "排查",
+		"依规则"} // the offline SOP's one phase, 依规则作答
 )
 
 // isProcedureStep reports whether a phase name names a step of the

@@ -48,6 +48,11 @@ func TestTermOfHeading(t *testing.T) {
 		"25 论魁罡": "魁罡", "1.12 衰旺论": "衰旺", "四十三、论阳刃": "阳刃", "2.3.3 三秋乙木": "三秋乙木",
 		"三命通会卷之十": "", "卷九": "", "52 时上偏财（以下所忌月分）": "时上偏财", "1 六甲日甲子时断": "",
 		"论用神配气候得失之理": "", "论杂气如何取用": "", "Chapter 2": "", "第三章 论正官": "正官",
+		// A classic's chapter titled by name then ordinal (六韬 文师第一;
+		// 孙子兵法 in a plain-text collection: 用间篇第十三用间篇) names
+		// the chapter's topic, not its number.
+		"文师第一": "文师", "临境第三十六": "临境", "用间篇第十三用间篇": "用间", "九地篇第十一九地篇": "九地", "第一篇文韬": "文韬",
+		"将威第二十二": "将威", "论将第十九": "论将",
 	} {
 		if got := termOfHeading(h); got != want {
 			t.Errorf("termOfHeading(%q) = %q, want %q", h, got, want)
@@ -253,5 +258,43 @@ func TestGlossaryUserLanguages(t *testing.T) {
 		if sys := reqs[0].Messages[0].Content; !strings.Contains(sys, "user_languages") || strings.Contains(sys, "Chinese renderings instead") {
 			t.Errorf("the prompt does not ask for the users' languages:\n%s", sys)
 		}
+	}
+}
+
+// Numbers are no terms: the ordinals of chapter titles recur across the
+// headings (九地篇第十一, 火攻篇第十二, 用间篇第十三 all hold 十一…十三
+// and 第十), and they would route any question holding a number.
+func TestRecurringGramsAreNoNumbers(t *testing.T) {
+	docs := []string{"九地篇第十一 用兵之法", "火攻篇第十一 用兵之法", "用间篇第十一 用兵之法", "第十一 用兵之法"}
+	docs = append(docs, "兵道第十六", "奇兵第二十七", "均兵第五十五")
+	for _, g := range recurringGrams(docs) {
+		if i := strings.Index(g.term, "第"); strings.Trim(g.term, "一二三四五六七八九十百千零〇两第") == "" || i >= 0 && strings.Trim(g.term[i:], "一二三四五六七八九十百千零〇两第") == "" {
+			t.Errorf("recurring gram %q is a number or runs into one", g.term)
+		}
+	}
+	found := false
+	for _, g := range recurringGrams(docs) {
+		found = found || g.term == "用兵"
+	}
+	if !found {
+		t.Errorf("recurring grams %+v lack 用兵", recurringGrams(docs))
+	}
+}
+
+// The glossary of a classic whose chapters are titled by name and ordinal
+// holds the names, never a title with its ordinal (将威第二十二, which the
+// English reading of titles let through) nor the offline SOP's phase
+// (依规则作答).
+func TestMineGlossaryChapterNames(t *testing.T) {
+	ks := &knowledgeSet{}
+	ks.sop.SOP.Phases = append(ks.sop.SOP.Phases, knowledge.Phase{ID: "P1", Name: "依规则作答"})
+	g := MineGlossary(ks, GlossaryInputs{Headings: []string{"第三篇龙韬", "将威第二十二", "论将第十九", "用间篇第十三用间篇", "文师第一"}})
+	var got []string
+	for _, term := range g.Terms {
+		got = append(got, term.Term)
+	}
+	want := "将威 文师 用间 论将 龙韬"
+	if strings.Join(got, " ") != want {
+		t.Errorf("glossary terms %q, want %q", got, want)
 	}
 }
