@@ -184,9 +184,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	for _, h := range in.Headings {
 		if t := termOfHeading(h); t != "" {
 			add(t, h, true)
-		} else if t := termOfHeadingEN(h); t != "" && isEnglishTerm(h) {
-			// A Chinese title termOfHeading rejects (将威第二十二 before
-			// it read chapter names) is no English term either.
+		} else if t := termOfHeadingEN(h); t != "" {
 			add(t, h, true)
 		}
 		docs = append(docs, h)
