@@ -41,6 +41,10 @@ type IntegrateOptions struct {
 	// GlossaryInputs are the chunks' heading and document titles the
 	// glossary is mined from besides the knowledge.
 	GlossaryInputs GlossaryInputs
+	// Contents is the sources' table of contents, written to
+	// skills.ContentsPath; with no documents (the store holds no chunks of
+	// the theme) the file is left as it is.
+	Contents skills.Contents
 	// Dictionary is the user's Chinese–English dictionary (vibe.yaml
 	// glossary.dictionary, LoadDictionary): the mined terms without English
 	// renderings get its, the glossary its characters' words; nil: none.
@@ -255,6 +259,11 @@ func Integrate(ctx context.Context, opt IntegrateOptions) (Result, error) {
 	if err := writeGlossary(res.Glossary, g); err != nil {
 		return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
 	}
+	if len(opt.Contents.Documents) > 0 {
+		if err := writeContents(filepath.Join(opt.SkillDir, filepath.FromSlash(skills.ContentsPath)), opt.Contents); err != nil {
+			return Result{}, fmt.Errorf("integrate %s: %w", opt.Theme, err)
+		}
+	}
 	gen, missing := deriveTools(ks.sop.SOP, L)
 	tools := mergeTools(gen, declared)
 	for _, name := range missing {
@@ -422,6 +431,21 @@ func sameMeta(a, b Meta) bool {
 }
 
 // writeIfChanged leaves a file with the same content untouched.
+const contentsHeader = "# Written by `vibe integrate` from the stored chunks: the sources' headings, document by document,\n" +
+	"# in their order (the router reads them as words of the skill). Rewritten on every build.\n"
+
+// writeContents writes the sources' table of contents (skills.ContentsPath).
+func writeContents(path string, c skills.Contents) error {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeIfChanged(path, append([]byte(contentsHeader), b...), 0o644)
+}
+
 func writeIfChanged(path string, data []byte, perm os.FileMode) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
 		return nil

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/skills"
 )
 
 func TestRebuildOfUnchangedKnowledgeWritesNothing(t *testing.T) {
@@ -302,5 +304,40 @@ func TestMetaRecordsTheSkillVersion(t *testing.T) {
 	}
 	if md, _ := os.ReadFile(res.SkillMD); !strings.Contains(string(md), "version: 1.2.0") {
 		t.Fatalf("the version was not kept:\n%s", md)
+	}
+}
+
+// The sources' table of contents is written to the skill for the router,
+// rewritten only when it changes, and left as it is when the store gave no
+// chunks (a skill extracted elsewhere).
+func TestIntegrateWritesTheSourcesContents(t *testing.T) {
+	dir := copyDir(t, "testdata/clean")
+	ctx := context.Background()
+	contents := skills.Contents{Documents: []skills.ContentsDocument{{
+		Source: "knowledge/demo/source/金匮.txt", Title: "金匮要略",
+		Headings: []string{"奔豚气病脉证治第八", "疮痈肠痈浸淫病脉证并治第十八"},
+	}}}
+	opt := IntegrateOptions{Theme: "demo", SkillDir: dir, Contents: contents}
+	if _, err := Integrate(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, filepath.FromSlash(skills.ContentsPath))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := skills.ParseContents(b, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, contents) {
+		t.Fatalf("contents.yaml = %+v, want %+v", got, contents)
+	}
+	opt.Contents = skills.Contents{}
+	if _, err := Integrate(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(b) {
+		t.Fatalf("integrate without chunks changed contents.yaml:\n%s", again)
 	}
 }

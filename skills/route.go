@@ -150,6 +150,7 @@ type vocabulary struct {
 	terms []term             // matched whole (as MatchTrigger does)
 	seen  map[string]bool    // lower-cased terms already in terms
 	gloss map[string]bool    // lower-cased names of the glossary's entries
+	heads map[string]bool    // Han bigrams of the sources' headings
 	feats map[string]float64 // feature -> weight
 }
 
@@ -203,6 +204,25 @@ func (v *vocabulary) addTerm(t string) {
 	v.terms = append(v.terms, pt)
 }
 
+// headingParticles are characters of a heading's frame, not its topic
+// (如何, 之法, 所以): a bigram holding one names no section.
+const headingParticles = "之乎者也而其以为于则乃所此彼若如何即亦又且皆必在与及或哉矣焉曰云故凡盖夫"
+
+// addHeading records the Han bigrams of a heading of the sources: a
+// question holding one that no other skill knows names a section of this
+// skill's books (肠痈 of 疮痈肠痈浸淫病脉证并治).
+func (v *vocabulary) addHeading(h string) {
+	for f := range features(h) {
+		if r := []rune(f); len(r) == 2 && unicode.Is(unicode.Han, r[0]) && unicode.Is(unicode.Han, r[1]) &&
+			!strings.ContainsRune(headingParticles, r[0]) && !strings.ContainsRune(headingParticles, r[1]) {
+			if v.heads == nil {
+				v.heads = map[string]bool{}
+			}
+			v.heads[f] = true
+		}
+	}
+}
+
 func (v *vocabulary) addText(s string, w float64) {
 	for f := range features(s) {
 		if v.feats[f] < w {
@@ -214,7 +234,8 @@ func (v *vocabulary) addText(s string, w float64) {
 // skillVocabulary gathers a skill's routing vocabulary from its files: the
 // front matter, the body, the protocols, the glossary, and the text of its
 // knowledge files (rules' conditions and conclusions, pattern names and
-// signatures, the sources' heading paths), never their evidence quotes.
+// signatures, the sources' heading paths) and the sources' headings
+// (ContentsPath), never their evidence quotes.
 func skillVocabulary(sk *Skill) (*vocabulary, error) {
 	v := &vocabulary{feats: map[string]float64{}, seen: map[string]bool{}, gloss: map[string]bool{}}
 	v.addTerm(sk.Name)
@@ -254,6 +275,21 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		walkKnowledge(doc, "", v)
+	}
+	// The sources' headings say what the books are about, section by
+	// section: words of the skill's prose.
+	if b, err := fs.ReadFile(sk.fsys, ContentsPath); err == nil {
+		c, err := ParseContents(b, ContentsPath)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range c.Documents {
+			v.addText(d.Title, textWeight)
+			for _, h := range d.Headings {
+				v.addText(h, textWeight)
+				v.addHeading(h)
+			}
+		}
 	}
 	return v, nil
 }
@@ -348,6 +384,10 @@ type Candidate struct {
 	// glossary entries (a term, a synonym, an English rendering, its
 	// pinyin): the message names a term of the skill, in some language.
 	Glossary []string `json:"glossary,omitempty"`
+	// Sections lists the message's words that are words of the headings
+	// of this skill's sources and of no other skill: the message names a
+	// section of its books.
+	Sections []string `json:"sections,omitempty"`
 }
 
 func (r *router) route(text string) []Candidate {
@@ -381,6 +421,12 @@ func (r *router) route(text string) []Candidate {
 		if c.Score == 0 {
 			continue
 		}
+		for f := range q {
+			if v.heads[f] && r.df[f] == 1 {
+				c.Sections = append(c.Sections, f)
+			}
+		}
+		sort.Strings(c.Sections)
 		for _, t := range v.terms {
 			// A term the message holds has its features among the
 			// message's: one lookup rules most terms out.
@@ -429,6 +475,10 @@ func (s *Set) Route(text string) []Candidate {
 // long question holding one of the skill's terms whole (绿茶 in
 // 绿茶用多少度的水泡) needs less of the rest of it.
 func (c Candidate) Fits() bool {
+	if len(c.Sections) > 0 && c.Coverage >= minTermCoverage {
+		// A section of its books only this skill has, named.
+		return true
+	}
 	if c.Score < minRouteScore {
 		return false
 	}

@@ -122,3 +122,55 @@ func BenchmarkRoute(b *testing.B) {
 		s.Route("甲木日主生于酉月，辛金正官透月干，时上丙火与辛相合，正官格成败 what is the useful god of two term 7")
 	}
 }
+
+// A question naming a section of one skill's books (a Han word of its
+// sources' headings, knowledge/contents.yaml) reaches that skill though no
+// rule, pattern or glossary term names it; a word both skills' headings
+// hold, or a heading's frame (如何), names no section.
+func TestRouteBySectionsOfTheSources(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "shanghan", map[string]string{
+		"SKILL.md":             "---\nname: shanghan\ndescription: 伤寒杂病的条文与方剂\n---\n# shanghan\n",
+		"knowledge/rules.yaml": "rules:\n  tier1_must_know:\n    - id: R001\n      condition: 太阳病，发热汗出\n      conclusion: 桂枝汤主之\n",
+		ContentsPath: `documents:
+  - source: knowledge/shanghan/source/金匮.txt
+    title: 金匮要略
+    headings: [奔豚气病脉证治第八, 疮痈肠痈浸淫病脉证并治第十八, 论调养如何, 杂疗方]
+`,
+	})
+	writeSkillFiles(t, root, "bazi", map[string]string{
+		"SKILL.md":             "---\nname: bazi\ndescription: 依据典籍的规则解答问题\n---\n# bazi\n",
+		"knowledge/rules.yaml": "rules:\n  tier1_must_know:\n    - id: R001\n      condition: 伤官格见官星\n      conclusion: 为祸百端\n",
+		ContentsPath:           "documents:\n  - source: knowledge/bazi/source/渊海子平.txt\n    headings: [论杂疗, 论妻子]\n",
+	})
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"奔豚病发作起来是什么样子？", "shanghan"},
+		{"肠痈有什么表现？", "shanghan"},
+		{"杂疗是什么", ""},  // both skills' headings hold 杂疗
+		{"如何面对失业", ""}, // 如何 is a heading's frame
+		{"帮我写一首关于猫的诗", ""},
+	} {
+		if got := s.Match(tt.text); got != tt.want {
+			t.Errorf("Match(%q) = %q, want %q (candidates %+v)", tt.text, got, tt.want, s.Route(tt.text))
+		}
+	}
+	cs := s.Route("肠痈有什么表现？")
+	if len(cs) == 0 || strings.Join(cs[0].Sections, ",") != "肠痈" {
+		t.Fatalf("Route(肠痈有什么表现？) = %+v, want shanghan naming the section word 肠痈", cs)
+	}
+	writeSkillFiles(t, root, "broken", map[string]string{
+		"SKILL.md":   "---\nname: broken\ndescription: x\n---\n# broken\n",
+		ContentsPath: "documents: [{title: no source}]\n",
+	})
+	var errs []string
+	if _, err := Open(root, Options{OnError: func(dir string, err error) { errs = append(errs, err.Error()) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], ContentsPath) || !strings.Contains(errs[0], "documents[0]: source is empty") {
+		t.Fatalf("a contents file without a source: errors %q, want one naming %s and documents[0]", errs, ContentsPath)
+	}
+}

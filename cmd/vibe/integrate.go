@@ -12,6 +12,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/integrate"
+	"github.com/vibelife/vibe/skills"
 )
 
 func newIntegrateCmd(a *app) *cobra.Command {
@@ -96,7 +97,7 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 		EvalCases: filepath.Join(ws.KnowledgeDir(theme), "eval.yaml"),
 		Limits:    cfg.Check,
 	}
-	if opt.GlossaryInputs, err = a.glossaryInputs(ctx, theme); err != nil {
+	if opt.GlossaryInputs, opt.Contents, err = a.glossaryInputs(ctx, theme); err != nil {
 		return withExit(exitError, err)
 	}
 	if p := cfg.Glossary.Dictionary; p != "" {
@@ -170,19 +171,52 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 }
 
 // glossaryInputs reads the heading and document titles of the theme's
-// chunks, which the built glossary is mined from; none when the store holds
-// no chunks of the theme (the skill was extracted elsewhere).
-func (a *app) glossaryInputs(ctx context.Context, theme string) (integrate.GlossaryInputs, error) {
+// chunks, which the built glossary is mined from, and the sources' table of
+// contents; none when the store holds no chunks of the theme (the skill was
+// extracted elsewhere).
+func (a *app) glossaryInputs(ctx context.Context, theme string) (integrate.GlossaryInputs, skills.Contents, error) {
 	store, err := a.openStore(ctx)
 	if err != nil {
-		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: open the store: %w", theme, err)
+		return integrate.GlossaryInputs{}, skills.Contents{}, fmt.Errorf("integrate %s: open the store: %w", theme, err)
 	}
 	defer store.Close()
 	chunks, err := store.Chunks(ctx, theme)
 	if err != nil {
-		return integrate.GlossaryInputs{}, fmt.Errorf("integrate %s: read chunks: %w", theme, err)
+		return integrate.GlossaryInputs{}, skills.Contents{}, fmt.Errorf("integrate %s: read chunks: %w", theme, err)
 	}
-	return glossaryInputsOf(chunks), nil
+	return glossaryInputsOf(chunks), contentsOf(chunks), nil
+}
+
+// contentsOf lists, document by document in the chunks' order, the
+// source, the title and the distinct headings of the chunks (a table of
+// contents, a navigation chunk, is no section of the book).
+func contentsOf(chunks []chunk.Chunk) skills.Contents {
+	var c skills.Contents
+	at := map[string]int{}
+	seen := map[string]bool{}
+	for _, ch := range chunks {
+		i, ok := at[ch.Doc]
+		if !ok {
+			i = len(c.Documents)
+			at[ch.Doc] = i
+			src := ch.Source
+			if src == "" {
+				src = ch.Doc
+			}
+			c.Documents = append(c.Documents, skills.ContentsDocument{Source: src, Title: ch.Title})
+		}
+		if ch.Navigation {
+			continue
+		}
+		d := &c.Documents[i]
+		for _, h := range ch.HeadingPath {
+			if h = strings.TrimSpace(h); h != "" && h != d.Title && !seen[ch.Doc+"\x00"+h] {
+				seen[ch.Doc+"\x00"+h] = true
+				d.Headings = append(d.Headings, h)
+			}
+		}
+	}
+	return c
 }
 
 // glossaryInputsOf gathers the distinct heading and document titles of
