@@ -3,6 +3,7 @@ package knowledge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/vibelife/vibe/chunk"
@@ -16,7 +17,26 @@ var (
 	// another embedding model) are written to a store that already holds
 	// vectors.
 	ErrDimensionMismatch = errors.New("knowledge: embedding dimension mismatch")
+	// ErrSchemaNewer is returned (wrapped in a *SchemaNewerError) by a
+	// store's Open when the store holds a schema version this vibe does not
+	// know: a newer vibe migrated it, and reading its tables as an older
+	// layout would answer wrongly (or slowly) without saying so.
+	ErrSchemaNewer = errors.New("knowledge: store schema newer than this vibe")
 )
+
+// SchemaNewerError says which store holds which schema version, the newest
+// this vibe knows, and what to do.
+type SchemaNewerError struct {
+	Store        string // the SQLite file, or the PostgreSQL database and schema
+	Found, Known int    // the store's schema version, the newest this binary applies
+}
+
+func (e *SchemaNewerError) Error() string {
+	return fmt.Sprintf("%s has schema version %d, newer than this vibe knows (%d): a newer vibe has migrated it; upgrade vibe (make install, or go install github.com/vibelife/vibe/cmd/vibe@latest) to open it, or point this vibe at another store",
+		e.Store, e.Found, e.Known)
+}
+
+func (e *SchemaNewerError) Unwrap() error { return ErrSchemaNewer }
 
 // Document is a converted file as the store knows it.
 type Document struct {

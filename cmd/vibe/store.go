@@ -52,6 +52,10 @@ func (a *app) openStore(ctx context.Context) (knowledge.Store, error) {
 // replicas silently (each its own conversations and profiles), so it stops,
 // naming the setting to fix.
 func storeOpenError(cfg *workspace.Config, err error) error {
+	if errors.Is(err, knowledge.ErrSchemaNewer) {
+		// The error says what to do: upgrade vibe, not fix a setting.
+		return fmt.Errorf("vibe serve: the store (store.driver %q) cannot be opened: %w", cmp.Or(cfg.Store.Driver, "sqlite"), err)
+	}
 	setting := "store.path (vibe.yaml)"
 	if cfg.Store.Driver == "postgres" {
 		setting = "store.database_url (vibe.yaml) or DATABASE_URL"
@@ -71,6 +75,9 @@ func storeHint(err error, theme string) error {
 // openPostgres opens the PostgreSQL store.
 func openPostgres(ctx context.Context, url string) (knowledge.Store, error) {
 	s, err := pgvector.Open(ctx, url)
+	if errors.Is(err, knowledge.ErrSchemaNewer) {
+		return nil, err // it says what to do
+	}
 	if err != nil {
 		return nil, withHint(err, "check DATABASE_URL / store.database_url and that the server runs with the vector extension (scripts/postgres.sh sets one up)")
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/vibelife/vibe/knowledge"
 )
 
 // migration is one schema step, applied once in order and recorded in
@@ -158,6 +160,26 @@ CREATE TABLE kb_lex_doc (
 );
 `
 
+// knownVersion is the newest schema version this binary applies.
+func knownVersion() int { return migrations[len(migrations)-1].version }
+
+// checkNewer refuses a database a newer vibe has migrated past
+// knownVersion: its tables may be laid out otherwise, and this binary
+// would read them wrongly and write without keeping what the newer schema
+// keeps.
+func checkNewer(ctx context.Context, conn *pgx.Conn) error {
+	var found int
+	var db, schema string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0), current_database(), current_schema() FROM schema_migrations`).Scan(&found, &db, &schema); err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if found > knownVersion() {
+		cfg := conn.Config()
+		return &knowledge.SchemaNewerError{Store: fmt.Sprintf("PostgreSQL database %q (schema %q) on %s:%d", db, schema, cfg.Host, cfg.Port), Found: found, Known: knownVersion()}
+	}
+	return nil
+}
+
 // migrationLock is the advisory lock key held while migrating.
 const migrationLock = 0x766962656d6967 // "vibemig"
 
@@ -172,6 +194,9 @@ func migrateTo(ctx context.Context, conn *pgx.Conn, last int) error {
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	if err := checkNewer(ctx, conn); err != nil {
+		return err
 	}
 	for _, m := range migrations {
 		if m.version > last {

@@ -2,11 +2,13 @@ package pgvector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -344,4 +346,40 @@ func TestOpenTakesPoolOptions(t *testing.T) {
 	if _, err := s.Documents(ctx, "any"); err != nil {
 		t.Fatalf("a store opened with pool options does not answer: %v", err)
 	}
+}
+
+// A database a newer vibe migrated is refused, naming the database and
+// schema, both versions and what to do; nothing of it is changed.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	url := testURL(t)
+	s := openFreshURL(t, url)
+	newer := knownVersion() + 1
+	if _, err := s.pool.Exec(ctx, `INSERT INTO schema_migrations(version, name) VALUES ($1, 'from the future')`, newer); err != nil {
+		t.Fatal(err)
+	}
+	schema := s.schemaName
+	s.Close()
+	_, err := Open(ctx, withSearchPath(url, schema))
+	if !errors.Is(err, knowledge.ErrSchemaNewer) {
+		t.Fatalf("Open of a version %d database = %v, want ErrSchemaNewer", newer, err)
+	}
+	for _, want := range []string{`"` + schema + `"`, "vibe_test", fmt.Sprintf("schema version %d", newer), fmt.Sprintf("(%d)", knownVersion()), "upgrade vibe"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	conn, err := pgx.Connect(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DELETE FROM schema_migrations WHERE version = $1`, newer); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatalf("Open at the known version: %v", err)
+	}
+	s2.Close()
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/vibelife/vibe/knowledge"
 )
 
 // migration is one schema step. Versions are applied in order, each in its
@@ -258,6 +260,35 @@ DROP TABLE messages_v3;
 DROP TABLE conversations_v3;
 `
 
+// knownVersion is the newest schema version this binary applies.
+func knownVersion() int { return migrations[len(migrations)-1].version }
+
+// checkNewer refuses a store a newer vibe has migrated past knownVersion:
+// its tables may be laid out otherwise (a version 11 binary reading a
+// version 12 lexical index scans the whole posting table for each query
+// without a word), and this binary's writes would not keep what the newer
+// schema keeps.
+func checkNewer(ctx context.Context, db *sql.DB) error {
+	var found int
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&found); err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if found > knownVersion() {
+		return &knowledge.SchemaNewerError{Store: "store " + dbPath(ctx, db), Found: found, Known: knownVersion()}
+	}
+	return nil
+}
+
+// dbPath is the file of db's main database.
+func dbPath(ctx context.Context, db *sql.DB) string {
+	var seq int
+	var name, file string
+	if err := db.QueryRowContext(ctx, `PRAGMA database_list`).Scan(&seq, &name, &file); err != nil || file == "" {
+		return "(the SQLite store)"
+	}
+	return file
+}
+
 func migrate(ctx context.Context, db *sql.DB) error { return migrateTo(ctx, db, 1<<30) }
 
 // migrateTo applies the migrations up to version last (tests build a
@@ -265,6 +296,9 @@ func migrate(ctx context.Context, db *sql.DB) error { return migrateTo(ctx, db, 
 func migrateTo(ctx context.Context, db *sql.DB, last int) error {
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	if err := checkNewer(ctx, db); err != nil {
+		return err
 	}
 	for _, m := range migrations {
 		if m.version > last {

@@ -2,9 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vibelife/vibe/chunk"
@@ -189,4 +192,47 @@ func TestMigrateToLexIndex(t *testing.T) {
 	if err := st.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'chunk_fts%'`).Scan(&fts); err != nil || fts != 0 {
 		t.Fatalf("%d chunk_fts tables left after the upgrade (%v)", fts, err)
 	}
+}
+
+// A store a newer vibe migrated is refused, naming the file, both versions
+// and what to do; nothing of it is changed.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vibe.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := knownVersion() + 1
+	if _, err := s.db.Exec(`INSERT INTO schema_migrations(version, name) VALUES (?, 'from the future')`, newer); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(ctx, path)
+	if !errors.Is(err, knowledge.ErrSchemaNewer) {
+		t.Fatalf("Open of a version %d store = %v, want ErrSchemaNewer", newer, err)
+	}
+	for _, want := range []string{path, fmt.Sprintf("schema version %d", newer), fmt.Sprintf("(%d)", knownVersion()), "upgrade vibe"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// The store at this binary's version opens again once the row goes.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version > ?`, knownVersion()).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("rows above the known version after the refusal = %d, %v; want 1 (untouched)", n, err)
+	}
+	if _, err := db.Exec(`DELETE FROM schema_migrations WHERE version = ?`, newer); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open at the known version: %v", err)
+	}
+	s.Close()
 }
