@@ -130,6 +130,25 @@ func newProximity(qtoks []string, idf map[string]float64) *proximity {
 	return p
 }
 
+// maxProximity bounds the proximity of a chunk holding the query tokens
+// of the bits of held (bit k for qtoks[k]) and no other: the share of the
+// query's IDF mass they hold, added in the order [proximity.of] adds a
+// sentence's, so that no rounding puts a proximity above it (adding a
+// weight that is not negative never lowers a rounded sum). 1 when held is
+// 0 (not known) or the query has more than 64 tokens.
+func (p *proximity) maxProximity(held uint64) float64 {
+	if held == 0 || p.m == nil {
+		return 1
+	}
+	v := 0.0
+	for k, w := range p.w {
+		if held&(1<<k) != 0 {
+			v += w
+		}
+	}
+	return v / p.total
+}
+
 func (p *proximity) of(c chunk.Chunk) float64 {
 	if p.total <= 0 {
 		return 0
@@ -381,14 +400,21 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		p.VectorRank, p.VectorScore = i+1, h.VectorScore
 	}
 	best := 0.0
+	held := map[*Hit]uint64{}
 	for i, h := range lex {
 		p := get(h.Chunk.ID)
 		p.LexicalRank, p.LexicalScore = i+1, h.LexicalScore
 		best = max(best, h.LexicalScore)
+		if h.LexicalTerms != 0 {
+			held[p] = h.LexicalTerms
+		}
 	}
-	// Score in the order of each hit's highest possible score (proximity
-	// 1), and stop once that cannot reach the k-th best score found: the
-	// loading and the tokenising are most of the cost.
+	prox := newProximity(qtoks, idf)
+	// Score in the order of each hit's highest possible score, and stop
+	// once that cannot reach the k-th best score found: the loading and
+	// the tokenising are most of the cost. The highest possible proximity
+	// is 1, or, when the lexical side says which query tokens the chunk
+	// holds, their share of the query's IDF mass (maxProximity).
 	bound := make(map[*Hit]float64, len(order))
 	for _, p := range order {
 		l := 0.0
@@ -400,10 +426,9 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 			v = wv * float64(RRFK+1) / float64(RRFK+p.VectorRank)
 		}
 		p.Score = l + v
-		bound[p] = l*(1+pw) + v
+		bound[p] = p.Score + l*pw*prox.maxProximity(held[p])
 	}
 	sort.SliceStable(order, func(i, j int) bool { return bound[order[i]] > bound[order[j]] })
-	prox := newProximity(qtoks, idf)
 	loaded := map[string]bool{}
 	present := map[string]chunk.Chunk{}
 	var kept []*Hit

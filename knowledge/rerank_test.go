@@ -1,8 +1,10 @@
 package knowledge
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -226,5 +228,97 @@ func TestRerankWeightsByScript(t *testing.T) {
 		if math.Abs(got[1].Score-c.vector) > 1e-12 {
 			t.Errorf("%s: vector-only hit scored %g, want %g", c.name, got[1].Score, c.vector)
 		}
+	}
+}
+
+// The lexical side's LexicalTerms bound a candidate's proximity by the
+// query tokens it holds: on generated chunks, that bound is never below
+// the chunk's proximity, and reranking with it gives the hits, scores and
+// proximities of reranking without it, loading fewer chunks.
+func TestRerankTokenBoundKeepsHits(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"甲木", "參天", "食神制煞", "伤官", "見官", "用神", "天干", "。", "！", "，", "\n", " ", ". ",
+		"Normandy", "located", "in", "kg", "France", "x" + strings.Repeat("y", 70)}
+	loaded := func(f func([]string) (map[string]chunk.Chunk, error)) (func([]string) (map[string]chunk.Chunk, error), *int) {
+		n := 0
+		return func(ids []string) (map[string]chunk.Chunk, error) { n += len(ids); return f(ids) }, &n
+	}
+	var pruned, all int
+	for round := 0; round < 300; round++ {
+		chunks := map[string]chunk.Chunk{}
+		var ids []string
+		for i := 0; i < 60; i++ {
+			var b strings.Builder
+			for n := r.IntN(40); n >= 0; n-- {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			id := fmt.Sprintf("c%02d", i)
+			chunks[id] = chunk.Chunk{ID: id, Title: "Book", HeadingPath: []string{pieces[r.IntN(len(pieces))]}, Text: b.String()}
+			ids = append(ids, id)
+		}
+		q := lexical.QueryTokens(pieces[r.IntN(7)] + " " + pieces[r.IntN(7)] + " " + pieces[13+r.IntN(4)])
+		idf := map[string]float64{}
+		for _, tok := range q {
+			idf[tok] = 0.2 + 3*r.Float64()
+		}
+		p := newProximity(q, idf)
+		var lex, lexBare, vec []Hit
+		r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		for i, id := range ids[:40] {
+			c := chunks[id]
+			var held uint64
+			toks := map[string]bool{}
+			for _, tok := range lexical.ChunkTokens(c) {
+				toks[tok] = true
+			}
+			for k, tok := range q {
+				if toks[tok] {
+					held |= 1 << k
+				}
+			}
+			if held == 0 {
+				continue
+			}
+			if mp, px := p.maxProximity(held), p.of(c); mp < px {
+				t.Fatalf("%q in %q: bound %v below proximity %v", q, c.Text, mp, px)
+			}
+			h := hit(id)
+			h.LexicalScore = 30 - float64(i)*0.5 + r.Float64()*0.1
+			lexBare = append(lexBare, h)
+			h.LexicalTerms = held
+			lex = append(lex, h)
+		}
+		for i, id := range ids[20:] {
+			h := hit(id)
+			h.VectorScore = 0.9 - float64(i)*0.01
+			vec = append(vec, h)
+		}
+		for _, k := range []int{1, 5, 20} {
+			get := func(ids []string) (map[string]chunk.Chunk, error) {
+				out := map[string]chunk.Chunk{}
+				for _, id := range ids {
+					out[id] = chunks[id]
+				}
+				return out, nil
+			}
+			lb, nb := loaded(get)
+			lt, nt := loaded(get)
+			want, err := RerankLoading(vec, lexBare, lb, q, idf, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := RerankLoading(vec, lex, lt, q, idf, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q k %d:\n got %+v\nwant %+v", q, k, got, want)
+			}
+			pruned += *nt
+			all += *nb
+		}
+	}
+	if pruned >= all {
+		t.Errorf("the token bound loaded %d chunks, as many as without it (%d)", pruned, all)
 	}
 }

@@ -86,6 +86,7 @@ func RankOnly(hits []Hit, mode SearchMode, k int) []Hit {
 		hits = hits[:k]
 	}
 	for i := range hits {
+		hits[i].LexicalTerms = 0
 		switch mode {
 		case SearchVector:
 			hits[i].VectorRank = i + 1

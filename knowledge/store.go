@@ -100,6 +100,12 @@ type Hit struct {
 	// Proximity is the share of the query's IDF mass found within one
 	// sentence of the chunk (hybrid search only, see [Rerank]).
 	Proximity float64 `json:"proximity,omitempty"`
+	// LexicalTerms, on a lexical side's candidate, has bit k set when the
+	// chunk holds query token k (lexical.QueryTokens order, the first 64);
+	// 0 when the side does not say. The reranker bounds the candidate's
+	// proximity by the tokens it holds, to skip loading and scanning
+	// candidates that cannot rank. Never part of a search's result.
+	LexicalTerms uint64 `json:"-"`
 }
 
 // Store holds documents, their chunks and chunk embeddings, and searches

@@ -149,6 +149,7 @@ func TestTopKEqualsExhaustive(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					checkTermBits(t, terms, want)
 					for _, k := range []int{1, 10, 50} {
 						got, err := TopK(terms, x.st, k)
 						if err != nil {
@@ -323,6 +324,32 @@ func TestMergePacksRows(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, all) {
 			t.Fatalf("round %d: merged rows hold %d postings, the segments %d", round, len(got), len(all))
+		}
+	}
+}
+
+// checkTermBits checks each hit's Terms against the terms' postings: bit i
+// set exactly when terms[i] (of the first 64) holds the chunk.
+func checkTermBits(t *testing.T, terms []Term, hits []Hit) {
+	t.Helper()
+	want := map[int64]uint64{}
+	for i, tm := range terms {
+		if i >= 64 {
+			break
+		}
+		for _, r := range tm.Rows {
+			ps, err := r.Decode(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				want[p.Num] |= 1 << i
+			}
+		}
+	}
+	for _, h := range hits {
+		if h.Terms != want[h.Num] {
+			t.Fatalf("chunk %d: terms %b, want %b", h.Num, h.Terms, want[h.Num])
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // BM25 parameters, FTS5's.
@@ -52,6 +53,18 @@ func (t Term) DF() int64 {
 type Hit struct {
 	Num   int64
 	Score float64
+	// Terms has bit i set when the chunk holds terms[i], for the first 64
+	// terms of the query (a hybrid search's reranker bounds a chunk's
+	// proximity by the terms it holds).
+	Terms uint64
+}
+
+// termBit is the bit of term i in Hit.Terms (none past the 64th).
+func termBit(i int) uint64 {
+	if i >= 64 {
+		return 0
+	}
+	return 1 << i
 }
 
 // weight is the BM25 contribution of one term, of inverse document
@@ -141,14 +154,27 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 	for i, t := range terms {
 		decoded[i] = make([][]Posting, len(t.Rows))
 	}
+	// The postings are decoded into arenas reused by later queries (none
+	// of their postings outlives TopK).
 	var arena []Posting
+	var arenas []*[]Posting
+	defer func() {
+		for _, a := range arenas {
+			arenaPool.Put(a)
+		}
+	}()
 	// part returns the postings of term i in [lo, hi), from its row j.
 	part := func(i, j int, lo, hi int64) ([]Posting, error) {
 		ps := decoded[i][j]
 		if ps == nil {
 			row := terms[i].Rows[j]
 			if cap(arena)-len(arena) < row.N {
-				arena = make([]Posting, 0, max(row.N, 4096))
+				a := arenaPool.Get().(*[]Posting)
+				if cap(*a) < row.N {
+					*a = make([]Posting, 0, max(row.N, arenaSize))
+				}
+				arenas = append(arenas, a)
+				arena = (*a)[:0]
 			}
 			start := len(arena)
 			var err error
@@ -219,6 +245,12 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 	return top.result(), nil
 }
 
+// arenaSize is the postings an arena of TopK holds (64 KB), unless a row
+// holds more.
+const arenaSize = 4096
+
+var arenaPool = sync.Pool{New: func() any { a := make([]Posting, 0, arenaSize); return &a }}
+
 // maxScore scores a stretch once the collector is full, MaxScore's way:
 // the terms whose bounds (in the stretch), added up, stay below the k-th
 // best score cannot put a chunk among the best by themselves, so only the
@@ -275,6 +307,7 @@ func (m *maxScore) merge(sc scorer, parts [][]Posting, top *collector) {
 			return
 		}
 		var score float64
+		var held uint64
 		for i, p := range parts {
 			if m.other[i] {
 				ps := p[m.at[i]:]
@@ -282,13 +315,15 @@ func (m *maxScore) merge(sc scorer, parts [][]Posting, top *collector) {
 				m.at[i] += k
 				if k < len(ps) && ps[k].Num == num {
 					score += weight(sc.idf[i], int(ps[k].TF), int(ps[k].Len), sc.avgdl)
+					held |= termBit(i)
 				}
 			} else if len(p) > 0 && p[0].Num == num {
 				score += weight(sc.idf[i], int(p[0].TF), int(p[0].Len), sc.avgdl)
+				held |= termBit(i)
 				parts[i] = p[1:]
 			}
 		}
-		top.offer(Hit{Num: num, Score: score})
+		top.offer(Hit{Num: num, Score: score, Terms: held})
 	}
 }
 
@@ -306,13 +341,15 @@ func (sc scorer) merge(parts [][]Posting, emit func(Hit)) {
 			return
 		}
 		var score float64
+		var held uint64
 		for i, p := range parts {
 			if len(p) > 0 && p[0].Num == num {
 				score += weight(sc.idf[i], int(p[0].TF), int(p[0].Len), sc.avgdl)
+				held |= termBit(i)
 				parts[i] = p[1:]
 			}
 		}
-		emit(Hit{Num: num, Score: score})
+		emit(Hit{Num: num, Score: score, Terms: held})
 	}
 }
 
