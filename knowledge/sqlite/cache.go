@@ -56,16 +56,20 @@ type numKey struct{ num int64 }
 type termKey struct{ theme, term string }
 
 // cachedVector is an embeddings row as scoring needs it: the chunk id and
-// theme read with it, its float32 values (the nonzero ones and their
-// dimensions when that is smaller) and the inverse of its norm as
-// scanVectors computes it.
+// theme read with it, its float32 values (the nonzero ones, with a bit set
+// of their dimensions, when that is smaller) and the inverse of its norm
+// as scanVectors computes it.
 type cachedVector struct {
 	id, theme string
 	dims      int
 	inv       float32
 	zero      bool      // the vector is all zeros (inv unused)
 	vals      []float32 // dense: dims values; sparse: the nonzero ones
-	at        []uint16  // sparse: the dimension of each of vals
+	// Sparse only: bit j%64 of has[j/64] is set when dimension j is
+	// nonzero, and before[w] counts the bits of has[:w], so the value of
+	// dimension j is vals[before[j/64] + the bits of has[j/64] below it].
+	has    []uint64
+	before []uint16
 }
 
 func newReadCache() *readCache {
@@ -283,7 +287,7 @@ func chunkBytes(c chunk.Chunk) int {
 }
 
 func (cv *cachedVector) bytes() int {
-	return 96 + len(cv.id) + len(cv.theme) + 4*len(cv.vals) + 2*len(cv.at)
+	return 96 + len(cv.id) + len(cv.theme) + 4*len(cv.vals) + 8*len(cv.has) + 2*len(cv.before)
 }
 
 // fifo is a map bounded by the bytes of its values: adding past the bound
@@ -336,13 +340,17 @@ func (f *fifo[K, V]) clear() {
 // and those read are of one state of the store, as termRows's one
 // statement reads them); otherwise every token is read again in one
 // statement, and nothing is cached.
-func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks []string) ([]lexindex.Term, lexindex.Stats, error) {
+//
+// atGen reports whether the rows are known to be of the store's generation
+// v.gen (cached, or read with no write since v began).
+func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks []string) (_ []lexindex.Term, _ lexindex.Stats, atGen bool, _ error) {
 	terms, st, missing := v.terms(theme, toks)
 	if len(missing) == 0 {
-		return terms, st, nil
+		return terms, st, true, nil
 	}
 	if v.c == nil {
-		return s.termRows(ctx, theme, toks)
+		terms, st, err := s.termRows(ctx, theme, toks)
+		return terms, st, false, err
 	}
 	ask := make([]string, len(missing))
 	for k, i := range missing {
@@ -350,21 +358,22 @@ func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks [
 	}
 	got, gst, err := s.termRows(ctx, theme, ask)
 	if err != nil {
-		return nil, st, err
+		return nil, st, false, err
 	}
 	genSt, err := s.stmt(ctx, `SELECT `+storeGenExpr)
 	if err != nil {
-		return nil, st, err
+		return nil, st, false, err
 	}
 	var gen int64
 	if err := genSt.QueryRowContext(ctx).Scan(&gen); err != nil {
-		return nil, st, err
+		return nil, st, false, err
 	}
 	if gen != v.gen {
 		if len(missing) == len(toks) {
-			return got, gst, nil
+			return got, gst, false, nil
 		}
-		return s.termRows(ctx, theme, toks)
+		terms, st, err := s.termRows(ctx, theme, toks)
+		return terms, st, false, err
 	}
 	for k, i := range missing {
 		terms[i] = got[k]
@@ -373,5 +382,5 @@ func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks [
 		st = gst
 	}
 	v.putTerms(gen, theme, ask, got, gst)
-	return terms, statsIfAny(terms, st), nil
+	return terms, statsIfAny(terms, st), true, nil
 }

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
+	"github.com/vibelife/vibe/knowledge/lexindex"
 	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
@@ -267,4 +270,140 @@ func TestSearchCacheConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// A cached vector, dense or sparse, scores a query as decoding, normalising
+// and a dot product over every dimension do, to the bit.
+func TestCachedVectorDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 400; round++ {
+		dims := []int{1024, 100, 64, 7}[round%4]
+		density := []float64{0, 0.05, 0.3, 0.7, 1}[round%5]
+		v := make([]float32, dims)
+		for j := range v {
+			if r.Float64() < density {
+				v[j] = float32(r.NormFloat64())
+			}
+		}
+		if round%9 == 0 && dims > 3 {
+			v[3] = float32(math.Copysign(0, -1)) // -0 counts as zero
+		}
+		q := make([]float32, dims)
+		var nz []int
+		for j := range q {
+			if r.Float64() < 0.1 || j == dims-1 {
+				q[j] = float32(r.NormFloat64())
+				nz = append(nz, j)
+			}
+		}
+		normalize(q)
+		blob := EncodeVector(v)
+		cv := newCachedVector("c", "t", blob)
+		want := DecodeVector(blob)
+		normalize(want)
+		var d float32
+		for j := range q {
+			d += want[j] * q[j]
+		}
+		if got := cv.dot(q, nz); got != d {
+			t.Fatalf("dims %d density %v: dot %v, want %v (sparse %v)", dims, density, got, d, cv.has != nil)
+		}
+		if density <= 0.3 && dims >= 100 && cv.has == nil {
+			t.Errorf("dims %d density %v: kept dense", dims, density)
+		}
+	}
+}
+
+// A hybrid search finds its lexical candidates' ids among the theme's
+// vectors, read with their chunks' numbers (idsByNum): they are the ids the
+// chunks table holds for those numbers, before and after a write that
+// gives a new document the numbers of one deleted, and they are not used
+// once the theme's generation has moved on.
+func TestIDsByNumAreTheChunks(t *testing.T) {
+	ctx := context.Background()
+	local := embedding.NewLocal(256)
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
+	write := func(d storetest.SyntheticDoc) {
+		t.Helper()
+		texts := make([]string, len(d.Chunks))
+		for i, ch := range d.Chunks {
+			texts[i] = ch.Text
+		}
+		if d.Vectors, err = local.Embed(ctx, texts); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range c.Docs[:len(c.Docs)-1] {
+		write(d)
+	}
+	check := func(label string) {
+		t.Helper()
+		q := c.Query()
+		vs, err := local.Embed(ctx, []string{q.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Vector, q.Mode = vs[0], knowledge.SearchHybrid
+		if _, err := s.Search(ctx, q); err != nil { // loads the vectors
+			t.Fatal(err)
+		}
+		v, err := s.begin(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT lex_num, id FROM chunks WHERE theme = 't'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]string{}
+		var nums []int64
+		var top []lexindex.Hit
+		for rows.Next() {
+			var num int64
+			var id string
+			if err := rows.Scan(&num, &id); err != nil {
+				t.Fatal(err)
+			}
+			want[num] = id
+			nums = append(nums, num)
+			top = append(top, lexindex.Hit{Num: num, Score: float64(num % 7)})
+		}
+		rows.Close()
+		got, ok := s.idsByNum("t", v.themeGen, nums)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: idsByNum ok %v, %d ids, want the %d of the chunks table", label, ok, len(got), len(want))
+		}
+		if _, ok := s.idsByNum("t", v.themeGen-1, nums); ok {
+			t.Fatalf("%s: idsByNum answered for another generation", label)
+		}
+		emptyCache(s)
+		read, err := s.lexHits(ctx, v, top, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		known, err := s.lexHits(ctx, v, top, false, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(known, read) {
+			t.Fatalf("%s: hits by known ids differ from those read", label)
+		}
+	}
+	check("written")
+	// The last document written is deleted and another takes its numbers.
+	last := c.Docs[len(c.Docs)-2]
+	if err := s.DeleteDocument(ctx, "t", last.Doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	write(c.Docs[len(c.Docs)-1])
+	check("renumbered")
 }

@@ -514,7 +514,7 @@ func (s *Store) lexicalSearchIn(ctx context.Context, v view, theme, text string,
 }
 
 func (s *Store) lexTopK(ctx context.Context, v view, theme string, toks []string, n int, load bool) ([]knowledge.Hit, map[string]float64, error) {
-	terms, st, err := s.cachedTermRows(ctx, v, theme, toks)
+	terms, st, atGen, err := s.cachedTermRows(ctx, v, theme, toks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -531,7 +531,18 @@ func (s *Store) lexTopK(ctx context.Context, v view, theme string, toks []string
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := s.lexHits(ctx, v, top, load)
+	var known map[int64]string
+	if !load && atGen && len(top) > 0 {
+		// A hybrid search has read the theme's vectors (the vector side
+		// runs first), with their chunks' numbers: the ids need no
+		// statement when they are of the rows' generation.
+		nums := make([]int64, len(top))
+		for i, h := range top {
+			nums[i] = h.Num
+		}
+		known, _ = s.idsByNum(theme, v.themeGen, nums)
+	}
+	hits, err := s.lexHits(ctx, v, top, load, known)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -588,9 +599,10 @@ FROM lex_seg s CROSS JOIN lex_posting p WHERE p.seg = s.seg AND p.term IN (SELEC
 
 // lexHits turns ranked chunk numbers into hits carrying the chunk id (or,
 // with load, the whole chunk) and score, best first, equal scores in chunk
-// id order, from the cache of v or read (and cached). A number whose chunk
-// is gone (deleted since the rows were read) is left out.
-func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bool) ([]knowledge.Hit, error) {
+// id order, from known (the ids of every number of top, when not nil), the
+// cache of v or read (and cached). A number whose chunk is gone (deleted
+// since the rows were read) is left out.
+func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bool, known map[int64]string) ([]knowledge.Hit, error) {
 	cols := `id`
 	if load {
 		cols = chunkCols
@@ -598,6 +610,10 @@ func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bo
 	byNum := make(map[int64]chunk.Chunk, len(top))
 	var miss []int64
 	for _, h := range top {
+		if id, ok := known[h.Num]; ok && !load {
+			byNum[h.Num] = chunk.Chunk{ID: id}
+			continue
+		}
 		id, ok := v.id(h.Num)
 		if ok && load {
 			var c chunk.Chunk
@@ -654,7 +670,7 @@ func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bo
 	out := make([]knowledge.Hit, 0, len(top))
 	for _, h := range top {
 		if c, ok := byNum[h.Num]; ok {
-			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score})
+			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score, LexicalTerms: h.Terms})
 		}
 	}
 	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.LexicalScore })

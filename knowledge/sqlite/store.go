@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -63,6 +65,17 @@ type themeVectors struct {
 	rows  []int64 // the embeddings rowid of each of ids
 	scale []float32
 	codes []int8
+	// numGen is the theme's generation read in the statement that read
+	// the vectors, and byNum the chunk ids by lexical index number, of
+	// that generation (numbered: number order; see idsByNum).
+	numGen int64
+	byNum  []numbered
+}
+
+// numbered is a chunk's lexical index number and id.
+type numbered struct {
+	num int64
+	id  string
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -518,7 +531,11 @@ func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVec
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM embeddings WHERE theme = ?`, theme).Scan(&n); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rowid, chunk_id, vector FROM embeddings WHERE theme = ? ORDER BY chunk_id`, theme)
+	// With each vector, its chunk's lexical index number (a hybrid
+	// search's lexical candidates are found by number, idsByNum), and the
+	// theme's generation, in the same statement: the same snapshot.
+	rows, err := s.db.QueryContext(ctx, `SELECT e.rowid, e.chunk_id, e.vector, coalesce(c.lex_num, 0), coalesce((SELECT gen FROM theme_gen WHERE theme = ?1), 0)
+FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORDER BY e.chunk_id`, theme)
 	if err != nil {
 		return nil, err
 	}
@@ -526,10 +543,10 @@ func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVec
 	tv := &themeVectors{gen: gen}
 	var row []float32
 	for rows.Next() {
-		var rowid int64
+		var rowid, num int64
 		var id string
 		var blob sql.RawBytes
-		if err := rows.Scan(&rowid, &id, &blob); err != nil {
+		if err := rows.Scan(&rowid, &id, &blob, &num, &tv.numGen); err != nil {
 			return nil, err
 		}
 		if tv.dims == 0 {
@@ -551,10 +568,14 @@ func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVec
 		tv.ids = append(tv.ids, id)
 		tv.rows = append(tv.rows, rowid)
 		tv.scale = append(tv.scale, quantizeInto(row, tv.codes[i:], n))
+		if num > 0 {
+			tv.byNum = append(tv.byNum, numbered{num, id})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(tv.byNum, func(a, b numbered) int { return cmp.Compare(a.num, b.num) })
 	if len(tv.ids) < n { // rows deleted after the count
 		tv.codes = compact(tv.codes, tv.dims, n, len(tv.ids))
 	}
@@ -564,6 +585,29 @@ func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVec
 	}
 	s.mu.Unlock()
 	return tv, nil
+}
+
+// idsByNum returns the chunk ids of the lexical index numbers nums from
+// the theme's vectors, when they were read at the theme's generation gen
+// (the one a search's posting rows were read at: see lexTopK); ok is false
+// when they were not (or are not loaded), and the ids must be read.
+// A number no vector's chunk has is left out of ids.
+func (s *Store) idsByNum(theme string, gen int64, nums []int64) (ids map[int64]string, ok bool) {
+	s.mu.Lock()
+	tv := s.cache[theme]
+	s.mu.Unlock()
+	if tv == nil || tv.numGen != gen {
+		return nil, false
+	}
+	ids = make(map[int64]string, len(nums))
+	for _, num := range nums {
+		i, found := slices.BinarySearchFunc(tv.byNum, num, func(e numbered, num int64) int { return cmp.Compare(e.num, num) })
+		if !found {
+			return nil, false // a chunk without a vector: read them all
+		}
+		ids[num] = tv.byNum[i].id
+	}
+	return ids, true
 }
 
 // vectorSearch returns the n chunks of the theme nearest to qv by cosine.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	"github.com/vibelife/vibe/knowledge"
@@ -72,20 +73,26 @@ func (s *Store) exactByRowid(ctx context.Context, v view, theme string, rowids [
 }
 
 // newCachedVector keeps the float32 vector blob (little-endian) of chunk
-// id: its values (only the nonzero ones, with their dimensions, when that
-// is smaller) and the inverse of its norm.
+// id: its values (only the nonzero ones, with the set of their dimensions,
+// when that is smaller) and the inverse of its norm.
 func newCachedVector(id, theme string, blob []byte) *cachedVector {
 	dims := len(blob) / 4
 	cv := &cachedVector{id: id, theme: theme, dims: dims}
 	// The norm as normalize computes it, to the bit: in float64, over
-	// every dimension in order (a zero adds nothing).
+	// every dimension in order; a zero (or -0) adds +0, which leaves the
+	// sum as it is, so only the nonzero values are added, in one pass
+	// that also keeps them.
 	var sum float64
-	nnz := 0
-	for i := 0; i < len(blob); i += 4 {
-		x := float64(decodeAt(blob, i))
-		sum += x * x
+	words := (dims + 63) / 64
+	has := make([]uint64, words)
+	var buf [1024]float32
+	nz := buf[:0]
+	for j := 0; j < dims; j++ {
+		x := decodeAt(blob, 4*j)
 		if x != 0 {
-			nnz++
+			sum += float64(x) * float64(x)
+			nz = append(nz, x)
+			has[j/64] |= 1 << (j % 64)
 		}
 	}
 	cv.zero = sum == 0
@@ -93,13 +100,14 @@ func newCachedVector(id, theme string, blob []byte) *cachedVector {
 	if !cv.zero {
 		cv.inv = float32(1 / math.Sqrt(sum))
 	}
-	if 6*nnz < 4*dims && dims <= 1<<16 {
-		cv.vals, cv.at = make([]float32, 0, nnz), make([]uint16, 0, nnz)
-		for j := 0; j < dims; j++ {
-			if x := decodeAt(blob, 4*j); x != 0 {
-				cv.vals = append(cv.vals, x)
-				cv.at = append(cv.at, uint16(j))
-			}
+	if 4*len(nz)+10*words < 4*dims && dims <= 1<<16 {
+		cv.vals = append([]float32(nil), nz...)
+		cv.has = has
+		cv.before = make([]uint16, words)
+		n := 0
+		for w, x := range has {
+			cv.before[w] = uint16(n)
+			n += bits.OnesCount64(x)
 		}
 	} else {
 		cv.vals = make([]float32, dims)
@@ -115,7 +123,7 @@ func newCachedVector(id, theme string, blob []byte) *cachedVector {
 // dimensions skipped add zeros).
 func (cv *cachedVector) dot(q []float32, nz []int) float32 {
 	var d float32
-	if cv.at == nil {
+	if cv.has == nil {
 		for _, j := range nz {
 			x := cv.vals[j]
 			if !cv.zero {
@@ -125,18 +133,13 @@ func (cv *cachedVector) dot(q []float32, nz []int) float32 {
 		}
 		return d
 	}
-	k := 0
 	for _, j := range nz {
-		for k < len(cv.at) && int(cv.at[k]) < j {
-			k++
-		}
-		if k == len(cv.at) {
-			break
-		}
-		if int(cv.at[k]) != j {
+		w := cv.has[j/64]
+		bit := uint64(1) << (j % 64)
+		if w&bit == 0 {
 			continue
 		}
-		x := cv.vals[k]
+		x := cv.vals[int(cv.before[j/64])+bits.OnesCount64(w&(bit-1))]
 		if !cv.zero {
 			x *= cv.inv
 		}
