@@ -156,8 +156,8 @@ func (p *proximity) of(c chunk.Chunk) float64 {
 	if p.m == nil {
 		return proximityBySets(c, p.qtoks, p.idf, p.total)
 	}
-	head := p.m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), nil)[0]
-	sets := p.m.scan(c.Text, sentenceEnd)
+	head := p.m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), false)[0]
+	sets := p.m.scan(c.Text, true)
 	best := 0.0
 	for i, set := range sets {
 		set |= head
@@ -214,23 +214,11 @@ func (m *tokenMatcher) markCJK(r rune) { m.cjk[uint32(r)%1024/64] |= 1 << (uint3
 // is not).
 func (m *tokenMatcher) mayHold(r rune) bool { return m.cjk[uint32(r)%1024/64]&(1<<(uint32(r)%64)) != 0 }
 
-// sentenceEnd reports whether the rune at byte i of text (r, of width w)
-// ends a sentence, as [sentences] cuts.
-func sentenceEnd(text string, i int, r rune) bool {
-	switch r {
-	case '。', '！', '？', '；', '!', '?', ';', '\n':
-		return true
-	case '.':
-		return i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'
-	}
-	return false
-}
-
-// scan returns, per sentence of text (split by end; nil: one sentence),
-// the bits of the query tokens it holds. Sentences of white space only are
-// not counted, as [sentences] drops them; a text without any gives one
-// empty set.
-func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uint64 {
+// scan returns, per sentence of text (cut where [sentences] cuts when
+// split is set; otherwise the text is one sentence), the bits of the query
+// tokens it holds. Sentences of white space only are not counted, as
+// [sentences] drops them; a text without any gives one empty set.
+func (m *tokenMatcher) scan(text string, split bool) []uint64 {
 	var sets []uint64
 	var cur uint64
 	nonEmpty := false
@@ -253,6 +241,39 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 	}
 	for i, r := range text {
 		switch {
+		case r < utf8.RuneSelf: // ASCII, decided here as below
+			switch {
+			case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+			case 'A' <= r && r <= 'Z':
+				r += 'a' - 'A'
+			default:
+				flushWord()
+				prevIn = false
+				switch r {
+				case ' ', '\t', '\n', '\v', '\f', '\r':
+				default:
+					nonEmpty = true
+				}
+				if split && (r == '!' || r == '?' || r == ';' || r == '\n' || r == '.' && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n')) {
+					if nonEmpty {
+						sets = append(sets, cur)
+					}
+					cur, nonEmpty = 0, false
+				}
+				continue
+			}
+			prevIn = false
+			word = append(word, byte(r))
+			runes++
+			if runes > lexical.MaxWordRunes {
+				flushWord()
+			}
+			nonEmpty = true
+			continue // a letter or digit ends no sentence
+		case r == '，' || r == '。' || r == '、': // the commonest CJK punctuation, decided here as by default below
+			flushWord()
+			prevIn = false
+			nonEmpty = true
 		case lexical.IsCJK(r):
 			flushWord()
 			f := lexical.FoldRune(r)
@@ -280,7 +301,7 @@ func (m *tokenMatcher) scan(text string, end func(string, int, rune) bool) []uin
 				nonEmpty = true
 			}
 		}
-		if end != nil && end(text, i, r) {
+		if split && (r == '。' || r == '！' || r == '？' || r == '；') { // the ASCII ends are cut above
 			flushWord()
 			if nonEmpty {
 				sets = append(sets, cur)

@@ -163,7 +163,7 @@ func TestRerankPruningKeepsTheOrder(t *testing.T) {
 func TestProximityMatchesTokens(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"甲木", "參天", "食神制煞", "伤官", "見官", "用神", "。", "！", "？", "；", "，", "\n", "\n\n", " ", ". ", ".", "!", "?", ";",
-		"Normandy", "normandy", "LOCATED", "in", "3.5", "kg", "Mr", "x" + strings.Repeat("y", 70), "  ", "、", "“", "”", "abc123", "İstanbul"}
+		"Normandy", "normandy", "LOCATED", "in", "3.5", "kg", "Mr", "x" + strings.Repeat("y", 70), "  ", "、", "“", "”", "abc123", "İstanbul", "\t", "\r\n", "A.", "a.b", "Zz9", "\u00a0", "\u0085"}
 	for i := 0; i < 3000; i++ {
 		var b strings.Builder
 		for n := r.IntN(30); n >= 0; n-- {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
+	"sync"
 	"unicode"
 
 	"github.com/vibelife/vibe/chunk"
@@ -193,7 +195,9 @@ const CollapseDepth = 100
 // near-duplicates of a hit kept before them.
 func Collapse(hits []Hit, k int) []Hit {
 	out := make([]Hit, 0, min(k, len(hits)))
-	var kept []*shingleSet
+	c := collapsers.Get().(*collapser)
+	defer collapsers.Put(c)
+	c.reset()
 	for _, h := range hits {
 		if len(out) == k {
 			break
@@ -202,21 +206,155 @@ func Collapse(hits []Hit, k int) []Hit {
 			out = append(out, h)
 			continue
 		}
-		sh := newShingleSet(shingleHashes(h.Chunk.Text))
-		dup := false
-		for _, o := range kept {
-			if sh.containment(o) >= DuplicateContainment {
-				dup = true
-				break
-			}
+		if c.keep(h.Chunk.Text) {
+			out = append(out, h)
 		}
-		if dup {
-			continue
-		}
-		kept = append(kept, sh)
-		out = append(out, h)
 	}
 	return out
+}
+
+// collapser holds the shingles of the hits [Collapse] has kept, in one
+// table: each distinct shingle with the set of kept hits holding it (bit i
+// of mask for the i-th kept), so that a hit's shingles are looked up once
+// each, not once for every kept hit, and its containment in (or of) each
+// kept hit counted from the sets. The containment is [shingleSet]'s: the
+// shared distinct shingles over the smaller set's.
+//
+// Collapsers are pooled: a slot is in use only when it has the collapser's
+// epoch, so that a new Collapse starts with an empty table without
+// clearing it.
+type collapser struct {
+	slots   []collapseSlot // open addressing by key; key 0 is zero
+	used    int
+	epoch   uint32
+	zero    collapseSlot // the shingle hashing to 0
+	sizes   []int        // distinct shingles of each kept hit
+	count   []int        // per kept hit, those it shares with the current
+	touched []*collapseSlot
+	stamp   uint32 // of the current hit
+	hashes  []uint64
+}
+
+type collapseSlot struct {
+	key   uint64
+	mask  [2]uint64 // kept hits holding it: CollapseDepth at most
+	stamp uint32    // the last hit that held it
+	epoch uint32    // the slot is in use when it is the collapser's
+}
+
+var collapsers = sync.Pool{New: func() any { return &collapser{epoch: 1} }}
+
+// reset empties c for another Collapse.
+func (c *collapser) reset() {
+	c.epoch++
+	if c.epoch == 0 { // wrapped: the old epochs are cleared
+		clear(c.slots)
+		c.epoch = 1
+	}
+	c.used = 0
+	c.zero = collapseSlot{}
+	c.sizes = c.sizes[:0]
+}
+
+// The kept hits' sets are bits of two words.
+const _ = uint(2*64 - CollapseDepth)
+
+// keep reports whether text is not a near-duplicate of a kept hit, and
+// keeps it when it is not.
+func (c *collapser) keep(text string) bool {
+	c.look(text)
+	for i := range c.sizes {
+		if c.containment(i) >= DuplicateContainment {
+			return false
+		}
+	}
+	i := len(c.sizes)
+	n := len(c.touched)
+	c.sizes = append(c.sizes, n)
+	for _, sl := range c.touched {
+		sl.mask[i/64] |= 1 << (i % 64)
+	}
+	return true
+}
+
+// look finds the distinct shingles of text (c.touched, added to the table
+// without a kept hit when new) and counts those each kept hit holds
+// (c.count).
+func (c *collapser) look(text string) {
+	if c.epoch == 0 {
+		c.epoch = 1 // a collapser that is not pooled
+	}
+	c.hashes = appendShingleHashes(c.hashes, text)
+	if need := 2 * (c.used + len(c.hashes) + 1); len(c.slots) < need {
+		c.grow(need)
+	}
+	if c.stamp++; c.stamp == 0 {
+		c.stamp = 1 // a new slot's stamp is 0
+	}
+	if cap(c.count) < len(c.sizes) {
+		c.count = make([]int, len(c.sizes), 2*len(c.sizes))
+	}
+	c.count = c.count[:len(c.sizes)]
+	clear(c.count)
+	c.touched = c.touched[:0]
+	for _, x := range c.hashes {
+		sl := c.slot(x)
+		if sl.stamp == c.stamp {
+			continue // a repeat
+		}
+		sl.stamp = c.stamp
+		c.touched = append(c.touched, sl)
+		for w, m := range sl.mask {
+			for ; m != 0; m &= m - 1 {
+				c.count[w*64+bits.TrailingZeros64(m)]++
+			}
+		}
+	}
+}
+
+// containment is the share of the smaller of the looked-up text's shingle
+// set and kept hit i's held by the other (0 when one is empty).
+func (c *collapser) containment(i int) float64 {
+	small := min(len(c.touched), c.sizes[i])
+	if small == 0 {
+		return 0
+	}
+	return float64(c.count[i]) / float64(small)
+}
+
+// slot returns the slot of x, adding it when absent (the table has room).
+func (c *collapser) slot(x uint64) *collapseSlot {
+	if x == 0 {
+		return &c.zero
+	}
+	mask := uint64(len(c.slots) - 1)
+	for i := x & mask; ; i = (i + 1) & mask {
+		sl := &c.slots[i]
+		if sl.epoch != c.epoch {
+			*sl = collapseSlot{key: x, epoch: c.epoch}
+			c.used++
+			return sl
+		}
+		if sl.key == x {
+			return sl
+		}
+	}
+}
+
+// grow makes the table at least n slots (a power of two), keeping its
+// entries.
+func (c *collapser) grow(n int) {
+	size := 64
+	for size < n {
+		size *= 2
+	}
+	old := c.slots
+	c.slots, c.used = make([]collapseSlot, size), 0
+	for _, sl := range old {
+		if sl.epoch == c.epoch {
+			*c.slot(sl.key) = sl
+		}
+	}
 }
 
 // shingles returns the set of three-unit shingles of text, each as a 64-bit
@@ -231,12 +369,15 @@ func shingles(text string) []uint64 {
 }
 
 // shingleHashes is shingles in text order, with repeats.
-func shingleHashes(text string) []uint64 {
+func shingleHashes(text string) []uint64 { return appendShingleHashes(nil, text) }
+
+// appendShingleHashes is shingleHashes in buf's memory (grown as needed).
+func appendShingleHashes(buf []uint64, text string) []uint64 {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
 	)
-	var units []uint64
+	units := buf[:0]
 	h, inWord := uint64(offset), false
 	flush := func() {
 		if inWord {
@@ -279,91 +420,14 @@ func shingleHashes(text string) []uint64 {
 		return x
 	}
 	if len(units) < 3 {
-		return []uint64{join(units) ^ uint64(len(units))}
+		x := join(units) ^ uint64(len(units))
+		return append(units[:0], x)
 	}
-	out := make([]uint64, 0, len(units)-2)
+	// In place: shingle i is written over unit i once it is read.
 	for i := 0; i+3 <= len(units); i++ {
-		out = append(out, join(units[i:i+3]))
+		units[i] = join(units[i : i+3])
 	}
-	return out
-}
-
-// shingleSet is a set of shingles (see shingles) kept in a hash table, so
-// that the containment of one set in another needs no sorting: its keys,
-// each once, and an open-addressing table of them (0 marks a free slot;
-// whether 0 is a member is kept aside).
-type shingleSet struct {
-	keys  []uint64
-	table []uint64
-	zero  bool
-}
-
-// newShingleSet returns the set of hs (with repeats).
-func newShingleSet(hs []uint64) *shingleSet {
-	size := 16
-	for size < 2*len(hs) {
-		size *= 2
-	}
-	s := &shingleSet{keys: hs[:0], table: make([]uint64, size)}
-	for _, x := range hs {
-		if s.add(x) {
-			s.keys = append(s.keys, x)
-		}
-	}
-	return s
-}
-
-// add adds x and reports whether it was not a member.
-func (s *shingleSet) add(x uint64) bool {
-	if x == 0 {
-		had := s.zero
-		s.zero = true
-		return !had
-	}
-	mask := uint64(len(s.table) - 1)
-	for i := x & mask; ; i = (i + 1) & mask {
-		switch s.table[i] {
-		case x:
-			return false
-		case 0:
-			s.table[i] = x
-			return true
-		}
-	}
-}
-
-func (s *shingleSet) has(x uint64) bool {
-	if x == 0 {
-		return s.zero
-	}
-	mask := uint64(len(s.table) - 1)
-	for i := x & mask; ; i = (i + 1) & mask {
-		switch s.table[i] {
-		case x:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
-
-// containment is [containment] of the two sets: the share of the smaller
-// set's members found in the other.
-func (s *shingleSet) containment(o *shingleSet) float64 {
-	a, b := s, o
-	if len(b.keys) < len(a.keys) {
-		a, b = b, a
-	}
-	if len(a.keys) == 0 {
-		return 0
-	}
-	n := 0
-	for _, x := range a.keys {
-		if b.has(x) {
-			n++
-		}
-	}
-	return float64(n) / float64(len(a.keys))
+	return units[:len(units)-2]
 }
 
 // containment is the share of the smaller set's members found in the other

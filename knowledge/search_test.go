@@ -235,18 +235,48 @@ func TestHashedShinglesMatchStrings(t *testing.T) {
 		if got := containment(ha, hb); got != want {
 			t.Fatalf("%q in %q: containment %v, strings %v", a, b, got, want)
 		}
-		// Collapse's hash sets: the same members and containment.
-		sa2, sb2 := newShingleSet(shingleHashes(a)), newShingleSet(shingleHashes(b))
-		if len(sa2.keys) != len(sa) || len(sb2.keys) != len(sb) {
-			t.Fatalf("%q, %q: sets of %d and %d shingles, strings %d and %d", a, b, len(sa2.keys), len(sb2.keys), len(sa), len(sb))
+		// Collapse's table: the same members and containment, with b
+		// kept after other texts (so that it is not the first kept).
+		var c collapser
+		for k := 0; k < 3; k++ {
+			c.keep(texts[(i*13+k)%len(texts)] + "\n" + strings.Repeat("无关", k+1))
 		}
-		if got := sa2.containment(sb2); got != want {
-			t.Fatalf("%q in %q: set containment %v, strings %v", a, b, got, want)
+		c.look(b)
+		if len(c.touched) != len(sb) {
+			t.Fatalf("%q: %d distinct shingles in the table, strings %d", b, len(c.touched), len(sb))
+		}
+		kept := len(c.sizes)
+		c.sizes = append(c.sizes, len(c.touched))
+		for _, sl := range c.touched {
+			sl.mask[kept/64] |= 1 << (kept % 64)
+		}
+		c.look(a)
+		if len(c.touched) != len(sa) {
+			t.Fatalf("%q: %d distinct shingles in the table, strings %d", a, len(c.touched), len(sa))
+		}
+		if got := c.containment(kept); got != want {
+			t.Fatalf("%q in %q: table containment %v, strings %v", a, b, got, want)
 		}
 	}
-	// A shingle hashing to 0, and repeats of it.
-	z := newShingleSet([]uint64{0, 5, 0, 5, 1 << 40})
-	if len(z.keys) != 3 || !z.has(0) || !z.has(5) || z.has(6) {
-		t.Fatalf("set of 0, 5, 0, 5, 2^40: keys %v, has 0/5/6 %v %v %v", z.keys, z.has(0), z.has(5), z.has(6))
+}
+
+// Collapse's table keeps the shingle hashing to 0 aside, counts repeats
+// once, and holds the sets of up to CollapseDepth kept hits.
+func TestCollapserTable(t *testing.T) {
+	var c collapser
+	for i := 0; i < CollapseDepth; i++ {
+		c.keep(fmt.Sprintf("passage %d of the book, %d", i, i*i))
+	}
+	if len(c.sizes) != CollapseDepth {
+		t.Fatalf("kept %d of %d distinct passages", len(c.sizes), CollapseDepth)
+	}
+	c.look(fmt.Sprintf("passage %d of the book, %d", CollapseDepth-1, (CollapseDepth-1)*(CollapseDepth-1)))
+	if got := c.containment(CollapseDepth - 1); got != 1 {
+		t.Fatalf("containment in the last kept: %v, want 1", got)
+	}
+	sl := c.slot(0)
+	sl.mask[0] |= 1
+	if c.slot(0) != &c.zero || c.slot(0).mask[0] != 1 {
+		t.Fatal("the shingle 0 is not kept aside")
 	}
 }
