@@ -146,7 +146,14 @@ func TopK(terms []Term, st Stats, k int) ([]Hit, error) {
 			all = append(all, stretch{lo: lo, hi: hi, bound: bound})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b stretch) int { return cmp.Compare(b.bound, a.bound) })
+	// Best bound first, equal bounds in number order (the order they were
+	// cut in: what a stable sort by bound leaves them in).
+	slices.SortFunc(all, func(a, b stretch) int {
+		if c := cmp.Compare(b.bound, a.bound); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.lo, b.lo)
+	})
 
 	top := newCollector(k)
 	// Each row is decoded once, when a stretch it covers is first scored.
