@@ -70,6 +70,12 @@ type glossEntry struct {
 	// entry: a dictionary's gloss, not the field's translation (地位
 	// "status"), which names the term less surely than the field's.
 	weak []bool
+	// forms are the phrases a question is matched against in Terms: the
+	// phrases in matchForm, then each English phrase of several words
+	// without its generic head word ("Nobleman Star" is also "nobleman",
+	// headless), which names the term less surely.
+	forms    [][]string
+	formRank []int
 }
 
 // NewGlossary prepares g for [Glossary.Terms].
@@ -79,8 +85,20 @@ func NewGlossary(g skills.Glossary) *Glossary {
 		e := glossEntry{GlossaryTerm: t, names: t.Names()}
 		for _, p := range e.names {
 			if tok := nameTokens(p); len(tok) > 0 {
+				weak := t.From == skills.FromMined && slices.ContainsFunc(t.English, func(x string) bool { return strings.EqualFold(x, p) })
 				e.phrases = append(e.phrases, tok)
-				e.weak = append(e.weak, t.From == skills.FromMined && slices.ContainsFunc(t.English, func(x string) bool { return strings.EqualFold(x, p) }))
+				e.weak = append(e.weak, weak)
+				rank := 0
+				if weak {
+					rank = 1
+				}
+				form := matchForms(tok)
+				e.forms = append(e.forms, form)
+				e.formRank = append(e.formRank, rank)
+				if n := len(form); n >= 2 && headWords[form[n-1]] && !hasHan(p) {
+					e.forms = append(e.forms, form[:n-1])
+					e.formRank = append(e.formRank, rank+1)
+				}
 			}
 		}
 		out.entries = append(out.entries, e)
@@ -151,6 +169,53 @@ var charStopWords = map[string]bool{}
 func init() {
 	for _, w := range strings.Fields("i me my we us our you your he him his she her they them their it one all some any no not yet have has had will would shall should can could may might must do doe did make get so very too also then there here now just only more most much many such own same other be been being am was were") {
 		charStopWords[w] = true
+	}
+}
+
+// matchForm is the form a word of a question and a word of a glossary
+// name (both from phraseTokens) are compared in, so that a question's
+// inflection of a rendering names it: the English endings stripped once
+// more ("killings" and "killing" are "kill"), then a final e and a doubled
+// final consonant ("travelling" and "traveling" are "travel", "combining"
+// and "combine" "combin"), and the plurals of -man and child ("noblemen",
+// "children"). Words of Han characters and pinyin are kept as they are.
+func matchForm(w string) string {
+	if w == "" || hasHan(w) {
+		return w
+	}
+	switch {
+	case w == "children":
+		return "child"
+	case len(w) >= 5 && strings.HasSuffix(w, "men"):
+		return w[:len(w)-3] + "man"
+	}
+	w = skills.Stem(w)
+	if n := len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+	}
+	if n := len(w); n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouy", rune(w[n-1])) {
+		w = w[:n-1]
+	}
+	return w
+}
+
+// matchForms maps matchForm over the tokens.
+func matchForms(tokens []string) []string {
+	out := make([]string, len(tokens))
+	for i, t := range tokens {
+		out[i] = matchForm(t)
+	}
+	return out
+}
+
+// headWords are the generic head words of a term's rendering that a
+// question may leave out: "Nobleman Star" is asked as "the nobleman",
+// "Follow the Killings structure" as "following the killings".
+var headWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("star structure pattern formation configuration") {
+		headWords[matchForm(skills.Stem(w))] = true
 	}
 }
 
@@ -454,7 +519,13 @@ func scripts(s string) (han, letters int) {
 // officer meets officer" is 伤官见官, not also 伤官 and 正官). A Chinese
 // term made of the named terms, in order, is named too (食神 + 制 + 杀
 // names 食神制杀), as the classics write a relation between two terms as
-// one. Entries whose term or an alias is one of omit (case-insensitive)
+// one. A name matches the question's words in any inflection (matchForm:
+// "hurting officers" names Hurt Officer), an English rendering also
+// without its generic head word ("the nobleman" names Nobleman Star) and
+// a relation's rendering also worded with another verb (relationSpans),
+// both less surely than the name itself. Several entries rendered by the
+// same words are named together (maxSharedRendering). Entries whose term
+// or an alias is one of omit (case-insensitive)
 // are left out. None for a nil glossary or a question that names no term.
 func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	if g.Len() == 0 {
@@ -462,21 +533,21 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	}
 	han := lang == langZH
 	tokens := phraseTokens(text)
+	forms := matchForms(tokens)
 	type match struct{ entry, start, n, rank int }
 	var ms []match
 	for i, e := range g.entries {
 		if namesOneOf(e, omit) {
 			continue
 		}
-		for k, p := range e.phrases {
-			rank := 0
-			if e.weak[k] {
-				rank = 1
-			}
-			for s := 0; s+len(p) <= len(tokens); s++ {
-				if equalTokens(tokens[s:s+len(p)], p) {
-					ms = append(ms, match{i, s, len(p), rank})
+		for k, p := range e.forms {
+			for s := 0; s+len(p) <= len(forms); s++ {
+				if equalTokens(forms[s:s+len(p)], p) {
+					ms = append(ms, match{i, s, len(p), e.formRank[k]})
 				}
+			}
+			for _, sp := range relationSpans(forms, p) {
+				ms = append(ms, match{i, sp[0], sp[1], e.formRank[k] + 2})
 			}
 		}
 		if han && len(g.charWords) > 0 {
@@ -504,13 +575,26 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	})
 	covered := make([]bool, len(tokens))
 	var named []match
+	// shared lists the entries named by the words of a span ({start, n})
+	// by one of their own names (rank 0): another entry of the same
+	// rendering is named too, up to maxSharedRendering ("Nobleman" for
+	// 天乙贵人 and 贵人 names both).
+	shared := map[[2]int][]int{}
 	for _, m := range ms {
 		free := true
 		for k := m.start; k < m.start+m.n; k++ {
 			free = free && !covered[k]
 		}
+		span := [2]int{m.start, m.n}
 		if !free {
+			if es, ok := shared[span]; ok && m.rank == 0 && len(es) < maxSharedRendering && !slices.Contains(es, m.entry) {
+				shared[span] = append(es, m.entry)
+				named = append(named, m)
+			}
 			continue
+		}
+		if m.rank == 0 {
+			shared[span] = []int{m.entry}
 		}
 		for k := m.start; k < m.start+m.n; k++ {
 			covered[k] = true
@@ -608,6 +692,56 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 					chosen[i] = true
 					add(e)
 					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// maxSharedRendering is how many entries one rendering names at most
+// (Terms).
+const maxSharedRendering = 3
+
+// maxRelationGap is how many words a question may put between the two
+// parts of a relation's rendering (relationSpans).
+const maxRelationGap = 3
+
+// relationSpans returns the spans ({start, length}) of forms where the
+// rendering p of a relation between two terms is worded with another verb
+// or none: its words before one word and after it, each part found in
+// order with up to maxRelationGap words between ("Hurting Officer meets
+// Direct Officer" in "a hurting officer chart runs into the direct
+// officer"), or with nothing left out of p and words put between. Only
+// English renderings of three words or more whose two parts hold three
+// words, one part at least two; the exact phrase is not one of them.
+func relationSpans(forms, p []string) [][2]int {
+	if len(p) < 3 || slices.ContainsFunc(p, hasHan) {
+		return nil
+	}
+	var out [][2]int
+	for i := 1; i < len(p); i++ {
+		for j := i; j <= i+1 && j < len(p); j++ {
+			left, right := p[:i], p[j:]
+			if len(left)+len(right) < 3 || max(len(left), len(right)) < 2 {
+				continue
+			}
+			for s := 0; s+len(left) <= len(forms); s++ {
+				if !equalTokens(forms[s:s+len(left)], left) {
+					continue
+				}
+				for gap := 0; gap <= maxRelationGap; gap++ {
+					t := s + len(left) + gap
+					if t+len(right) > len(forms) {
+						break
+					}
+					if gap == j-i && equalTokens(forms[s+len(left):t], p[i:j]) {
+						continue // the exact phrase
+					}
+					if equalTokens(forms[t:t+len(right)], right) {
+						out = append(out, [2]int{s, t + len(right) - s})
+						break
+					}
 				}
 			}
 		}

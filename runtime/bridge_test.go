@@ -113,3 +113,81 @@ func TestBridgeLeavesOutTheThemesOwnName(t *testing.T) {
 		t.Errorf("theme only: %+v", br)
 	}
 }
+
+// A question names a glossary term in its own inflection and word order:
+// plural or singular, -ing or not, British or American doubling ("hurt
+// officers" is Hurting Officer, "travelling" Traveling, "killings" Killing,
+// "noblemen" Nobleman); a rendering without its generic head word ("the
+// nobleman" is Nobleman Star, "following the seven killings" Follow Seven
+// Killings structure); a relation between two terms with another verb ("a
+// hurting officer chart runs into the direct officer" is Hurting Officer
+// meets Direct Officer); two terms of the same rendering are both named.
+func TestBridgeTermsInTheQuestionsWording(t *testing.T) {
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "伤官", English: []string{"Hurting Officer"}, From: skills.FromModel},
+		{Term: "正官", English: []string{"Direct Officer"}, From: skills.FromModel},
+		{Term: "伤官见官", English: []string{"Hurting Officer meets Direct Officer"}, From: skills.FromModel},
+		{Term: "驿马", English: []string{"Traveling Horse"}, From: skills.FromModel},
+		{Term: "七杀", English: []string{"Seven Killing"}, From: skills.FromModel},
+		{Term: "天乙贵人", English: []string{"Nobleman Star"}, From: skills.FromModel},
+		{Term: "弃命从杀", English: []string{"Follow Seven Killings structure"}, From: skills.FromModel},
+		{Term: "大运", English: []string{"Ten-Year Luck Period"}, From: skills.FromModel},
+		{Term: "子息", English: []string{"children"}, From: skills.FromModel},
+		{Term: "子女", English: []string{"children", "child"}, From: skills.FromModel},
+		{Term: "合化", English: []string{"combine"}, From: skills.FromModel},
+	}})
+	for q, want := range map[string]string{
+		"Are hurt officers bad?":                                                  "伤官",
+		"What does the travelling horse bring?":                                   "驿马",
+		"Where are the seven killings?":                                           "七杀",
+		"Who are the noblemen stars of a chart?":                                  "天乙贵人",
+		"Is the nobleman in my chart?":                                            "天乙贵人",
+		"When does a chart give up and follow the seven killings?":                "弃命从杀",
+		"How are the ten-year luck periods counted?":                              "大运",
+		"What happens when a hurting officer chart runs into the direct officer?": "伤官见官",
+		"What if the hurting officer meets the direct officer?":                   "伤官见官",
+		"The hurting officer and the direct officer":                              "伤官见官",
+		"What do they say about a child?":                                         "子息 子女",
+		"What do they say about children?":                                        "子息 子女",
+		"Which stems are combining?":                                              "合化",
+		"What is the weather?":                                                    "",
+	} {
+		if got := strings.Join(g.Terms(q, langZH), " "); got != want {
+			t.Errorf("Terms(%q) = %q, want %q", q, got, want)
+		}
+	}
+	// The head word and the relation name less surely than a name: an
+	// entry named by the words themselves wins.
+	g = NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "七杀格", English: []string{"Seven Killings structure"}, From: skills.FromModel},
+		{Term: "七杀", English: []string{"Seven Killings"}, From: skills.FromModel},
+	}})
+	if got := strings.Join(g.Terms("the seven killings", langZH), " "); got != "七杀" {
+		t.Errorf("headless: %q, want 七杀 alone", got)
+	}
+}
+
+func TestMatchForm(t *testing.T) {
+	for _, group := range [][]string{
+		{"killings", "killing", "kill", "kills", "killed"},
+		{"hurting", "hurt", "hurts"},
+		{"travelling", "traveling", "travel", "travelled", "travels"},
+		{"periods", "period"},
+		{"combining", "combine", "combines", "combined"},
+		{"noblemen", "nobleman"},
+		{"children", "child"},
+		{"stars", "star"},
+	} {
+		want := matchForm(skills.Stem(group[0]))
+		for _, w := range group[1:] {
+			if got := matchForm(skills.Stem(w)); got != want {
+				t.Errorf("matchForm(%q) = %q, want %q as for %q", w, got, want, group[0])
+			}
+		}
+	}
+	for _, w := range []string{"七杀", "qi", "sha", "guan"} {
+		if got := matchForm(w); got != w {
+			t.Errorf("matchForm(%q) = %q, want it kept", w, got)
+		}
+	}
+}
