@@ -38,9 +38,13 @@ var GlossaryPromptVersion = strings.TrimSpace(strings.TrimPrefix(strings.SplitN(
 const StageGlossary = "integrate.glossary"
 
 // Model glossary sizes: at most maxModelTerms candidates are sent, about
-// glossaryBatch to a request.
+// glossaryBatch to a request. The cap is eight full batches: all the
+// candidates of five books (about 600: the named terms, then at most
+// maxMinedTerms recurring phrases), in the eight requests the 400 of an
+// earlier cap took, which left out the most common phrases of the field
+// (五行, 四柱, 日主, 官星) since they come after the named terms.
 const (
-	maxModelTerms = 400
+	maxModelTerms = 8 * glossaryBatch
 	glossaryBatch = 80
 )
 
@@ -49,7 +53,7 @@ var glossarySchema = json.RawMessage(`{"type":"object","additionalProperties":fa
 "required":["term","synonyms","english","pinyin"],
 "properties":{"term":{"type":"string","minLength":1,"maxLength":40},
 "synonyms":{"type":"array","maxItems":8,"items":{"type":"string","minLength":1,"maxLength":60}},
-"english":{"type":"array","maxItems":8,"items":{"type":"string","minLength":1,"maxLength":80}},
+"english":{"type":"array","maxItems":10,"items":{"type":"string","minLength":1,"maxLength":80}},
 "pinyin":{"type":"array","maxItems":4,"items":{"type":"string","minLength":1,"maxLength":80}}}}}}}`)
 
 // glossaryCandidate is one candidate as the model is shown it.
@@ -212,8 +216,53 @@ func modelGlossary(ctx context.Context, c Chatter, model, theme string, L labels
 			g.Terms = append(g.Terms, e)
 		}
 	}
+	g = shareRenderings(g)
 	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
 	return g, asked, warnings, nil
+}
+
+// shareRenderings merges the model's entries of one term: entries of the
+// same term (from two batches) become one, their lists joined; and an
+// entry the model gave no renderings is given those of the entry that
+// names its term, or its variant form (煞 for 杀), as a synonym (弃命从煞
+// gets 弃命从杀's Follow the Seven Killings), so the renderings reach the
+// term by any of its forms.
+func shareRenderings(g skills.Glossary) skills.Glossary {
+	var out skills.Glossary
+	at := map[string]int{}
+	for _, e := range g.Terms {
+		if i, ok := at[e.Term]; ok {
+			o := &out.Terms[i]
+			o.Aliases = cleanList(append(o.Aliases, e.Aliases...), o.Term)
+			o.English = cleanList(append(o.English, e.English...), o.Term)
+			o.Pinyin = cleanList(append(o.Pinyin, e.Pinyin...), o.Term)
+			continue
+		}
+		at[e.Term] = len(out.Terms)
+		out.Terms = append(out.Terms, e)
+	}
+	fold := func(s string) string { return strings.ReplaceAll(s, "煞", "杀") }
+	named := map[string]int{}
+	for i, e := range out.Terms {
+		if len(e.English) == 0 {
+			continue
+		}
+		for _, n := range append([]string{e.Term}, e.Aliases...) {
+			if _, ok := named[fold(n)]; !ok {
+				named[fold(n)] = i
+			}
+		}
+	}
+	for i := range out.Terms {
+		e := &out.Terms[i]
+		if len(e.English) > 0 {
+			continue
+		}
+		if j, ok := named[fold(e.Term)]; ok && j != i {
+			e.English = append([]string(nil), out.Terms[j].English...)
+		}
+	}
+	return out
 }
 
 // cleanList trims xs, drops empty entries, the term itself and repeats

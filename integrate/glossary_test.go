@@ -2,6 +2,7 @@ package integrate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,5 +297,54 @@ func TestMineGlossaryChapterNames(t *testing.T) {
 	want := "将威 文师 用间 论将 龙韬"
 	if strings.Join(got, " ") != want {
 		t.Errorf("glossary terms %q, want %q", got, want)
+	}
+}
+
+// The model's entries of one term are merged, and an entry given no
+// renderings gets those of the entry naming it, or its 煞/杀 variant, as a
+// synonym: 弃命从煞 is asked as "following the Seven Killings" too.
+func TestShareRenderings(t *testing.T) {
+	g := shareRenderings(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "弃命从杀", Aliases: []string{"从杀格"}, English: []string{"Follow the Seven Killings"}, From: skills.FromModel},
+		{Term: "弃命从煞", From: skills.FromModel},
+		{Term: "从杀格", From: skills.FromModel},
+		{Term: "太岁", English: []string{"Grand Duke"}, From: skills.FromModel},
+		{Term: "太岁", English: []string{"Tai Sui", "Grand Duke"}, Aliases: []string{"岁君"}, From: skills.FromModel},
+		{Term: "小儿", From: skills.FromModel},
+	}})
+	by := map[string]skills.GlossaryTerm{}
+	for _, e := range g.Terms {
+		by[e.Term] = e
+	}
+	if len(g.Terms) != 5 {
+		t.Errorf("%d entries, want 5 (太岁 once): %+v", len(g.Terms), g.Terms)
+	}
+	for _, term := range []string{"弃命从煞", "从杀格"} {
+		if !slices.Equal(by[term].English, []string{"Follow the Seven Killings"}) {
+			t.Errorf("%s: %+v, want 弃命从杀's rendering", term, by[term])
+		}
+	}
+	if e := by["太岁"]; !slices.Equal(e.English, []string{"Grand Duke", "Tai Sui"}) || !slices.Equal(e.Aliases, []string{"岁君"}) {
+		t.Errorf("太岁: %+v, want both entries joined", e)
+	}
+	if len(by["小儿"].English) != 0 {
+		t.Errorf("小儿: %+v, nothing names it", by["小儿"])
+	}
+}
+
+// All the candidates of five books are sent, in no more requests than the
+// earlier cap of 400 took: 600 candidates in 8 batches.
+func TestGlossaryBatchesSendEveryCandidate(t *testing.T) {
+	var cands []glossaryCandidate
+	for i := range 600 {
+		cands = append(cands, glossaryCandidate{Term: fmt.Sprintf("术语%03d", i)})
+	}
+	bs := glossaryBatches(cands)
+	n := 0
+	for _, b := range bs {
+		n += len(b)
+	}
+	if n != 600 || len(bs) != 8 {
+		t.Errorf("%d candidates in %d batches, want 600 in 8", n, len(bs))
 	}
 }
