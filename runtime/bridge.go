@@ -70,10 +70,8 @@ type glossEntry struct {
 	// entry: a dictionary's gloss, not the field's translation (地位
 	// "status"), which names the term less surely than the field's.
 	weak []bool
-	// forms are the phrases a question is matched against in Terms: the
-	// phrases in matchForm, then each English phrase of several words
-	// without its generic head word ("Nobleman Star" is also "nobleman",
-	// headless), which names the term less surely.
+	// forms are the phrases in matchForm, which a question is matched
+	// against in Terms; formRank[i] is 1 for a weak phrase, else 0.
 	forms    [][]string
 	formRank []int
 }
@@ -92,13 +90,8 @@ func NewGlossary(g skills.Glossary) *Glossary {
 				if weak {
 					rank = 1
 				}
-				form := matchForms(tok)
-				e.forms = append(e.forms, form)
+				e.forms = append(e.forms, matchForms(tok))
 				e.formRank = append(e.formRank, rank)
-				if n := len(form); n >= 2 && headWords[form[n-1]] && !hasHan(p) {
-					e.forms = append(e.forms, form[:n-1])
-					e.formRank = append(e.formRank, rank+1)
-				}
 			}
 		}
 		out.entries = append(out.entries, e)
@@ -206,17 +199,6 @@ func matchForms(tokens []string) []string {
 		out[i] = matchForm(t)
 	}
 	return out
-}
-
-// headWords are the generic head words of a term's rendering that a
-// question may leave out: "Nobleman Star" is asked as "the nobleman",
-// "Follow the Killings structure" as "following the killings".
-var headWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields("star structure pattern formation configuration") {
-		headWords[matchForm(skills.Stem(w))] = true
-	}
 }
 
 // maxComposedRunes is the longest term named word by word (composedAt).
@@ -520,12 +502,10 @@ func scripts(s string) (han, letters int) {
 // term made of the named terms, in order, is named too (食神 + 制 + 杀
 // names 食神制杀), as the classics write a relation between two terms as
 // one. A name matches the question's words in any inflection (matchForm:
-// "hurting officers" names Hurt Officer), an English rendering also
-// without its generic head word ("the nobleman" names Nobleman Star) and
-// a relation's rendering also worded with another verb (relationSpans),
-// both less surely than the name itself. Several entries rendered by the
-// same words are named together (maxSharedRendering). Entries whose term
-// or an alias is one of omit (case-insensitive)
+// "hurting officers" names Hurt Officer), and a relation's rendering also
+// worded with another verb (relationSpans), less surely than the name
+// itself. Words rendering several entries as surely name each, the
+// shorter terms first (maxSharedRendering). Entries whose term or an alias is one of omit (case-insensitive)
 // are left out. None for a nil glossary or a question that names no term.
 func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	if g.Len() == 0 {
@@ -571,14 +551,19 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		if ms[i].start != ms[j].start {
 			return ms[i].start < ms[j].start
 		}
-		return ms[i].rank < ms[j].rank
+		if ms[i].rank != ms[j].rank {
+			return ms[i].rank < ms[j].rank
+		}
+		// The same words naming two entries as surely: the shorter term
+		// first, the term itself before a heading about it (食神, 论食神).
+		return utf8.RuneCountInString(g.entries[ms[i].entry].Term) < utf8.RuneCountInString(g.entries[ms[j].entry].Term)
 	})
 	covered := make([]bool, len(tokens))
 	var named []match
-	// shared lists the entries named by the words of a span ({start, n})
-	// by one of their own names (rank 0): another entry of the same
-	// rendering is named too, up to maxSharedRendering ("Nobleman" for
-	// 天乙贵人 and 贵人 names both).
+	// shared lists the entries a span's words ({start, n}) name by one of
+	// their own names (rank 0): a rendering the field gives several terms
+	// names each of them, up to maxSharedRendering (a woman's chart is 女命
+	// and 妇人总诀), since it does not tell which is meant.
 	shared := map[[2]int][]int{}
 	for _, m := range ms {
 		free := true
@@ -713,17 +698,19 @@ const maxRelationGap = 3
 // order with up to maxRelationGap words between ("Hurting Officer meets
 // Direct Officer" in "a hurting officer chart runs into the direct
 // officer"), or with nothing left out of p and words put between. Only
-// English renderings of three words or more whose two parts hold three
-// words, one part at least two; the exact phrase is not one of them.
+// English renderings whose two parts hold two words each at least, so
+// that each part names a term ("Day Master sitting on Wealth" is not
+// "my day master is weak but there is a lot of wealth"); the exact phrase
+// is not one of them.
 func relationSpans(forms, p []string) [][2]int {
-	if len(p) < 3 || slices.ContainsFunc(p, hasHan) {
+	if len(p) < 4 || slices.ContainsFunc(p, hasHan) {
 		return nil
 	}
 	var out [][2]int
 	for i := 1; i < len(p); i++ {
 		for j := i; j <= i+1 && j < len(p); j++ {
 			left, right := p[:i], p[j:]
-			if len(left)+len(right) < 3 || max(len(left), len(right)) < 2 {
+			if min(len(left), len(right)) < 2 {
 				continue
 			}
 			for s := 0; s+len(left) <= len(forms); s++ {

@@ -114,56 +114,51 @@ func TestBridgeLeavesOutTheThemesOwnName(t *testing.T) {
 	}
 }
 
-// A question names a glossary term in its own inflection and word order:
-// plural or singular, -ing or not, British or American doubling ("hurt
-// officers" is Hurting Officer, "travelling" Traveling, "killings" Killing,
-// "noblemen" Nobleman); a rendering without its generic head word ("the
-// nobleman" is Nobleman Star, "following the seven killings" Follow Seven
-// Killings structure); a relation between two terms with another verb ("a
-// hurting officer chart runs into the direct officer" is Hurting Officer
-// meets Direct Officer); two terms of the same rendering are both named.
+// A question names a glossary term in its own inflection: plural or
+// singular, -ing or not, British or American doubling ("hurt officers" is
+// Hurting Officer, "travelling" Traveling, "killings" Killing, "noblemen"
+// Nobleman, "children" child); and a relation between two terms worded
+// with another verb ("a hurting officer chart runs into the direct
+// officer" is Hurting Officer meets Direct Officer), less surely than by
+// its own words, and only when both parts name a term of two words ("my
+// day master is weak but there is a lot of wealth" is not Day Master
+// sitting on Wealth).
 func TestBridgeTermsInTheQuestionsWording(t *testing.T) {
 	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
 		{Term: "伤官", English: []string{"Hurting Officer"}, From: skills.FromModel},
 		{Term: "正官", English: []string{"Direct Officer"}, From: skills.FromModel},
 		{Term: "伤官见官", English: []string{"Hurting Officer meets Direct Officer"}, From: skills.FromModel},
+		{Term: "日坐天财", English: []string{"Day Master sitting on Wealth"}, From: skills.FromModel},
+		{Term: "日主", English: []string{"Day Master"}, From: skills.FromModel},
 		{Term: "驿马", English: []string{"Traveling Horse"}, From: skills.FromModel},
 		{Term: "七杀", English: []string{"Seven Killing"}, From: skills.FromModel},
-		{Term: "天乙贵人", English: []string{"Nobleman Star"}, From: skills.FromModel},
-		{Term: "弃命从杀", English: []string{"Follow Seven Killings structure"}, From: skills.FromModel},
+		{Term: "天乙贵人", English: []string{"Nobleman"}, From: skills.FromModel},
+		{Term: "弃命从杀", English: []string{"Following Seven Killings"}, From: skills.FromModel},
 		{Term: "大运", English: []string{"Ten-Year Luck Period"}, From: skills.FromModel},
-		{Term: "子息", English: []string{"children"}, From: skills.FromModel},
-		{Term: "子女", English: []string{"children", "child"}, From: skills.FromModel},
+		{Term: "子息", English: []string{"child"}, From: skills.FromModel},
 		{Term: "合化", English: []string{"combine"}, From: skills.FromModel},
+		{Term: "格局", English: []string{"chart structure", "structure"}, From: skills.FromModel},
 	}})
 	for q, want := range map[string]string{
-		"Are hurt officers bad?":                                                  "伤官",
-		"What does the travelling horse bring?":                                   "驿马",
-		"Where are the seven killings?":                                           "七杀",
-		"Who are the noblemen stars of a chart?":                                  "天乙贵人",
-		"Is the nobleman in my chart?":                                            "天乙贵人",
-		"When does a chart give up and follow the seven killings?":                "弃命从杀",
-		"How are the ten-year luck periods counted?":                              "大运",
-		"What happens when a hurting officer chart runs into the direct officer?": "伤官见官",
-		"What if the hurting officer meets the direct officer?":                   "伤官见官",
-		"The hurting officer and the direct officer":                              "伤官见官",
-		"What do they say about a child?":                                         "子息 子女",
-		"What do they say about children?":                                        "子息 子女",
-		"Which stems are combining?":                                              "合化",
-		"What is the weather?":                                                    "",
+		"Are hurt officers bad?":                                                      "伤官",
+		"What does the travelling horse bring?":                                       "驿马",
+		"Where are the seven killings?":                                               "七杀",
+		"Who are the noblemen of a chart?":                                            "天乙贵人",
+		"When does a chart give up and follow the seven killings?":                    "弃命从杀",
+		"How are the ten-year luck periods counted?":                                  "大运",
+		"What happens when a hurting officer chart runs into the direct officer?":     "伤官见官",
+		"What if the hurting officer meets the direct officer?":                       "伤官见官",
+		"The hurting officer and the direct officer":                                  "伤官见官",
+		"The hurting officer, then the direct officer":                                "伤官见官",
+		"The hurting officer of my chart and, much later in life, the direct officer": "伤官 正官",
+		"My day master is weak but there is a lot of wealth in my chart. Is it bad?":  "日主",
+		"Will I have children?":                                                       "子息",
+		"Which stems are combining?":                                                  "合化",
+		"What is the weather?":                                                        "",
 	} {
 		if got := strings.Join(g.Terms(q, langZH), " "); got != want {
 			t.Errorf("Terms(%q) = %q, want %q", q, got, want)
 		}
-	}
-	// The head word and the relation name less surely than a name: an
-	// entry named by the words themselves wins.
-	g = NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
-		{Term: "七杀格", English: []string{"Seven Killings structure"}, From: skills.FromModel},
-		{Term: "七杀", English: []string{"Seven Killings"}, From: skills.FromModel},
-	}})
-	if got := strings.Join(g.Terms("the seven killings", langZH), " "); got != "七杀" {
-		t.Errorf("headless: %q, want 七杀 alone", got)
 	}
 }
 
@@ -188,6 +183,35 @@ func TestMatchForm(t *testing.T) {
 	for _, w := range []string{"七杀", "qi", "sha", "guan"} {
 		if got := matchForm(w); got != w {
 			t.Errorf("matchForm(%q) = %q, want it kept", w, got)
+		}
+	}
+}
+
+// A rendering the field gives several terms names each of them, the
+// shorter terms (the term before a heading about it) first, at most
+// maxSharedRendering: the words do not tell which is meant.
+func TestBridgeSharedRendering(t *testing.T) {
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
+		{Term: "论食神", Aliases: []string{"食神"}, English: []string{"Eating God"}, From: skills.FromModel},
+		{Term: "食神", Aliases: []string{"食"}, English: []string{"Eating God"}, From: skills.FromModel},
+		{Term: "女命", English: []string{"woman's chart"}, From: skills.FromModel},
+		{Term: "妇人总诀", English: []string{"woman's chart", "General Formula for Women"}, From: skills.FromModel},
+		{Term: "五行", English: []string{"Five Elements"}, From: skills.FromModel},
+		{Term: "五行总", English: []string{"Five Elements"}, From: skills.FromModel},
+		{Term: "论五行", English: []string{"Five Elements"}, From: skills.FromModel},
+		{Term: "五行总论", English: []string{"Five Elements"}, From: skills.FromModel},
+		{Term: "地支", English: []string{"branches"}, From: skills.FromModel},
+		{Term: "支", English: []string{"branch"}, From: skills.FromMined},
+	}})
+	for q, want := range map[string]string{
+		"Can the eating god control it?":         "食神 食 论食神",
+		"How do you read a woman's chart?":       "女命 妇人总诀",
+		"What are the five elements?":            "五行 五行总 论五行",
+		"Which branch is it?":                    "地支",
+		"What is the weather in the five towns?": "",
+	} {
+		if got := strings.Join(g.Terms(q, langZH), " "); got != want {
+			t.Errorf("Terms(%q) = %q, want %q", q, got, want)
 		}
 	}
 }
