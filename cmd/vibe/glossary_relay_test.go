@@ -25,20 +25,10 @@ type relayGlossary struct {
 	Prose   string   `json:"prose"`
 }
 
-// The glossary built with a model, replayed: the five bazi books built
-// without examples/bazi/glossary.yaml, `vibe integrate` asking the model's
-// glossary (the recorded answers, looked up by term so a batch put together
-// differently is still answered; a candidate the recording never saw is
-// kept as it is), then the 20 English questions searched offline. Measured:
-// 13 of 20 reach an answering passage in the top 5 with the model's
-// glossary, 16 with the user's dictionary besides (2 with neither; 19 with
-// the hand glossary). The model's renderings are the field's usual ones
-// (七杀 Seven Killings, 驿马 Travelling Horse, 子息 children), but a question
-// words a term its own way ("a hurting officer chart runs into the direct
-// officer" is not "Hurting Officer meets Officer"; "weak" and "a lot of
-// wealth" apart are not 财多身弱), or names it and the answering passage is
-// not in the top 5 (食神 and 七杀 for 食神制杀).
-func TestReplayRelayBaziGlossary(t *testing.T) {
+// relayGlossaryServer is an endpoint answering the glossary and prose
+// requests of `vibe integrate bazi` from the recording.
+func relayGlossaryServer(t *testing.T) *llmtest.Server {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "relay-bazi-glossary.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +79,31 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 		}
 		return llmtest.Status(400, "the recording answers the glossary and the prose only")
 	})
+	return srv
+}
+
+// The glossary built with a model, replayed: the five bazi books built
+// without examples/bazi/glossary.yaml, `vibe integrate` asking the model's
+// glossary (the recorded answers, looked up by term so a batch put together
+// differently is still answered; a candidate the recording never saw is
+// kept as it is), then the 20 English questions searched offline. Measured:
+// 17 of 20 reach an answering passage in the top 5 with the model's
+// glossary, 17 with the user's dictionary besides (2 with neither; 20 with
+// the hand glossary); 14 and 17 with the earlier recording (glossary/2
+// asked, 400 candidates sent, 128 of 367 terms rendered) and the earlier
+// bridge. Still missed: "the nature of Jia wood" names 性情 (nature) beside
+// 甲木 and 滴天髓, and 性情论 outranks 滴天髓's 甲木; the illnesses "from
+// the five elements" bring the 五行 entries' names, whose passages outrank
+// 论疾病; 墓库 (storehouse, tomb) is no candidate: the heading 论墓库刑冲之说
+// gives no term.
+//
+// To record again: run the relay (llm_relay.py PORT DIR), `OPENAI_BASE_URL=
+// http://127.0.0.1:PORT/v1 OPENAI_API_KEY=k vibe -w WS integrate bazi` on
+// a copy of the bare workspace, answer each glossary batch and the prose
+// request, and collect the answers by term (an entry given twice joined),
+// the candidates left out and the prose into testdata.
+func TestReplayRelayBaziGlossary(t *testing.T) {
+	srv := relayGlossaryServer(t)
 	ws := copyWorkspace(t, bareBaziWorkspace(t))
 	env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
 	if code, out, errOut := runVibe(t, env, "-w", ws, "--quiet", "integrate", "bazi"); code != 0 {
@@ -111,13 +126,13 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 			t.Errorf("七杀: %+v, want the model's entry with Seven Killings", e)
 		}
 	}
-	if model < 100 {
-		t.Errorf("%d model entries with English renderings, want the recording's (over 100)", model)
+	if model < 500 {
+		t.Errorf("%d model entries with English renderings, want the recording's (505: every candidate sent, every term kept rendered)", model)
 	}
 	hits := englishHits(t, ws)
 	t.Logf("offline search, the model's glossary: %d of %d English questions reach an answering passage in the top 5", hits, len(englishBaziQuestions))
-	if hits < 13 {
-		t.Errorf("%d of %d, want at least the 13 measured", hits, len(englishBaziQuestions))
+	if hits < 17 {
+		t.Errorf("%d of %d, want at least the 17 measured", hits, len(englishBaziQuestions))
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "data", "cedict", "cedict_ts.u8")); err != nil && os.Getenv("VIBE_TEST_CEDICT") == "" {
 		t.Logf("no CC-CEDICT file: the model's glossary with a dictionary is not measured")
@@ -134,7 +149,7 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	}
 	both := englishHits(t, ws)
 	t.Logf("the model's glossary and CC-CEDICT: %d of %d", both, len(englishBaziQuestions))
-	if both < 16 {
-		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 16 measured", both, len(englishBaziQuestions))
+	if both < 17 {
+		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 17 measured", both, len(englishBaziQuestions))
 	}
 }
