@@ -505,7 +505,8 @@ func scripts(s string) (han, letters int) {
 // "hurting officers" names Hurt Officer), and a relation's rendering also
 // worded with another verb (relationSpans), less surely than the name
 // itself. Words rendering several entries as surely name each, the
-// shorter terms first (maxSharedRendering). Entries whose term or an alias is one of omit (case-insensitive)
+// shorter terms first, but for a term holding one named
+// (maxSharedRendering). Entries whose term or an alias is one of omit (case-insensitive)
 // are left out. None for a nil glossary or a question that names no term.
 func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	if g.Len() == 0 {
@@ -563,8 +564,14 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 	// shared lists the entries a span's words ({start, n}) name by one of
 	// their own names (rank 0): a rendering the field gives several terms
 	// names each of them, up to maxSharedRendering (a woman's chart is 女命
-	// and 妇人总诀), since it does not tell which is meant.
+	// and 妇人总诀), since it does not tell which is meant; not a term
+	// holding one named (论五行, 五行总 beside 五行), a heading about it
+	// whose names would only outweigh the question's other terms.
 	shared := map[[2]int][]int{}
+	holdsNamed := func(e int, es []int) bool {
+		t := foldText(g.entries[e].Term)
+		return slices.ContainsFunc(es, func(o int) bool { return strings.Contains(t, foldText(g.entries[o].Term)) })
+	}
 	for _, m := range ms {
 		free := true
 		for k := m.start; k < m.start+m.n; k++ {
@@ -572,7 +579,7 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		}
 		span := [2]int{m.start, m.n}
 		if !free {
-			if es, ok := shared[span]; ok && m.rank == 0 && len(es) < maxSharedRendering && !slices.Contains(es, m.entry) {
+			if es, ok := shared[span]; ok && m.rank == 0 && len(es) < maxSharedRendering && !slices.Contains(es, m.entry) && !holdsNamed(m.entry, es) {
 				shared[span] = append(es, m.entry)
 				named = append(named, m)
 			}

@@ -188,8 +188,10 @@ func TestMatchForm(t *testing.T) {
 }
 
 // A rendering the field gives several terms names each of them, the
-// shorter terms (the term before a heading about it) first, at most
-// maxSharedRendering: the words do not tell which is meant.
+// shorter terms first, at most maxSharedRendering: the words do not tell
+// which is meant. A term holding one named is a heading about it (论食神,
+// 五行总 beside 食神, 五行) and is left out: its names would outweigh the
+// question's other terms.
 func TestBridgeSharedRendering(t *testing.T) {
 	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{
 		{Term: "论食神", Aliases: []string{"食神"}, English: []string{"Eating God"}, From: skills.FromModel},
@@ -199,14 +201,18 @@ func TestBridgeSharedRendering(t *testing.T) {
 		{Term: "五行", English: []string{"Five Elements"}, From: skills.FromModel},
 		{Term: "五行总", English: []string{"Five Elements"}, From: skills.FromModel},
 		{Term: "论五行", English: []string{"Five Elements"}, From: skills.FromModel},
-		{Term: "五行总论", English: []string{"Five Elements"}, From: skills.FromModel},
+		{Term: "天乙贵人", English: []string{"Nobleman"}, From: skills.FromModel},
+		{Term: "天福贵人", English: []string{"Nobleman"}, From: skills.FromModel},
+		{Term: "福星贵人", English: []string{"Nobleman"}, From: skills.FromModel},
+		{Term: "太极贵", English: []string{"Nobleman"}, From: skills.FromModel},
 		{Term: "地支", English: []string{"branches"}, From: skills.FromModel},
 		{Term: "支", English: []string{"branch"}, From: skills.FromMined},
 	}})
 	for q, want := range map[string]string{
-		"Can the eating god control it?":         "食神 食 论食神",
+		"Can the eating god control it?":         "食神 食",
 		"How do you read a woman's chart?":       "女命 妇人总诀",
-		"What are the five elements?":            "五行 五行总 论五行",
+		"What are the five elements?":            "五行",
+		"Who is my nobleman?":                    "太极贵 天乙贵人 天福贵人",
 		"Which branch is it?":                    "地支",
 		"What is the weather in the five towns?": "",
 	} {

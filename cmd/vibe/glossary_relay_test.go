@@ -92,10 +92,11 @@ func relayGlossaryServer(t *testing.T) *llmtest.Server {
 // the hand glossary); 14 and 17 with the earlier recording (glossary/2
 // asked, 400 candidates sent, 128 of 367 terms rendered) and the earlier
 // bridge. Still missed: "the nature of Jia wood" names 性情 (nature) beside
-// 甲木 and 滴天髓, and 性情论 outranks 滴天髓's 甲木; the illnesses "from
-// the five elements" bring the 五行 entries' names, whose passages outrank
-// 论疾病; 墓库 (storehouse, tomb) is no candidate: the heading 论墓库刑冲之说
-// gives no term.
+// 甲木 and 滴天髓, and 性情论 outranks 滴天髓's 甲木; the eating god
+// controlling the seven killings names 食神, 七杀 and 制伏, and no passage
+// of 食神制杀 is in the top 5 (no entry 食神制杀 to compose); 墓库
+// (storehouse, tomb) is no candidate: the heading 论墓库刑冲之说 gives no
+// term.
 //
 // To record again: run the relay (llm_relay.py PORT DIR), `OPENAI_BASE_URL=
 // http://127.0.0.1:PORT/v1 OPENAI_API_KEY=k vibe -w WS integrate bazi` on
