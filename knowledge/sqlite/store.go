@@ -15,8 +15,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
@@ -383,10 +385,49 @@ func scanChunk(sc interface{ Scan(...any) error }) (chunk.Chunk, error) {
 	if err := sc.Scan(&c.ID, &c.Doc, &c.Source, &c.Title, &hp, &c.Start, &c.End, &c.Ordinal, &c.Text, &c.Tokens); err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal([]byte(hp), &c.HeadingPath); err != nil {
-		return c, fmt.Errorf("chunk %s: heading path: %w", c.ID, err)
+	var ok bool
+	if c.HeadingPath, ok = plainStrings(hp); !ok {
+		if err := json.Unmarshal([]byte(hp), &c.HeadingPath); err != nil {
+			return c, fmt.Errorf("chunk %s: heading path: %w", c.ID, err)
+		}
 	}
 	return c, nil
+}
+
+// plainStrings decodes a JSON array of strings written without escapes
+// and white space (what json.Marshal writes for most headings), as
+// json.Unmarshal would (an empty array is an empty slice, not nil); ok is
+// false for anything else, for json.Unmarshal to decode.
+func plainStrings(s string) (out []string, ok bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' || strings.IndexByte(s, '\\') >= 0 || !utf8.ValidString(s) {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	out = []string{}
+	for len(body) > 0 {
+		if body[0] != '"' {
+			return nil, false
+		}
+		end := strings.IndexByte(body[1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		str := body[1 : 1+end]
+		for i := 0; i < len(str); i++ {
+			if str[i] < 0x20 { // a control character: not valid JSON
+				return nil, false
+			}
+		}
+		out = append(out, str)
+		body = body[2+end:]
+		if len(body) > 0 {
+			if body[0] != ',' || len(body) == 1 {
+				return nil, false
+			}
+			body = body[1:]
+		}
+	}
+	return out, true
 }
 
 // Chunk implements knowledge.Store.

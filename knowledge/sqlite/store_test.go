@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -235,4 +237,19 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatalf("Open at the known version: %v", err)
 	}
 	s.Close()
+}
+
+// plainStrings decodes what json.Unmarshal decodes, or declines.
+func TestPlainStringsAsJSON(t *testing.T) {
+	for _, s := range []string{`[]`, `["第一章"]`, `["a","b c","第1节"]`, `[""]`, `["",""]`, `["a\"b"]`, `["\u00e9"]`, `[ "a"]`, `["a",]`, `["a"`, `null`, `["a","b"`, `[1]`, `["a"]x`, "[\"a\tb\"]", "[\"\xff\"]", `["a","b"]`, `["]"]`, `[","]`} {
+		got, ok := plainStrings(s)
+		var want []string
+		err := json.Unmarshal([]byte(s), &want)
+		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("%q: %#v, json.Unmarshal %#v (%v)", s, got, want, err)
+		}
+	}
+	if got, ok := plainStrings(`["甲","乙"]`); !ok || len(got) != 2 {
+		t.Errorf("a plain array declined: %v %v", got, ok)
+	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -87,13 +88,16 @@ func newCachedVector(id, theme string, blob []byte) *cachedVector {
 	has := make([]uint64, words)
 	var buf [1024]float32
 	nz := buf[:0]
+	b := blob[:4*dims]
 	for j := 0; j < dims; j++ {
-		x := decodeAt(blob, 4*j)
-		if x != 0 {
-			sum += float64(x) * float64(x)
-			nz = append(nz, x)
-			has[j/64] |= 1 << (j % 64)
+		u := binary.LittleEndian.Uint32(b[4*j:])
+		if u<<1 == 0 { // +0 or -0
+			continue
 		}
+		x := math.Float32frombits(u)
+		sum += float64(x) * float64(x)
+		nz = append(nz, x)
+		has[uint(j)/64] |= 1 << (uint(j) % 64)
 	}
 	cv.zero = sum == 0
 	cv.inv = 1
