@@ -526,21 +526,33 @@ func (g *Glossary) namedEntries(text string) []glossEntry {
 // looselyNamed returns the glossary's terms of three Han characters or
 // more the text names in parts: a term holding one the text names, whose
 // other characters the text holds but one (春天出生的乙木日主 names 乙木 and
-// holds 春 of 三春乙木). Not those named already.
+// holds 春 of 三春乙木). Not those named already. The part is the longest
+// named term the glossary's term holds: 诸葛亮智 holds 诸葛 and 诸葛亮, and
+// 诸葛亮草船借箭是怎么回事 names 诸葛亮 but not 智, so not 诸葛亮智 (through 诸葛,
+// whose rest 亮智 the text held but one, it did).
 func (g *Glossary) looselyNamed(text string, named []glossEntry) []glossEntry {
 	if g.Len() == 0 || len(named) == 0 {
 		return nil
 	}
 	plain := plainText(text)
+	parts := make([]string, 0, len(named))
+	for _, n := range named {
+		if p := plainText(n.Term); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	// Longest first, so that the first a term holds is the longest.
+	slices.SortStableFunc(parts, func(a, b string) int {
+		return utf8.RuneCountInString(b) - utf8.RuneCountInString(a)
+	})
 	var out []glossEntry
 	for _, e := range g.entries {
 		t := plainText(e.Term)
 		if utf8.RuneCountInString(t) < 3 || !isHanOnly(e.Term) || slices.ContainsFunc(named, func(n glossEntry) bool { return n.Term == e.Term }) {
 			continue
 		}
-		for _, n := range named {
-			p := plainText(n.Term)
-			if p == "" || !strings.Contains(t, p) {
+		for _, p := range parts {
+			if !strings.Contains(t, p) {
 				continue
 			}
 			rest := []rune(strings.Replace(t, p, "", 1))
@@ -552,8 +564,8 @@ func (g *Glossary) looselyNamed(text string, named []glossEntry) []glossEntry {
 			}
 			if missing <= 1 && missing < len(rest) {
 				out = append(out, e)
-				break
 			}
+			break
 		}
 	}
 	return out
