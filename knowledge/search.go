@@ -304,6 +304,9 @@ func (c *collapser) look(text string) {
 		}
 		sl.stamp = c.stamp
 		c.touched = append(c.touched, sl)
+		if sl.mask == [2]uint64{} {
+			continue // held by no kept hit
+		}
 		for w, m := range sl.mask {
 			for ; m != 0; m &= m - 1 {
 				c.count[w*64+bits.TrailingZeros64(m)]++
@@ -423,9 +426,16 @@ func appendShingleHashes(buf []uint64, text string) []uint64 {
 		x := join(units) ^ uint64(len(units))
 		return append(units[:0], x)
 	}
-	// In place: shingle i is written over unit i once it is read.
+	// In place: shingle i is written over unit i once it is read (join's
+	// steps, written out for the three units).
 	for i := 0; i+3 <= len(units); i++ {
-		units[i] = join(units[i : i+3])
+		x := uint64(offset)
+		for _, u := range [3]uint64{units[i], units[i+1], units[i+2]} {
+			x = (x ^ u) * prime
+			x = (x ^ 0xff) * prime
+			x ^= x >> 29
+		}
+		units[i] = x
 	}
 	return units[:len(units)-2]
 }
