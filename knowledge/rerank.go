@@ -1,7 +1,9 @@
 package knowledge
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -405,13 +407,22 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 	if LexicalConfidence(lex) < ConfidentLexical {
 		wv = FlatVectorWeight
 	}
-	byID := map[string]*Hit{}
-	var order []*Hit
-	get := func(id string) *Hit {
+	// A candidate: its hit, the query tokens the lexical side says it
+	// holds, its highest possible score, and whether its chunk was asked
+	// for and found.
+	type cand struct {
+		Hit
+		held            uint64
+		bound           float64
+		loaded, present bool
+	}
+	byID := make(map[string]*cand, len(vector)+len(lex))
+	order := make([]*cand, 0, len(vector)+len(lex))
+	get := func(id string) *cand {
 		if p, ok := byID[id]; ok {
 			return p
 		}
-		p := &Hit{Chunk: chunk.Chunk{ID: id}}
+		p := &cand{Hit: Hit{Chunk: chunk.Chunk{ID: id}}}
 		byID[id] = p
 		order = append(order, p)
 		return p
@@ -421,14 +432,11 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		p.VectorRank, p.VectorScore = i+1, h.VectorScore
 	}
 	best := 0.0
-	held := map[*Hit]uint64{}
 	for i, h := range lex {
 		p := get(h.Chunk.ID)
 		p.LexicalRank, p.LexicalScore = i+1, h.LexicalScore
 		best = max(best, h.LexicalScore)
-		if h.LexicalTerms != 0 {
-			held[p] = h.LexicalTerms
-		}
+		p.held = h.LexicalTerms
 	}
 	prox := newProximity(qtoks, idf)
 	// Score in the order of each hit's highest possible score, and stop
@@ -436,7 +444,6 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 	// the tokenising are most of the cost. The highest possible proximity
 	// is 1, or, when the lexical side says which query tokens the chunk
 	// holds, their share of the query's IDF mass (maxProximity).
-	bound := make(map[*Hit]float64, len(order))
 	for _, p := range order {
 		l := 0.0
 		if best > 0 {
@@ -447,27 +454,25 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 			v = wv * float64(RRFK+1) / float64(RRFK+p.VectorRank)
 		}
 		p.Score = l + v
-		bound[p] = p.Score + l*pw*prox.maxProximity(held[p])
+		p.bound = p.Score + l*pw*prox.maxProximity(p.held)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return bound[order[i]] > bound[order[j]] })
-	loaded := map[string]bool{}
-	present := map[string]chunk.Chunk{}
-	var kept []*Hit
+	slices.SortStableFunc(order, func(a, b *cand) int { return cmp.Compare(b.bound, a.bound) })
+	var kept []*cand
 	var scored []float64 // the best k scores so far, best first
 	for at, p := range order {
-		if len(scored) == k && bound[p] < scored[k-1] {
+		if len(scored) == k && p.bound < scored[k-1] {
 			continue
 		}
-		if !loaded[p.Chunk.ID] {
+		if !p.loaded {
 			// The next k candidates in this order that are not loaded.
-			var ids []string
+			ids := make([]string, 0, min(k, len(order)-at))
 			for _, o := range order[at:] {
 				if len(ids) == k {
 					break
 				}
-				if !loaded[o.Chunk.ID] && (len(scored) < k || bound[o] >= scored[k-1]) {
+				if !o.loaded && (len(scored) < k || o.bound >= scored[k-1]) {
 					ids = append(ids, o.Chunk.ID)
-					loaded[o.Chunk.ID] = true
+					o.loaded = true
 				}
 			}
 			got, err := load(ids)
@@ -475,14 +480,14 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 				return nil, err
 			}
 			for id, c := range got {
-				present[id] = c
+				if o, ok := byID[id]; ok {
+					o.Chunk, o.present = c, true
+				}
 			}
 		}
-		c, ok := present[p.Chunk.ID]
-		if !ok {
+		if !p.present {
 			continue
 		}
-		p.Chunk = c
 		if p.LexicalScore > 0 && best > 0 {
 			p.Proximity = prox.of(p.Chunk)
 			p.Score += p.LexicalScore / best * pw * p.Proximity
@@ -498,7 +503,7 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 	}
 	out := make([]Hit, len(kept))
 	for i, p := range kept {
-		out[i] = *p
+		out[i] = p.Hit
 	}
 	SortHits(out)
 	if len(out) > k {
