@@ -124,6 +124,16 @@ type VectorIndexer interface {
 	IndexVectors(ctx context.Context, theme string) error
 }
 
+// IndexFinisher is implemented by stores that leave part of their index
+// maintenance for later (the SQLite store merges its lexical index's
+// segments a bounded part a write): [Ingest] calls FinishIndex at the end
+// of every run, changes or not, and the store does what is left, in
+// transactions as short as its writes'. Searches are correct whether it ran
+// or not.
+type IndexFinisher interface {
+	FinishIndex(ctx context.Context) error
+}
+
 // bytesPerChunk estimates converted Markdown bytes per chunk at the default
 // 512-token budget (about 340 CJK characters, or 2 KB of English), to tell
 // a BulkLoader how much is coming before anything is chunked. It errs on
@@ -294,6 +304,11 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 			continue
 		}
 		rep.Removed++
+	}
+	if fi, ok := store.(IndexFinisher); ok && ctx.Err() == nil {
+		if err := fi.FinishIndex(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("ingest %s: %w", opts.Theme, err))
+		}
 	}
 	if vi, ok := store.(VectorIndexer); ok && ctx.Err() == nil {
 		if err := vi.IndexVectors(ctx, opts.Theme); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
@@ -13,7 +14,7 @@ import (
 	"github.com/vibelife/vibe/knowledge/lexindex"
 )
 
-// The lexical index (knowledge/lexindex) lives in four tables:
+// The lexical index (knowledge/lexindex) lives in five tables:
 //
 //   - lex_posting: posting rows, keyed by (segment, term, theme, first chunk
 //     number); a chunk's number is chunks.lex_num, taken above every stored
@@ -22,7 +23,8 @@ import (
 //     numbers it covers and how many documents it holds;
 //   - lex_doc: per document, its chunk and token counts and its terms, so
 //     a delete finds the rows to change without reading the chunks;
-//   - lex_theme: per theme, its chunk and token counts.
+//   - lex_theme: per theme, its chunk and token counts;
+//   - lex_merge: the merges in progress (below), one a level at most.
 //
 // Each document written is a segment of its own: its rows, keyed first by
 // the new segment's number, fill new pages at the end of the table instead
@@ -44,17 +46,45 @@ import (
 // frequency) are the whole store's, as FTS5's were for its one table: a
 // theme's ranking and the retrieval figures (eval) are those FTS5 gave.
 //
-// All four change in the transaction that writes or deletes the document
-// (merges included), and writes are serialised by SQLite's write lock.
+// The first four change in the transaction that writes or deletes the
+// document, which also does a bounded part of the merges (below); writes
+// are serialised by SQLite's write lock.
 
 // segFanIn is how many segments of one level are merged into one of the
 // next.
 const segFanIn = 8
 
+// Merges are incremental, as FTS5's automerge is: a merge of the segFanIn
+// oldest segments of a level (a lex_merge row, one a level at most) moves
+// their rows into the first of them (the input segment numbered lowest),
+// (term, theme) by (term, theme) in key order, a bounded number of rows a
+// transaction, and records in lex_merge the last (term, theme) it moved.
+// At every commit each (term, theme)'s rows of the merged segments are
+// either all in the first (merged, spanning the inputs' numbers) or each in
+// its own input segment (not yet), never both: read segment by segment they
+// are in number order, so a query reads an index in the middle of a merge
+// as it reads any other, and a crash leaves it resumable. When the last
+// (term, theme) has moved, the first segment takes the next level and the
+// others' lex_seg rows go.
+//
+// A document's write merges up to mergeShare times the rows it wrote
+// (at least mergeMinRows, at most Store.mergeRows), lowest level first, in
+// its own transaction; what is left (a level filled late in an ingest, or
+// a merge a crash interrupted) is done by FinishIndex, which knowledge.Ingest
+// calls at the end of every run: a transaction of at most Store.mergeRows
+// input rows at a time, pausing between them so that another writer of the
+// file (vibe serve's memory, another theme's build) gets the lock.
+const (
+	mergeShare   = 4
+	mergeMinRows = 2048
+	mergeMaxRows = 16384
+)
+
 // indexDoc adds the postings of chunks, numbered first, first+1, ..., of
-// the document id of theme, as a new segment, and merges segments when a
-// level is full.
-func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, chunks []chunk.Chunk) error {
+// the document id of theme, as a new segment numbered seg (nextSeg), and
+// returns how many rows it wrote. It merges nothing (ReplaceDocument calls
+// mergeWork).
+func indexDoc(ctx context.Context, tx *sql.Tx, seg int64, theme, id string, first int64, chunks []chunk.Chunk) (int, error) {
 	toks := make([][]string, len(chunks))
 	var total int64
 	for i, c := range chunks {
@@ -62,46 +92,58 @@ func indexDoc(ctx context.Context, tx *sql.Tx, theme, id string, first int64, ch
 		total += int64(len(toks[i]))
 	}
 	terms, lists := lexindex.Postings(first, toks)
+	written := 0
 	if len(chunks) > 0 {
-		var seg int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seg), 0) + 1 FROM lex_seg`).Scan(&seg); err != nil {
-			return err
-		}
 		w, err := newRowWriter(ctx, tx, seg)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer w.close()
 		for i, term := range terms {
 			if i%512 == 0 {
 				if err := ctx.Err(); err != nil {
-					return err
+					return 0, err
 				}
 			}
 			_, rows := lexindex.Append(lexindex.Row{}, lists[i])
 			for _, r := range rows {
 				if err := w.add(ctx, term, theme, r); err != nil {
-					return err
+					return 0, err
 				}
+				written++
 			}
 		}
 		if err := w.flush(ctx); err != nil {
-			return err
+			return 0, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO lex_seg(seg, level, lo, hi, docs) VALUES (?, 0, ?, ?, 1)`,
 			seg, first, first+int64(len(chunks))-1); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_doc(doc_id, theme, chunks, tokens, terms) VALUES (?,?,?,?,?)`,
 		id, theme, len(chunks), total, strings.Join(terms, " ")); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_theme(theme, chunks, tokens) VALUES (?,?,?)
 ON CONFLICT(theme) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`, theme, len(chunks), total); err != nil {
-		return err
+		return 0, err
 	}
-	return mergeSegments(ctx, tx)
+	return written, nil
+}
+
+// nextSeg is the number of a new segment: above every segment's, and
+// above every merge's inputs (whose last may have been emptied by deletes
+// and gone from lex_seg while the merge runs).
+func nextSeg(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var seg int64
+	err := tx.QueryRowContext(ctx, `SELECT max((SELECT coalesce(max(seg), 0) FROM lex_seg), (SELECT coalesce(max(last), 0) FROM lex_merge)) + 1`).Scan(&seg)
+	return seg, err
+}
+
+// mergeBudget is how many input rows a write of written rows merges.
+func (s *Store) mergeBudget(written int) int {
+	return min(s.mergeRows, max(mergeMinRows, mergeShare*written))
 }
 
 // rowBatch is how many rows one statement writes.
@@ -157,45 +199,66 @@ func (w *rowWriter) close() {
 	w.batch.Close()
 }
 
-// segment is a lex_seg row.
-type segment struct {
-	seg, lo, hi, docs int64
+// merge is a lex_merge row: the segments numbered seg..last, of level, are
+// being merged into seg; the (term, theme)s up to (term, theme) have been
+// (none when term is empty: every term is longer).
+type merge struct {
+	level, seg, last int64
+	term, theme      string
 }
 
-// mergeSegments merges the segments of each level holding segFanIn of
-// them into one of the next level, lowest level first, until no level
-// holds segFanIn.
-func mergeSegments(ctx context.Context, tx *sql.Tx) error {
-	for {
-		var level int64
-		err := tx.QueryRowContext(ctx, `SELECT level FROM lex_seg GROUP BY level HAVING count(*) >= ? ORDER BY level LIMIT 1`, segFanIn).Scan(&level)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+// mergeWork merges up to budget input rows (or one (term, theme)'s rows,
+// when they are more), lowest level first: it goes on with a merge in
+// progress, or starts one of the oldest segFanIn segments of a level
+// holding that many outside a merge, and goes on while budget is left. It
+// returns the input rows it moved; 0 when no merge was left to do.
+func mergeWork(ctx context.Context, tx *sql.Tx, budget int) (int, error) {
+	moved := 0
+	for moved < budget {
+		m, ok, err := nextMerge(ctx, tx)
+		if err != nil || !ok {
+			return moved, err
 		}
+		n, err := mergeStep(ctx, tx, m, budget-moved, moved == 0)
 		if err != nil {
-			return err
+			return moved, fmt.Errorf("merge segments %d-%d of level %d: %w", m.seg, m.last, m.level, err)
 		}
-		var segs []segment
-		rows, err := tx.QueryContext(ctx, `SELECT seg, lo, hi, docs FROM lex_seg WHERE level = ? ORDER BY seg`, level)
-		if err != nil {
-			return err
+		if n == 0 && moved > 0 {
+			// Its next (term, theme) would pass the budget.
+			break
 		}
-		for rows.Next() {
-			var s segment
-			if err := rows.Scan(&s.seg, &s.lo, &s.hi, &s.docs); err != nil {
-				rows.Close()
-				return err
-			}
-			segs = append(segs, s)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if err := mergeRun(ctx, tx, segs, level+1); err != nil {
-			return fmt.Errorf("merge segments %d-%d: %w", segs[0].seg, segs[len(segs)-1].seg, err)
-		}
+		moved += n
 	}
+	return moved, nil
+}
+
+// nextMerge returns the merge to work on: the lowest level's, started
+// when a level holding segFanIn segments outside a merge is lower than
+// every merge in progress.
+func nextMerge(ctx context.Context, tx *sql.Tx) (merge, bool, error) {
+	var m merge
+	var full sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT min(level) FROM (SELECT level FROM lex_seg s WHERE NOT EXISTS (SELECT 1 FROM lex_merge m WHERE m.level = s.level) GROUP BY level HAVING count(*) >= ?)`, segFanIn).Scan(&full); err != nil {
+		return m, false, err
+	}
+	err := tx.QueryRowContext(ctx, `SELECT level, seg, last, term, theme FROM lex_merge ORDER BY level LIMIT 1`).Scan(&m.level, &m.seg, &m.last, &m.term, &m.theme)
+	switch {
+	case err == nil && (!full.Valid || m.level < full.Int64):
+		return m, true, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return m, false, err
+	case !full.Valid:
+		return m, false, nil
+	}
+	// Start one: the oldest segFanIn of the level. A level's segments are
+	// consecutive (levels never grow in segment order), so no other
+	// segment lies between them.
+	m = merge{level: full.Int64}
+	if err := tx.QueryRowContext(ctx, `SELECT min(seg), max(seg) FROM (SELECT seg FROM lex_seg WHERE level = ? ORDER BY seg LIMIT ?)`, m.level, segFanIn).Scan(&m.seg, &m.last); err != nil {
+		return m, false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO lex_merge(level, seg, last, term, theme) VALUES (?, ?, ?, '', '')`, m.level, m.seg, m.last)
+	return m, err == nil, err
 }
 
 // segCursor reads one segment's rows in key order.
@@ -215,46 +278,64 @@ func (c *segCursor) next() error {
 	return c.rows.Scan(&c.term, &c.theme, &c.row.First, &c.row.Last, &c.row.N, &c.row.MaxTF, &c.row.MinLen, &c.row.Data)
 }
 
-// mergeRun writes the rows of segs (consecutive segments, in order) as one
-// new segment of level, each (term, theme)'s rows packed again, and removes
-// segs. The new segment takes the next number: every segment after segs
-// has been merged into them or was never written (a merge runs as soon as a
-// level fills, lowest first).
-func mergeRun(ctx context.Context, tx *sql.Tx, segs []segment, level int64) error {
-	var seg int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seg), 0) + 1 FROM lex_seg`).Scan(&seg); err != nil {
-		return err
+// outRow is a merged row and its (term, theme).
+type outRow struct {
+	term, theme string
+	row         lexindex.Row
+}
+
+// afterKey selects the rows of a segment after (term, theme) ?2, ?3.
+const afterKey = `seg = ?1 AND term >= ?2 AND (term > ?2 OR theme > ?3)`
+
+// mergeStep moves the next (term, theme)s of m into its first segment, as
+// many as fit in budget input rows (at least one when first is set), and
+// finishes m when none is left. It returns the input rows moved.
+func mergeStep(ctx context.Context, tx *sql.Tx, m merge, budget int, first bool) (int, error) {
+	var segs []int64
+	rows, err := tx.QueryContext(ctx, `SELECT seg FROM lex_seg WHERE seg BETWEEN ? AND ? ORDER BY seg`, m.seg, m.last)
+	if err != nil {
+		return 0, err
 	}
-	curs := make([]*segCursor, len(segs))
-	defer func() {
-		for _, c := range curs {
-			if c != nil {
-				c.rows.Close()
-			}
+	for rows.Next() {
+		var seg int64
+		if err := rows.Scan(&seg); err != nil {
+			rows.Close()
+			return 0, err
 		}
-	}()
-	for i, s := range segs {
+		segs = append(segs, seg)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	curs := make([]*segCursor, 0, len(segs))
+	closeAll := func() {
+		for _, c := range curs {
+			c.rows.Close()
+		}
+		curs = nil
+	}
+	defer closeAll()
+	for _, seg := range segs {
 		// A statement of its own each (one prepared statement steps one
 		// query at a time).
-		rows, err := tx.QueryContext(ctx, `SELECT term, theme, first, last, n, maxtf, minlen, data FROM lex_posting WHERE seg = ? ORDER BY term, theme, first`, s.seg)
+		rows, err := tx.QueryContext(ctx, `SELECT term, theme, first, last, n, maxtf, minlen, data FROM lex_posting WHERE `+afterKey+` ORDER BY term, theme, first`, seg, m.term, m.theme)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		curs[i] = &segCursor{rows: rows}
-		if err := curs[i].next(); err != nil {
-			return err
+		c := &segCursor{rows: rows}
+		curs = append(curs, c)
+		if err := c.next(); err != nil {
+			return 0, err
 		}
 	}
-	w, err := newRowWriter(ctx, tx, seg)
-	if err != nil {
-		return err
-	}
-	defer w.close()
+	var out []outRow
 	var group []lexindex.Row
+	moved, end, done := 0, m, false
 	for n := 0; ; n++ {
 		if n%512 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		// The smallest (term, theme) at the head of a cursor, then its
@@ -267,6 +348,7 @@ func mergeRun(ctx context.Context, tx *sql.Tx, segs []segment, level int64) erro
 			}
 		}
 		if !found {
+			done = true
 			break
 		}
 		group = group[:0]
@@ -274,40 +356,130 @@ func mergeRun(ctx context.Context, tx *sql.Tx, segs []segment, level int64) erro
 			for c.ok && c.term == term && c.theme == theme {
 				group = append(group, c.row)
 				if err := c.next(); err != nil {
-					return err
+					return 0, err
 				}
 			}
 		}
+		if moved+len(group) > budget && (moved > 0 || !first) {
+			break
+		}
 		packed, err := lexindex.Merge(group)
 		if err != nil {
-			return fmt.Errorf("term %q: %w", term, err)
+			return 0, fmt.Errorf("term %q: %w", term, err)
 		}
 		for _, r := range packed {
-			if err := w.add(ctx, term, theme, r); err != nil {
-				return err
+			out = append(out, outRow{term, theme, r})
+		}
+		moved += len(group)
+		end.term, end.theme = term, theme
+	}
+	closeAll()
+	if moved > 0 {
+		// The moved (term, theme)s' rows go from every input, then their
+		// merged rows are written into the first.
+		for _, seg := range segs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM lex_posting WHERE `+afterKey+` AND term <= ?4 AND (term < ?4 OR theme <= ?5)`,
+				seg, m.term, m.theme, end.term, end.theme); err != nil {
+				return 0, err
 			}
 		}
+		w, err := newRowWriter(ctx, tx, m.seg)
+		if err != nil {
+			return 0, err
+		}
+		defer w.close()
+		for _, o := range out {
+			if err := w.add(ctx, o.term, o.theme, o.row); err != nil {
+				return 0, err
+			}
+		}
+		if err := w.flush(ctx); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE lex_merge SET term = ?, theme = ? WHERE level = ?`, end.term, end.theme, m.level); err != nil {
+			return 0, err
+		}
 	}
-	if err := w.flush(ctx); err != nil {
+	if done {
+		return moved, finishMerge(ctx, tx, m)
+	}
+	return moved, nil
+}
+
+// finishMerge makes the first segment of m, which holds every row of its
+// inputs now, one of the next level spanning their numbers and documents,
+// and removes the others (or the first too, when deletes emptied them all).
+func finishMerge(ctx context.Context, tx *sql.Tx, m merge) error {
+	var docs, hi int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(docs), 0), coalesce(max(hi), 0) FROM lex_seg WHERE seg BETWEEN ? AND ?`, m.seg, m.last).Scan(&docs, &hi); err != nil {
 		return err
 	}
-	for _, c := range curs {
-		c.rows.Close()
-	}
-	curs = nil
-	lo, hi := segs[0].seg, segs[len(segs)-1].seg
-	var docs int64
-	for _, s := range segs {
-		docs += s.docs
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_posting WHERE seg BETWEEN ? AND ?`, lo, hi); err != nil {
+	if docs > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE lex_seg SET level = ?, hi = ?, docs = ? WHERE seg = ?`, m.level+1, hi, docs, m.seg); err != nil {
+			return err
+		}
+	} else if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg = ?`, m.seg); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg BETWEEN ? AND ?`, lo, hi); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg > ? AND seg <= ?`, m.seg, m.last); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO lex_seg(seg, level, lo, hi, docs) VALUES (?,?,?,?,?)`, seg, level, segs[0].lo, segs[len(segs)-1].hi, docs)
+	_, err := tx.ExecContext(ctx, `DELETE FROM lex_merge WHERE level = ?`, m.level)
 	return err
+}
+
+// mergeAll does every merge there is to do, in tx (a migration's).
+func mergeAll(ctx context.Context, tx *sql.Tx) error {
+	for {
+		n, err := mergeWork(ctx, tx, 1<<30)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// FinishIndex does the merges of the lexical index's segments that the
+// writes left (knowledge.IndexMaintainer; knowledge.Ingest calls it at the
+// end of every run), each transaction moving at most s.mergeRows input
+// rows, then pausing half as long as it held the write lock, so that
+// another writer of the file waiting in SQLite's busy handler, which
+// sleeps up to 100 ms between tries, finds it free.
+func (s *Store) FinishIndex(ctx context.Context) error {
+	for {
+		start := time.Now()
+		n, err := s.mergeTx(ctx, s.mergeRows)
+		if err != nil {
+			return fmt.Errorf("merge the lexical index: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Since(start) / 2):
+		}
+	}
+}
+
+// mergeTx runs mergeWork(budget) in a transaction of its own.
+func (s *Store) mergeTx(ctx context.Context, budget int) (n int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if n, err = mergeWork(ctx, tx, budget); err != nil {
+		return 0, err
+	}
+	if s.onMerge != nil {
+		s.onMerge(n)
+	}
+	return n, tx.Commit()
 }
 
 // unindexDoc removes the postings of the document id (its chunks still
@@ -337,16 +509,30 @@ func unindexDoc(ctx context.Context, tx *sql.Tx, id string) error {
 		if err != nil {
 			return err
 		}
+		// When a merge takes the segment in, the rows of the (term,
+		// theme)s it has moved are in its first segment.
+		segs := []int64{seg}
+		var into int64
+		err = tx.QueryRowContext(ctx, `SELECT seg FROM lex_merge WHERE seg < ?1 AND last >= ?1`, seg).Scan(&into)
+		switch {
+		case err == nil:
+			segs = append(segs, into)
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
 		if terms != "" {
-			if err := unindexRows(ctx, tx, seg, theme, strings.Split(terms, " "), lo.Int64, hi.Int64); err != nil {
-				return err
+			for _, g := range segs {
+				if err := unindexRows(ctx, tx, g, theme, strings.Split(terms, " "), lo.Int64, hi.Int64); err != nil {
+					return err
+				}
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE lex_seg SET docs = docs - 1 WHERE seg = ?`, seg); err != nil {
 			return err
 		}
-		// An emptied segment holds no rows left: it goes too.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg = ? AND docs <= 0`, seg); err != nil {
+		// An emptied segment holds no rows left: it goes too, unless a
+		// merge is moving rows into it (the merge removes it at its end).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lex_seg WHERE seg = ?1 AND docs <= 0 AND NOT EXISTS (SELECT 1 FROM lex_merge WHERE seg = ?1)`, seg); err != nil {
 			return err
 		}
 	}
@@ -436,8 +622,8 @@ WHERE chunks.id = n.id`)
 
 // indexStored indexes the stored documents the lexical index does not
 // hold (those of a store written before it: numbered by migration 11), in
-// the order of their chunk numbers, a segment each, merged as writes merge
-// them.
+// the order of their chunk numbers, a segment each (migration 13 merges
+// them).
 func indexStored(ctx context.Context, tx *sql.Tx) error {
 	type doc struct {
 		id, theme string
@@ -479,7 +665,12 @@ FROM documents d WHERE NOT EXISTS (SELECT 1 FROM lex_doc WHERE doc_id = d.id) OR
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := indexDoc(ctx, tx, d.theme, d.id, d.first, chunks); err != nil {
+		// No merge runs before migration 13 (which has lex_merge).
+		var seg int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seg), 0) + 1 FROM lex_seg`).Scan(&seg); err != nil {
+			return err
+		}
+		if _, err := indexDoc(ctx, tx, seg, d.theme, d.id, d.first, chunks); err != nil {
 			return fmt.Errorf("document %s: %w", d.id, err)
 		}
 	}

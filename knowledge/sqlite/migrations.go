@@ -131,6 +131,18 @@ CREATE INDEX vec_ivf_lists_doc ON vec_ivf_lists(doc_id);
 	// reached, and documents not yet indexed (a store older than 11) are
 	// indexed a segment each.
 	{12, "lexical index segments", lexSegSQL, lexSegLevel},
+	// Incremental merges of the lexical index's segments (lexical.go):
+	// the merges in progress, and the ones a store older than 11 needs
+	// after 12 indexed its documents a segment each.
+	{13, "lexical index merges", `
+CREATE TABLE lex_merge (
+	level INTEGER PRIMARY KEY,
+	seg INTEGER NOT NULL,
+	last INTEGER NOT NULL,
+	term TEXT NOT NULL,
+	theme TEXT NOT NULL
+);
+`, mergeAll},
 }
 
 const lexSegSQL = `

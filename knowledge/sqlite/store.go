@@ -46,11 +46,18 @@ type Store struct {
 	stmts  map[string]*sql.Stmt
 
 	rc *readCache // what searches read, for the store's generation
+
+	// mergeRows bounds the input rows of the lexical index's merges a
+	// transaction moves (mergeMaxRows; tests lower it); onMerge, when set
+	// (tests), is told how many each write transaction moved.
+	mergeRows int
+	onMerge   func(moved int)
 }
 
 var (
 	_ knowledge.Store         = (*Store)(nil)
 	_ knowledge.VectorIndexer = (*Store)(nil)
+	_ knowledge.IndexFinisher = (*Store)(nil)
 )
 
 // themeVectors are a theme's vectors as a search scans them: each
@@ -111,7 +118,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors, rc: newReadCache()}, nil
+	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors, rc: newReadCache(), mergeRows: mergeMaxRows}, nil
 }
 
 // Close closes the database.
@@ -305,8 +312,21 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			rowids = append(rowids, id)
 		}
 	}
-	if err := indexDoc(ctx, tx, doc.Theme, doc.ID, first, chunks); err != nil {
+	seg, err := nextSeg(ctx, tx)
+	if err != nil {
 		return err
+	}
+	written, err := indexDoc(ctx, tx, seg, doc.Theme, doc.ID, first, chunks)
+	if err != nil {
+		return err
+	}
+	// A bounded part of the lexical index's merges (lexical.go).
+	moved, err := mergeWork(ctx, tx, s.mergeBudget(written))
+	if err != nil {
+		return err
+	}
+	if s.onMerge != nil {
+		s.onMerge(moved)
 	}
 	if err := s.indexWrite(ctx, tx, doc.Theme, doc.ID, rowids, vectors); err != nil {
 		return err
