@@ -56,6 +56,8 @@ func main() {
 	work := flag.String("work", "", "work directory (default: a new temporary one); a size already built there is reused")
 	xapian := flag.String("xapian", "", "the Xapian query loop (default: xapian_bm25.py beside this file)")
 	python := flag.String("python", "/usr/bin/python3", "the Python holding Debian's python3-xapian")
+	ingestOnly := flag.Bool("ingest-only", false, "measure ingest only: convert each size once (kept in -work), then ingest it into a new store while another connection takes the write lock every 20 ms (trying every millisecond while it is held), and print ingest CPU, wall and that writer's waits: the write lock's holds")
+	pgURL := flag.String("postgres", "", "with -ingest-only: ingest into this PostgreSQL database (a new schema each run) instead of SQLite, and count the server's CPU too (its processes' in /proc: the server must run on this machine)")
 	flag.Parse()
 	if *xapian == "" {
 		*xapian = filepath.Join("bench", "searchbench", "xapian_bm25.py")
@@ -72,6 +74,26 @@ func main() {
 		fail(err)
 	}
 	ctx := context.Background()
+	if *ingestOnly {
+		if *pgURL != "" {
+			fmt.Println("| chunks | vibe CPU s (user + sys) | server CPU s | wall s | ms CPU a chunk: vibe, server, both | load (start - end) |")
+			fmt.Println("|---:|---:|---:|---:|---|---|")
+		} else {
+			fmt.Println("| chunks | ingest CPU s (user + sys) | wall s | ms CPU a chunk | another writer's waits (1 ms tries): longest, p99, > 1 s (of n) | load (start - end) |")
+			fmt.Println("|---:|---:|---:|---:|---|---|")
+		}
+		for _, f := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				fail(fmt.Errorf("-sizes: %q is not a positive number", f))
+			}
+			if err := ingestSize(ctx, abs, filepath.Join(*work, strconv.Itoa(n)), n, *pgURL); err != nil {
+				fail(fmt.Errorf("size %d: %w", n, err))
+			}
+		}
+		fmt.Fprintf(os.Stderr, "workspaces in %s\n", *work)
+		return
+	}
 	fmt.Println("| chunks | vibe hybrid CPU / wall ms a query | vibe lexical CPU / wall | Xapian BM25 CPU / wall | hybrid / Xapian CPU | lexical / Xapian | start-up RSS MB | ingest CPU s, ms a chunk | load (start-end) |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, f := range strings.Split(*sizes, ",") {
