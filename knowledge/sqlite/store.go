@@ -720,6 +720,11 @@ func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []f
 	// The candidates: the best by the codes' scores.
 	cand := newTopN(min(len(tv.ids), rerankCandidates(n)))
 	for i, a := range approx {
+		// Once full, a score below the last is refused by add: not
+		// called (most of the theme).
+		if k := len(cand.s); k > 0 && k == cand.n && a < cand.s[k-1] {
+			continue
+		}
 		cand.add(tv.ids[i], a)
 	}
 	// Read by rowid, saving the lookup in the chunk id index; a row of

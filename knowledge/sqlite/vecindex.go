@@ -89,15 +89,29 @@ func newCachedVector(id, theme string, blob []byte) *cachedVector {
 	var buf [1024]float32
 	nz := buf[:0]
 	b := blob[:4*dims]
-	for j := 0; j < dims; j++ {
-		u := binary.LittleEndian.Uint32(b[4*j:])
-		if u<<1 == 0 { // +0 or -0
-			continue
-		}
+	add := func(j int, u uint32) {
 		x := math.Float32frombits(u)
 		sum += float64(x) * float64(x)
 		nz = append(nz, x)
 		has[uint(j)/64] |= 1 << (uint(j) % 64)
+	}
+	j := 0
+	for ; j+2 <= dims; j += 2 { // two values a word; most pairs are zeros
+		w := binary.LittleEndian.Uint64(b[4*j:])
+		if w&0x7fffffff7fffffff == 0 { // each +0 or -0
+			continue
+		}
+		if u := uint32(w); u<<1 != 0 {
+			add(j, u)
+		}
+		if u := uint32(w >> 32); u<<1 != 0 {
+			add(j+1, u)
+		}
+	}
+	if j < dims {
+		if u := binary.LittleEndian.Uint32(b[4*j:]); u<<1 != 0 {
+			add(j, u)
+		}
 	}
 	cv.zero = sum == 0
 	cv.inv = 1
