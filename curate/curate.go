@@ -132,6 +132,9 @@ type Options struct {
 
 	// afterCopy, in tests, is called after each copy into source/.
 	afterCopy func()
+	// cacheUsed gathers the names of the CacheDir entries a run reads or
+	// writes (pruneCache).
+	cacheUsed map[string]bool
 }
 
 func (o *Options) applyDefaults() {
@@ -176,6 +179,9 @@ type Result struct {
 	Lock Lock
 	// Changed is false when nothing was written or removed.
 	Changed bool
+	// CachePruned is how many entries of CacheDir no theme's last run used
+	// were removed (pruneCache).
+	CachePruned int
 	// Removed lists files deleted from source/ because no source names them
 	// any more.
 	Removed []string
@@ -300,6 +306,7 @@ type candidate struct {
 // nothing changed writes nothing and returns Changed false.
 func Run(ctx context.Context, opts Options) (Result, error) {
 	opts.applyDefaults()
+	opts.cacheUsed = map[string]bool{}
 	var res Result
 	lockPath := filepath.Join(opts.SourceDir, LockName)
 	old, err := ReadLock(lockPath)
@@ -697,6 +704,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err := os.Remove(journalPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, fmt.Errorf("curate: %w", err)
 	}
+	res.CachePruned = pruneCache(&opts)
 	return res, nil
 }
 
