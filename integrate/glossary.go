@@ -252,9 +252,30 @@ type gram struct {
 	docs          int
 }
 
+// unitHan are measure words and units of weight, length, volume and time.
+const unitHan = "升斤两钱分铢枚个斗尺寸丈里日月年天次遍剂服片粒杯碗盏"
+
+// endsInQuantity reports whether w ends with a number, or a number and a
+// unit (一升, 三日, 半斤, 桂枝三两, 大枣十二, 枣十二枚): a quantity a text repeats
+// (every recipe of a book of formulas), or a term run into one, not a term
+// of its field. A number and a noun (五行, 六亲, 三合, 六丁日) is a term and
+// stays, and so are 脉数 (数 is "rapid") and 夜半.
+func endsInQuantity(w []rune) bool {
+	i, digits := len(w), numeralHan
+	if i > 0 && strings.ContainsRune(unitHan, w[i-1]) {
+		i, digits = i-1, numeralHan+"半" // 半斤, but 夜半 is a time of day
+	}
+	j := i
+	for j > 0 && w[j-1] != '第' && strings.ContainsRune(digits, w[j-1]) {
+		j--
+	}
+	return j < i
+}
+
 // recurringGrams returns the Han phrases of minTermRunes to maxGramRunes
 // characters found in at least minGramDocs of docs, neither starting nor
-// ending with a prose character (gramStop), and not only ever part of one
+// ending with a prose character (gramStop), no number or quantity
+// (endsInQuantity), and not only ever part of one
 // longer such phrase (a phrase found in nearly as many documents as a
 // longer one holding it is left for the longer one).
 func recurringGrams(docs []string) []gram {
@@ -274,6 +295,9 @@ func recurringGrams(docs []string) []gram {
 						// A number (十一, 第十), or a chapter name's end
 						// run into its ordinal (兵第, 启第十 of 文启第十三),
 						// is no term.
+						continue
+					}
+					if endsInQuantity(w) {
 						continue
 					}
 					if !seen[s] {

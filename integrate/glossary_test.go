@@ -282,6 +282,32 @@ func TestRecurringGramsAreNoNumbers(t *testing.T) {
 	}
 }
 
+// Quantities are no terms either: a book of formulas repeats 一升, 三日,
+// 五枚, 半斤, 十二枚 in every recipe, and as glossary terms they routed any
+// question holding one (三日后) to it; nor is a term run into a quantity
+// (桂枝三两), which left 桂枝 out as only ever part of it. A number and a
+// noun (五行, 六亲, 三合) is a term.
+func TestRecurringGramsAreNoQuantities(t *testing.T) {
+	var docs []string
+	for i := 0; i < 4; i++ {
+		docs = append(docs, "桂枝三两 甘草二两 大枣十二枚 水七升 煮取三升 三日 半斤 五枚 五行 六亲 三合 脉数 夜半")
+	}
+	got := map[string]bool{}
+	for _, g := range recurringGrams(docs) {
+		got[g.term] = true
+	}
+	for _, q := range []string{"三两", "二两", "十二枚", "七升", "三升", "三日", "半斤", "五枚", "桂枝三两", "大枣十二", "枣十二枚", "煮取三升"} {
+		if got[q] {
+			t.Errorf("recurring gram %q is a quantity", q)
+		}
+	}
+	for _, term := range []string{"五行", "六亲", "三合", "桂枝", "甘草", "大枣", "脉数", "夜半"} {
+		if !got[term] {
+			t.Errorf("recurring grams lack the term %q: %v", term, got)
+		}
+	}
+}
+
 // The glossary of a classic whose chapters are titled by name and ordinal
 // holds the names, never a title with its ordinal (将威第二十二, which the
 // English reading of titles let through) nor the offline SOP's phase
