@@ -115,6 +115,12 @@ type textLayout struct {
 	// indentedTitles: title lines are told by their indentation (the body
 	// is flush left), as in a Kanripo page.
 	indentedTitles bool
+	// wrapped (with lineParas): most lines are paragraphs, but the long
+	// ones are hard-wrapped at width columns, and a line that runs to the
+	// width without ending a sentence goes on in the next (金匮要略 as a
+	// collection keeps it: one clause a line, a long clause wrapped at 47
+	// characters, "生姜（三" then "两） 大枣（十二枚）").
+	wrapped bool
 }
 
 // Layout thresholds. A text has few blank lines when fewer than one line
@@ -131,7 +137,7 @@ const (
 
 func analyseLayout(lines []string) textLayout {
 	nonBlank, blank, long, ends, cjkLong := 0, 0, 0, 0, 0
-	var widths []int
+	var widths, openWidths []int // long lines', and those of them not ending a sentence
 	flush, indented := 0, 0
 	for _, l := range lines {
 		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
@@ -148,6 +154,8 @@ func analyseLayout(lines []string) textLayout {
 		widths = append(widths, w)
 		if endsParagraph(t) {
 			ends++
+		} else {
+			openWidths = append(openWidths, w)
 		}
 		if cjkShare(t) >= 0.5 {
 			cjkLong++
@@ -172,11 +180,13 @@ func analyseLayout(lines []string) textLayout {
 		// or list there is lines that belong together.)
 		if cjkLong*2 >= long && float64(ends) >= paraShare*float64(long) {
 			lay.lineParas = true
+			lay.width, lay.wrapped = wrapWidth(widths, openWidths)
 		}
 		return lay
 	}
 	if float64(ends) >= paraShare*float64(long) {
 		lay.lineParas = true
+		lay.width, lay.wrapped = wrapWidth(widths, openWidths)
 		return lay
 	}
 	if blank*10 < nonBlank && long >= 8 {
@@ -186,6 +196,34 @@ func analyseLayout(lines []string) textLayout {
 		lay.indentedTitles = indented*20 < long
 	}
 	return lay
+}
+
+// minWrapped is how many long lines must run to the wrap width without
+// ending a sentence for a text of line paragraphs to be hard-wrapped too.
+const minWrapped = 20
+
+// wrapWidth tells whether a text whose lines are paragraphs also wraps its
+// long ones, and at what width: the width is the 90th percentile of the
+// long lines' widths, and at least minWrapped of the lines not ending a
+// sentence, and half of them, run to it (fullLine). A text of one paragraph
+// a line, unwrapped, has its open lines spread over every width.
+func wrapWidth(widths, open []int) (int, bool) {
+	if len(open) < minWrapped || len(widths) == 0 {
+		return 0, false
+	}
+	ws := slices.Clone(widths)
+	slices.Sort(ws)
+	width := ws[len(ws)*9/10]
+	full := 0
+	for _, w := range open {
+		if float64(w) >= fullLine*float64(width) {
+			full++
+		}
+	}
+	if full < minWrapped || full*2 < len(open) {
+		return 0, false
+	}
+	return width, true
 }
 
 // applyLayout makes every paragraph end explicit: a blank line after each
@@ -230,7 +268,10 @@ func applyLayout(lines []string, lay textLayout) (out []string, cont []bool) {
 		out = append(out, l)
 		cont = append(cont, c)
 		prevFull = w >= fullLine*float64(lay.width)
-		if lay.lineParas || w < shortLine*float64(lay.width) {
+		switch {
+		case lay.lineParas && lay.wrapped && prevFull && !endsParagraph(t):
+			// A wrapped line: its paragraph goes on in the next.
+		case lay.lineParas || w < shortLine*float64(lay.width):
 			blank()
 		}
 	}
@@ -884,6 +925,9 @@ const (
 	// book a heading for every patternSection characters or fewer, title
 	// lines are not inferred (the book has its headings).
 	patternSection = 6000
+	// foundShare: a contents list's headings stop title lines from being
+	// inferred unless the candidates outnumber them this many times.
+	foundShare = 3
 	// chapterSection: the same for chapter headings (a novel's 回 run to
 	// about 7000 characters each).
 	chapterSection = 20000
@@ -916,16 +960,14 @@ func titleCandidate(t string) bool {
 // leave the book without a usable tree. Lines already hinted are left
 // alone.
 func inferTitles(lines []string, hints []lineHint, lay textLayout) {
-	chars, patterns, chapters := 0, 0, 0
+	chars, patterns, chapters, found := 0, 0, 0, 0
 	count := map[string]int{}
 	var cands []int
 	for i, l := range lines {
 		t := strings.TrimSpace(strings.Trim(l, "\u3000"))
 		chars += CountChars(t)
 		if h := hints[i].heading; h > kindSubVolume && h != kindFront {
-			// A heading already found (a contents list's entry) counts
-			// as the patterns' do.
-			patterns++
+			found++
 		}
 		if t == "" || hints[i].text || hints[i].heading != kindNone {
 			continue
@@ -949,6 +991,15 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 			cands = append(cands, i)
 			count[strings.Join(strings.Fields(t), "")]++
 		}
+	}
+	// A heading already found (a contents list's entry) counts as the
+	// patterns' do, unless the title lines standing alone outnumber the
+	// found ones foundShare times: then the contents list names the larger
+	// sections only, and the text titles more under them (紫微斗数全书: 34
+	// entries in its 目录, 太微赋, 形性赋…, over 300 titles in the text,
+	// 诸星问答论, 子安命…).
+	if len(cands) <= foundShare*found {
+		patterns += found
 	}
 	// A book whose chapters (回, 章, CHAPTER, numbered sections) the
 	// patterns find has its tree; volumes alone (卷之一) leave it coarse.

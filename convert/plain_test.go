@@ -673,3 +673,62 @@ func TestPlainBulletContentsGiveTheTree(t *testing.T) {
 		t.Errorf("the contents list is not kept as a list:\n%s", b.md)
 	}
 }
+
+// A text of one clause a line whose long clauses are hard-wrapped (金匮要略
+// as a public collection keeps it: a clause a line, a long one wrapped at
+// 47 characters, a recipe cut "生姜（三" | "两） 大枣（十二枚）"): a line running
+// to the wrap width without ending a sentence goes on in the next, so the
+// cut-off end is no paragraph, nor a title; lines that end a sentence stay
+// paragraphs of their own.
+func TestPlainLineParagraphsWithWrappedLines(t *testing.T) {
+	var lines []string
+	recipe := "桂枝（三两，去皮） 芍药（三两） 甘草（二两，炙） 葛根（四两） 麻黄（三两，去节） 生姜（三两） 大枣（十二枚）"
+	for i := 0; i < 30; i++ {
+		lines = append(lines, fmt.Sprintf("%d．太阳病，发热汗出，恶风，脉缓者，名为中风。", i+1),
+			fmt.Sprintf("太阳病%d日，头痛发热，身疼腰痛，骨节疼痛，恶风无汗而喘者，麻黄汤主之。", i+2),
+			fmt.Sprintf("伤寒%d日，少阳受之，脉弦细，头痛发热者，属少阳，不可发汗。", i+3))
+		// A long clause, then a recipe, wrapped at 47 characters.
+		long := []rune("太阳病，或已发热，或未发热，必恶寒，体痛，呕逆，脉阴阳俱紧者，名曰伤寒，宜先解其表，后攻其里，不可颠倒其序也。")
+		lines = append(lines, string(long[:47])+" ", string(long[47:])+" ")
+		r := []rune(recipe)
+		lines = append(lines, string(r[:47])+" ", string(r[47:])+" ")
+		lines = append(lines, "上七味，以水一斗，煮取三升，去滓，温服一升。")
+	}
+	b := buildFixture(t, "金匮.txt", []byte(strings.Join(lines, "\n")+"\n"))
+	if len(b.headings) != 0 {
+		t.Errorf("headings %q, want none: a wrapped line's end is no title", b.headings)
+	}
+	for _, want := range []string{recipe, "太阳病，或已发热，或未发热，必恶寒，体痛，呕逆，脉阴阳俱紧者，名曰伤寒，宜先解其表，后攻其里，不可颠倒其序也。"} {
+		if !strings.Contains(b.md, want) {
+			t.Errorf("the wrapped paragraph %q is not whole in:\n%s", want, b.md[:min(len(b.md), 1500)])
+		}
+	}
+	if !strings.Contains(b.md, "名为中风。\n\n") {
+		t.Errorf("a line ending a sentence no longer ends its paragraph:\n%s", b.md[:min(len(b.md), 1500)])
+	}
+}
+
+// A contents list that names the larger sections only, over a text that
+// titles many more under them (紫微斗数全书: 34 entries in its 目录 over 300
+// titles in the text, 诸星问答论, 子安命, 七迁移…): the title lines standing
+// alone are inferred too, not only the entries (the book fell to 40
+// headings once the entries stopped title inference whatever their number).
+func TestPlainContentsNamingTheLargerSectionsOnly(t *testing.T) {
+	var body []string
+	// The book's title line, the entries and the titles under them, each
+	// a heading (the text does not say how they nest).
+	want := []string{"# 星图要诀"}
+	subs := []string{"子安命", "丑安身", "寅定局", "卯论财", "辰论官", "巳论福", "午论寿", "未论妻", "申论子", "酉论病"}
+	for _, sec := range []string{"星性论", "格局论"} {
+		body = append(body, sec, para(sec+"者，诸星之大要也。", 40))
+		want = append(want, "# "+sec)
+		for _, sub := range subs {
+			title := string([]rune(sec)[:1]) + sub
+			body = append(body, title, para("凡"+sub+"，先看命宫，次看身宫，吉凶自见。", 60))
+			want = append(want, "# "+title)
+		}
+	}
+	src := "星图要诀\n目录\n星性论 格局论\n目录终\n" + strings.Join(body, "\n") + "\n"
+	b := buildFixture(t, "星图要诀.md", []byte(src))
+	wantHeadings(t, b, want...)
+}
