@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/vibelife/vibe/internal/iostreams"
+	"github.com/vibelife/vibe/knowledge/sqlite"
 	"github.com/vibelife/vibe/llm"
 	"github.com/vibelife/vibe/llm/llmtest"
 	"github.com/vibelife/vibe/runtime"
@@ -796,5 +798,37 @@ func TestServeSecuritySettings(t *testing.T) {
 				t.Errorf("broken_tool = %d %s, want %q", resp.StatusCode, b, tt.wantPlugin)
 			}
 		})
+	}
+}
+
+// TestCommandsRefuseANewerStore: a store a newer vibe migrated is refused
+// by serve and search alike, naming the file, the versions and the fix
+// (upgrade vibe), not a setting.
+func TestCommandsRefuseANewerStore(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, "skills"), os.DirFS(filepath.Join("..", "..", "runtime", "testdata", "skills"))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws, ".vibe", "vibe.db")
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_migrations(version, name) VALUES (999, 'from a newer vibe')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	env := map[string]string{"VIBE_API_KEYS": "k:u", "VIBE_SERVE_ADDR": "127.0.0.1:0"}
+	for _, args := range [][]string{{"serve"}, {"search", "t", "q"}} {
+		code, _, errOut := runVibe(t, env, append([]string{"--workspace", ws}, args...)...)
+		if code == 0 || !strings.Contains(errOut, path) || !strings.Contains(errOut, "schema version 999") || !strings.Contains(errOut, "upgrade vibe") ||
+			strings.Contains(errOut, "fix store.path") || strings.Contains(errOut, "listening") {
+			t.Fatalf("vibe %v: exit %d:\n%s", args, code, errOut)
+		}
 	}
 }

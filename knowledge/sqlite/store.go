@@ -116,6 +116,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
+		if errors.Is(err, knowledge.ErrSchemaNewer) {
+			return nil, err // it names the file
+		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return &Store{db: db, path: path, cache: map[string]*themeVectors{}, stmts: map[string]*sql.Stmt{}, ivfCache: map[string]*ivfIndex{}, ivfMin: ivfMinVectors, rc: newReadCache(), mergeRows: mergeMaxRows}, nil
