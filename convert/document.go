@@ -64,8 +64,9 @@ type Quality struct {
 	// Warnings are human-readable notes about the conversion.
 	Warnings []string `yaml:"warnings,omitempty"`
 	// SourceChars counts the characters ([CountChars]) of the source's text
-	// as read, before conversion (text formats; 0 where the format's text
-	// is only known after conversion). Chars, by contrast, counts the
+	// as read, before conversion (text formats; EPUB's spine bodies; DOCX's
+	// text runs; 0 where the format's text is only known after conversion:
+	// PDF, HTML). Chars, by contrast, counts the
 	// runes of the converted body, white space included.
 	SourceChars int `yaml:"source_chars,omitempty"`
 	// TextChars counts the characters ([CountChars]) of the converted body:

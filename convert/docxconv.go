@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"strconv"
@@ -47,6 +48,7 @@ func convertDOCX(data []byte, opts Options) (Document, error) {
 	if err != nil {
 		return doc, err
 	}
+	doc.Quality.SourceChars = docxTextChars(body)
 	doc.Markdown = md
 	return doc, nil
 }
@@ -452,4 +454,35 @@ func markdownTable(rows [][]string) string {
 		}
 	}
 	return strings.TrimRight(sb.String(), "\n")
+}
+
+// wordML is the namespace of a Word document's body elements.
+const wordML = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+// docxTextChars counts the characters of the document's text runs (w:t),
+// the source characters of its accounting: text the body holds whether or
+// not the conversion keeps it (a text box's runs, say).
+func docxTextChars(body []byte) int {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	n, depth := 0, 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return n
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if depth > 0 || t.Name.Local == "t" && t.Name.Space == wordML {
+				depth++
+			}
+		case xml.EndElement:
+			if depth > 0 {
+				depth--
+			}
+		case xml.CharData:
+			if depth > 0 {
+				n += CountChars(string(t))
+			}
+		}
+	}
 }

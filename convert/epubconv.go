@@ -96,11 +96,12 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 			warnings = append(warnings, fmt.Sprintf("%q: %v", p, err))
 			continue
 		}
-		md, err := xhtmlToMarkdown(b)
+		md, chars, err := xhtmlConvert(b)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%q: %v", p, err))
 			continue
 		}
+		doc.Quality.SourceChars += chars
 		if strings.TrimSpace(md) == "" {
 			continue
 		}
@@ -241,9 +242,17 @@ func textOf(n *html.Node) string {
 // xhtmlToMarkdown converts a content document's body; ruby annotations
 // (furigana) follow their base text in fullwidth parentheses, 山路（やまみち）.
 func xhtmlToMarkdown(b []byte) (string, error) {
+	md, _, err := xhtmlConvert(b)
+	return md, err
+}
+
+// xhtmlConvert is xhtmlToMarkdown that also counts the characters of the
+// body's text as read (scripts, styles and ruby parentheses left out): the
+// source characters of the document's accounting.
+func xhtmlConvert(b []byte) (md string, chars int, err error) {
 	root, err := parseHTML(decodeHTML(b))
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var body *html.Node
 	var find func(*html.Node)
@@ -283,13 +292,15 @@ func xhtmlToMarkdown(b []byte) (string, error) {
 		}
 	}
 	strip(body)
+	chars = CountChars(textOf(body))
 	var sb strings.Builder
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		if err := html.Render(&sb, c); err != nil {
-			return "", err
+			return "", 0, err
 		}
 	}
-	return htmlFragmentToMarkdown(sb.String())
+	md, err = htmlFragmentToMarkdown(sb.String())
+	return md, chars, err
 }
 
 // demoteHeadings shifts the Markdown headings of md so that the highest is
