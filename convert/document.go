@@ -65,8 +65,8 @@ type Quality struct {
 	Warnings []string `yaml:"warnings,omitempty"`
 	// SourceChars counts the characters ([CountChars]) of the source's text
 	// as read, before conversion (text formats; EPUB's spine bodies; DOCX's
-	// text runs; 0 where the format's text is only known after conversion:
-	// PDF, HTML). Chars, by contrast, counts the
+	// text runs; a PDF's text layer; 0 where the format's text is only
+	// known after conversion: HTML). Chars, by contrast, counts the
 	// runes of the converted body, white space included.
 	SourceChars int `yaml:"source_chars,omitempty"`
 	// TextChars counts the characters ([CountChars]) of the converted body:

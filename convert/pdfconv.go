@@ -126,7 +126,12 @@ func finishPDF(doc *Document, pages []string, failed []int, failedWhat string, o
 		}
 		return fmt.Errorf("%w: none of the %d pages has text (a scan?): run OCR first (e.g. ocrmypdf in.pdf out.pdf)", ErrNoText, n)
 	}
-	doc.Markdown = structureTextWith(pages, outline)
+	for _, p := range pages {
+		doc.Quality.SourceChars += CountChars(p)
+	}
+	var asides []Aside
+	doc.Markdown, asides = structureTextWith(pages, outline)
+	doc.Quality.SetAside = append(doc.Quality.SetAside, asides...)
 	return nil
 }
 

@@ -190,29 +190,34 @@ func isAllCapsTitle(line string) bool {
 // characters), drops control characters, and turns chapter lines (第一章,
 // 卷二, 第三回, numbered and all-caps headings) into Markdown headings whose
 // levels keep the hierarchy of the kinds found.
-func structureText(pages []string) string { return structureTextWith(pages, nil) }
+func structureText(pages []string) string {
+	md, _ := structureTextWith(pages, nil)
+	return md
+}
 
 // structureTextWith is structureText with known headings (normalised text ->
-// level, e.g. from a PDF outline) that take precedence over the patterns.
-func structureTextWith(pages []string, known map[string]int) string {
+// level, e.g. from a PDF outline) that take precedence over the patterns;
+// it also says what it set aside (page numbers, running heads and feet).
+func structureTextWith(pages []string, known map[string]int) (string, []Aside) {
 	return structureTextHinted(pages, known, nil)
 }
 
 // structureTextHinted is structureTextWith with hints for the lines of a
 // single page (see lineHint); nil for none.
-func structureTextHinted(pages []string, known map[string]int, hints []lineHint) string {
+func structureTextHinted(pages []string, known map[string]int, hints []lineHint) (string, []Aside) {
 	for i := range pages {
 		pages[i] = cleanControl(pages[i])
 	}
+	var asides []Aside
 	if len(pages) > 1 {
-		pages = stripRunningLines(pages)
+		pages, asides = stripRunningLinesAside(pages)
 	}
 	var lines []string
 	for _, p := range pages {
 		lines = append(lines, strings.Split(p, "\n")...)
 		lines = append(lines, "")
 	}
-	return linesToMarkdownWith(lines, known, hints)
+	return linesToMarkdownWith(lines, known, hints), asides
 }
 
 // linesToMarkdown is the core of structureText over already-cleaned lines.
@@ -526,6 +531,16 @@ var ligatures = strings.NewReplacer("\uFB00", "ff", "\uFB01", "fi", "\uFB02", "f
 // stripRunningLines removes page numbers and lines that repeat at the top or
 // bottom of many pages (running headers and footers).
 func stripRunningLines(pages []string) []string {
+	out, _ := stripRunningLinesAside(pages)
+	return out
+}
+
+// stripRunningLinesAside is stripRunningLines that also says what it took
+// out: the page numbers, and the running heads and feet (a printer's slug
+// "VerDate Sep<11>2014 … Jkt 250001 PO 00000 Frm 00001" on every page of a
+// Federal Register issue).
+func stripRunningLinesAside(pages []string) ([]string, []Aside) {
+	var numbers, running strings.Builder
 	const edge = 3
 	norm := func(s string) string {
 		s = strings.TrimSpace(s)
@@ -562,13 +577,21 @@ func stripRunningLines(pages []string) []string {
 		}
 		var kept []string
 		for j, l := range lines {
-			if !drop[j] {
+			switch {
+			case !drop[j]:
 				kept = append(kept, l)
+			case rePageNum.MatchString(strings.ToLower(strings.TrimSpace(l))):
+				numbers.WriteString(l + "\n")
+			default:
+				running.WriteString(l + "\n")
 			}
 		}
 		out[i] = strings.Join(kept, "\n")
 	}
-	return out
+	var asides []Aside
+	asides = addAside(asides, "page numbers", "they number the printed pages, not text of the work", numbers.String())
+	asides = addAside(asides, "running heads and feet", "they repeat on the top or bottom lines of many pages (a title, a date, a printer's line), not text of the work", running.String())
+	return out, asides
 }
 
 // edgeIndexes returns the indexes of the first and last n non-empty lines.
