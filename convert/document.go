@@ -26,12 +26,21 @@ type Document struct {
 	Format string `yaml:"format"`
 	// Title is the document title from its metadata, first heading or name.
 	Title string `yaml:"title"`
+	// Work is what the file's own metadata says of the work besides its
+	// title (an EPUB's dc:creator, dc:publisher, dc:date), for curate's
+	// provenance; not written to the converted file.
+	Work WorkMeta `yaml:"-"`
 	// Converter is the [Version] that produced the file.
 	Converter string `yaml:"converter"`
 	// Quality says how much to trust the text.
 	Quality Quality `yaml:"quality"`
 	// Markdown is the body, without front matter.
 	Markdown string `yaml:"-"`
+}
+
+// WorkMeta is what a file's metadata says of the work it holds.
+type WorkMeta struct {
+	Author, Publisher, Published string
 }
 
 // Quality is the report written into every converted file's front matter.

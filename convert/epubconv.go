@@ -10,8 +10,11 @@ import (
 )
 
 type opfPackage struct {
-	Title    []string `xml:"metadata>title"`
-	Manifest []struct {
+	Title     []string `xml:"metadata>title"`
+	Creator   []string `xml:"metadata>creator"`
+	Publisher []string `xml:"metadata>publisher"`
+	Date      []string `xml:"metadata>date"`
+	Manifest  []struct {
 		ID         string `xml:"id,attr"`
 		Href       string `xml:"href,attr"`
 		MediaType  string `xml:"media-type,attr"`
@@ -57,6 +60,15 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 	if len(pkg.Title) > 0 {
 		doc.Title = strings.TrimSpace(pkg.Title[0])
 	}
+	first := func(xs []string) string {
+		for _, x := range xs {
+			if x = strings.TrimSpace(x); x != "" {
+				return x
+			}
+		}
+		return ""
+	}
+	doc.Work = WorkMeta{Author: first(pkg.Creator), Publisher: first(pkg.Publisher), Published: first(pkg.Date)}
 	byID := map[string]int{}
 	for i, it := range pkg.Manifest {
 		byID[it.ID] = i

@@ -19,7 +19,7 @@ import (
 
 // cacheVersion changes whenever measure, sketch or inspect change what
 // they compute.
-const cacheVersion = 2
+const cacheVersion = 3
 
 // textInfo is what curate keeps of a text: its statistics, sketch and the
 // signals its credibility is graded on.
@@ -30,6 +30,8 @@ type textInfo struct {
 	HasSig bool      `json:"has_sig"`
 	// Signals are the text's own quality signals and the converter's notes.
 	Signals textSignals `json:"signals"`
+	// Meta is what the file's metadata says of the work.
+	Meta WorkMeta `json:"meta"`
 }
 
 // MarshalJSON/UnmarshalJSON of the embedded stats need exported fields.
@@ -41,10 +43,11 @@ type textInfoJSON struct {
 	Sig     signature   `json:"sig"`
 	HasSig  bool        `json:"has_sig"`
 	Signals textSignals `json:"signals"`
+	Meta    WorkMeta    `json:"meta,omitempty"`
 }
 
 func (t textInfo) MarshalJSON() ([]byte, error) {
-	return json.Marshal(textInfoJSON{t.Version, t.chars, t.garbled, t.script, t.Sig, t.HasSig, t.Signals})
+	return json.Marshal(textInfoJSON{t.Version, t.chars, t.garbled, t.script, t.Sig, t.HasSig, t.Signals, t.Meta})
 }
 
 func (t *textInfo) UnmarshalJSON(b []byte) error {
@@ -52,7 +55,7 @@ func (t *textInfo) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*t = textInfo{Version: j.Version, textStats: textStats{chars: j.Chars, garbled: j.Garbled, script: j.Script}, Sig: j.Sig, HasSig: j.HasSig, Signals: j.Signals}
+	*t = textInfo{Version: j.Version, textStats: textStats{chars: j.Chars, garbled: j.Garbled, script: j.Script}, Sig: j.Sig, HasSig: j.HasSig, Signals: j.Signals, Meta: j.Meta}
 	return nil
 }
 
@@ -104,7 +107,7 @@ func textInfoFor(ctx context.Context, opts *Options, c candidate, data []byte, e
 	if failPath != "" {
 		_ = os.Remove(failPath) // retried, and it worked
 	}
-	ti = textInfo{Version: cacheVersion, textStats: measure(x.Text), Signals: inspect(x)}
+	ti = textInfo{Version: cacheVersion, textStats: measure(x.Text), Signals: inspect(x), Meta: x.Meta}
 	ti.Sig, ti.HasSig = sketch(x.Text)
 	if cachePath != "" {
 		// The cache only saves time: failing to write it is not an error.

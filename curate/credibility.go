@@ -65,6 +65,32 @@ type Extracted struct {
 	Warnings []string
 	// NeedsOCR, Partial and Garbled are the converter's verdicts.
 	NeedsOCR, Partial, Garbled bool
+	// Meta is what the file's own metadata says of the work (an EPUB's
+	// package document: dc:title, dc:creator, dc:publisher, dc:date).
+	Meta WorkMeta
+}
+
+// WorkMeta is what a file's own metadata says of the work; curate.yaml and
+// a Markdown file's front matter win over it.
+type WorkMeta struct {
+	Title     string `json:"title,omitempty"`
+	Author    string `json:"author,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	Published string `json:"published,omitempty"`
+}
+
+// withWorkMeta fills what curate.yaml and the front matter left empty with
+// what the file's metadata says.
+func withWorkMeta(p Provenance, m WorkMeta) Provenance {
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{{&p.Title, m.Title}, {&p.Author, m.Author}, {&p.Publisher, m.Publisher}, {&p.Published, m.Published}} {
+		if *f.dst == "" {
+			*f.dst = f.v
+		}
+	}
+	return p
 }
 
 // ExtractDocFunc returns the text of the document at path with the

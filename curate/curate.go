@@ -565,7 +565,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 						near.add(int32(len(kept)), &sig)
 					}
 					kept = append(kept, keptDoc{origin: c.origin, sig: sig})
-					e.Provenance = withFrontMatter(e.Provenance, data, ext)
+					e.Provenance = withWorkMeta(withFrontMatter(e.Provenance, data, ext), info.Meta)
 					gr.add(len(entries), false, c, data, ext, e.SHA256, info, text, hasText)
 					if !c.inPlace {
 						// Copied once graded: a source the credibility

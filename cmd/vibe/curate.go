@@ -223,7 +223,13 @@ func (a *app) convertDoc(ctx context.Context, path string) (curate.Extracted, er
 		return curate.Extracted{}, err
 	}
 	q := doc.Quality
-	return curate.Extracted{Text: doc.Markdown, Warnings: q.Warnings, NeedsOCR: q.NeedsOCR, Partial: q.Partial, Garbled: q.Garbled}, nil
+	x := curate.Extracted{Text: doc.Markdown, Warnings: q.Warnings, NeedsOCR: q.NeedsOCR, Partial: q.Partial, Garbled: q.Garbled}
+	if doc.Format == "epub" {
+		// An EPUB's package document names the work; a Word file's or a
+		// PDF's "author" is more often whoever typed it.
+		x.Meta = curate.WorkMeta{Title: doc.Title, Author: doc.Work.Author, Publisher: doc.Work.Publisher, Published: doc.Work.Published}
+	}
+	return x, nil
 }
 
 // convertText extracts a document's text with the converter, for curate's

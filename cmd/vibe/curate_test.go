@@ -195,6 +195,15 @@ func TestCurateRealCorpus(t *testing.T) {
 		"sanguoyanyi.gbk.txt":                             "kept",
 		"xiyouji.utf8-bom.txt":                            "kept",
 	}
+	// An EPUB's package document names the work: its title, author and
+	// publisher are the source's provenance, no longer "no title, author,
+	// publisher or edition recorded".
+	if p := got["moby-dick.epub"].Provenance; p.Title != "Moby-Dick" || p.Author != "Herman Melville" || p.Publisher != "Harper & Brothers, Publishers" {
+		t.Errorf("moby-dick.epub provenance %+v, want the OPF's title, creator and publisher", p)
+	}
+	if p := got["hongloumeng.gb18030.txt"].Provenance; p.Title != "" || p.Author != "" {
+		t.Errorf("a text file names no work: provenance %+v", p)
+	}
 	for name, w := range want {
 		e, ok := got[name]
 		switch {
