@@ -208,13 +208,29 @@ func (v *vocabulary) addTerm(t string) {
 // (如何, 之法, 所以): a bigram holding one names no section.
 const headingParticles = "之乎者也而其以为于则乃所此彼若如何即亦又且皆必在与及或哉矣焉曰云故凡盖夫"
 
+// Numbering in headings: a bigram of two numerals (十八), or of a numeral
+// and a word that numbers a part (第一, 一卷, 卷上, 三篇) or counts
+// (一次, 三日), numbers a heading and names no section. A numeral and a
+// noun (十枣 of 十枣汤, 五苓, 四逆) does.
+const (
+	headingNumerals = "一二三四五六七八九十百千零〇两"
+	headingCounters = "第卷篇章节回部集编上中下次日月年天个"
+)
+
+// numbersHeading reports whether a Han bigram is a heading's numbering.
+func numbersHeading(r []rune) bool {
+	num := func(c rune) bool { return strings.ContainsRune(headingNumerals, c) }
+	cnt := func(c rune) bool { return strings.ContainsRune(headingCounters, c) }
+	return num(r[0]) && num(r[1]) || num(r[0]) && cnt(r[1]) || cnt(r[0]) && num(r[1]) || r[0] == '卷' && cnt(r[1])
+}
+
 // addHeading records the Han bigrams of a heading of the sources: a
 // question holding one that no other skill knows names a section of this
 // skill's books (肠痈 of 疮痈肠痈浸淫病脉证并治).
 func (v *vocabulary) addHeading(h string) {
 	for f := range features(h) {
 		if r := []rune(f); len(r) == 2 && unicode.Is(unicode.Han, r[0]) && unicode.Is(unicode.Han, r[1]) &&
-			!strings.ContainsRune(headingParticles, r[0]) && !strings.ContainsRune(headingParticles, r[1]) {
+			!strings.ContainsRune(headingParticles, r[0]) && !strings.ContainsRune(headingParticles, r[1]) && !numbersHeading(r) {
 			if v.heads == nil {
 				v.heads = map[string]bool{}
 			}

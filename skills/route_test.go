@@ -135,7 +135,7 @@ func TestRouteBySectionsOfTheSources(t *testing.T) {
 		ContentsPath: `documents:
   - source: knowledge/shanghan/source/金匮.txt
     title: 金匮要略
-    headings: [奔豚气病脉证治第八, 疮痈肠痈浸淫病脉证并治第十八, 论调养如何, 杂疗方]
+    headings: [奔豚气病脉证治第八, 疮痈肠痈浸淫病脉证并治第十八, 论调养如何, 杂疗方, 第一卷上, 十枣汤方]
 `,
 	})
 	writeSkillFiles(t, root, "bazi", map[string]string{
@@ -150,8 +150,10 @@ func TestRouteBySectionsOfTheSources(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
 		{"奔豚病发作起来是什么样子？", "shanghan"},
 		{"肠痈有什么表现？", "shanghan"},
-		{"杂疗是什么", ""},  // both skills' headings hold 杂疗
-		{"如何面对失业", ""}, // 如何 is a heading's frame
+		{"杂疗是什么", ""},           // both skills' headings hold 杂疗
+		{"如何面对失业", ""},          // 如何 is a heading's frame
+		{"我第一次养猫要注意什么", ""},     // 第一 numbers a heading
+		{"十枣汤怎么服用", "shanghan"}, // 十枣 is no numbering
 		{"帮我写一首关于猫的诗", ""},
 	} {
 		if got := s.Match(tt.text); got != tt.want {
