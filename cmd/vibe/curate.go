@@ -224,7 +224,7 @@ func (a *app) convertDoc(ctx context.Context, path string) (curate.Extracted, er
 	}
 	q := doc.Quality
 	x := curate.Extracted{Text: doc.Markdown, Warnings: q.Warnings, NeedsOCR: q.NeedsOCR, Partial: q.Partial, Garbled: q.Garbled}
-	if doc.Format == "epub" {
+	if doc.Format == convert.FormatEPUB {
 		// An EPUB's package document names the work; a Word file's or a
 		// PDF's "author" is more often whoever typed it.
 		x.Meta = curate.WorkMeta{Title: doc.Title, Author: doc.Work.Author, Publisher: doc.Work.Publisher, Published: doc.Work.Published}
