@@ -110,8 +110,11 @@ func TestMain(m *testing.M) {
 		os.Exit(childMain(args))
 	}
 	code := m.Run()
-	if demoDir != "" {
-		os.RemoveAll(demoDir)
+	// The workspaces built once per test binary go with it.
+	for _, dir := range []string{demoDir, baziDir, bareDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	if childBin != "" {
 		os.RemoveAll(filepath.Dir(childBin))
