@@ -3,7 +3,6 @@ package chunk
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/vibelife/vibe/convert"
 )
@@ -12,7 +11,7 @@ import (
 // was cut into chunks: into the chunks the store keeps, into headings over
 // no text of their own (they stay in the heading paths), into navigation set
 // apart (a contents list), or nowhere. Characters are counted as
-// [convert.CountChars] counts them (white space aside).
+// [convert.CountText] counts them: white space and Markdown's marks aside.
 type Accounting struct {
 	// Converted counts the characters of the converted body.
 	Converted int `json:"converted"`
@@ -125,6 +124,8 @@ func Account(data []byte, chunks []Chunk) (Accounting, error) {
 	heading := ""      // the heading path above the current line, as text
 	var stack []string // open headings
 	var lost *LostPart // the lost span being read
+	text := make([]bool, bodyOff, len(runes))
+	text = append(text, convert.TextMask(runes[bodyOff:])...)
 	for i := bodyOff; i < len(runes); {
 		j := i
 		for j < len(runes) && runes[j] != '\n' {
@@ -134,7 +135,7 @@ func Account(data []byte, chunks []Chunk) (Accounting, error) {
 		level, title, isHeading := headingLine(line)
 		for k := i; k < j; k++ {
 			r := runes[k]
-			if unicode.IsSpace(r) {
+			if !text[k] {
 				continue
 			}
 			a.Converted++

@@ -97,7 +97,7 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	}
 	if md, n := DropRepeatedPassages(doc.Markdown); n > 0 {
 		doc.Quality.SetAside = append(doc.Quality.SetAside, Aside{Part: fmt.Sprintf("%d repeated paragraphs, headings or tables", n),
-			Chars: CountChars(doc.Markdown) - CountChars(md), Why: "they repeat an earlier passage of the document word for word"})
+			Chars: CountText(doc.Markdown) - CountText(md), Why: "they repeat an earlier passage of the document word for word"})
 		doc.Markdown = md
 		doc.Quality.Warnings = append(doc.Quality.Warnings, fmt.Sprintf(
 			"repeated text: %d paragraphs, headings or tables that repeat an earlier passage word for word were left out (the document holds the same text more than once)", n))
@@ -126,7 +126,8 @@ func ConvertBytes(ctx context.Context, data []byte, name string, opts Options) (
 	q.Warnings = doc.Quality.Warnings
 	q.SourceChars = doc.Quality.SourceChars
 	q.SetAside = doc.Quality.SetAside
-	q.TextChars = CountChars(doc.Markdown)
+	q.Added = doc.Quality.Added
+	q.TextChars = CountText(doc.Markdown)
 	if q.Garbled {
 		q.Warnings = append(q.Warnings, fmt.Sprintf("garbled text: %.0f%% of the characters look like mojibake, %.0f%% are replacement characters; the text layer or encoding is broken", q.GarbledRatio*100, q.ReplacementRatio*100))
 	}
@@ -221,6 +222,11 @@ func convertText(data []byte, format string) (Document, error) {
 	// A .txt file written in Markdown (a collection that keeps "## 原道第一"
 	// headings in text files) is Markdown.
 	md := format == FormatMD || markdownHeadingCount(clean) >= 3
+	if md {
+		// A reader of Markdown sees its text, not its marks: counted as
+		// the converted text is.
+		doc.Quality.SourceChars = CountText(text)
+	}
 	body, asides, title := stripFurniture(clean, md)
 	if !md {
 		var pageAsides []Aside
@@ -233,11 +239,16 @@ func convertText(data []byte, format string) (Document, error) {
 		doc.Markdown = strings.TrimSpace(reBlankRuns.ReplaceAllString(body, "\n\n")) + "\n"
 		return doc, nil
 	}
-	if format == FormatMD {
-		doc.Markdown = structurePlain(numberTOCSections(separateTitleAndAuthor(body)), doc.Title)
-		return doc, nil
+	if format != FormatMD {
+		body = unprefixChapterLines(body)
 	}
-	doc.Markdown = structurePlain(numberTOCSections(separateTitleAndAuthor(unprefixChapterLines(body))), doc.Title)
+	body = separateTitleAndAuthor(body)
+	numbered := numberTOCSections(body)
+	if n := CountText(numbered) - CountText(body); n > 0 {
+		doc.Quality.Added = append(doc.Quality.Added, Aside{Part: "section numbers from the contents list", Chars: n,
+			Why: "the contents list numbers the sections (1 天地日月星辰) and the text titles them without: the number heads the section as the list gives it"})
+	}
+	doc.Markdown = structurePlain(numbered, doc.Title)
 	return doc, nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 // Version identifies the converter's output. Bump it when a change to any
 // converter alters its Markdown, so that unchanged sources are converted again.
-const Version = "vibe-convert/15"
+const Version = "vibe-convert/16"
 
 // Document is one source converted to Markdown.
 type Document struct {
@@ -72,18 +72,25 @@ type Quality struct {
 	Partial bool `yaml:"partial,omitempty"`
 	// Warnings are human-readable notes about the conversion.
 	Warnings []string `yaml:"warnings,omitempty"`
-	// SourceChars counts the characters ([CountChars]) of the source's text
-	// as read, before conversion (text formats; EPUB's spine bodies; DOCX's
-	// text runs; a PDF's text layer; 0 where the format's text is only
-	// known after conversion: HTML). Chars, by contrast, counts the
-	// runes of the converted body, white space included.
+	// SourceChars counts the characters of the source's text as read,
+	// before conversion: [CountChars] of a plain text, [CountText] of a
+	// Markdown source (its marks are no text); EPUB's spine bodies; DOCX's
+	// text runs; a PDF's text layer; an HTML page's body as a browser shows
+	// it. Chars, by contrast, counts the runes of the converted body, white
+	// space and marks included.
 	SourceChars int `yaml:"source_chars,omitempty"`
-	// TextChars counts the characters ([CountChars]) of the converted body:
-	// the figure the chunks of the document are measured against.
+	// TextChars counts the characters a reader sees of the converted body
+	// ([CountText]: no white space, no Markdown marks such as a link's
+	// address): the figure the chunks of the document are measured against.
 	TextChars int `yaml:"text_chars,omitempty"`
 	// SetAside lists what the conversion left out of the text on purpose,
 	// with its size: SourceChars is about TextChars plus these.
 	SetAside []Aside `yaml:"set_aside,omitempty"`
+	// Added lists what the conversion wrote that the source's text does
+	// not hold, with its size (an EPUB chapter's title taken from the
+	// book's navigation): TextChars is about SourceChars less SetAside
+	// plus these.
+	Added []Aside `yaml:"added,omitempty"`
 }
 
 // Render returns the converted file: front matter, a blank line, the body.

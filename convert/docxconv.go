@@ -44,11 +44,16 @@ func convertDOCX(data []byte, opts Options) (Document, error) {
 			doc.Title = strings.TrimSpace(core.Title)
 		}
 	}
-	md, err := docxBodyToMarkdown(body, styles, bullets)
+	md, acct, err := docxBodyToMarkdown(body, styles, bullets)
 	if err != nil {
 		return doc, err
 	}
-	doc.Quality.SourceChars = docxTextChars(body)
+	// Word shows a numbered paragraph's number, which no text run holds.
+	doc.Quality.SourceChars = docxTextChars(body) + acct.numbers
+	if acct.descriptions > 0 {
+		doc.Quality.Added = append(doc.Quality.Added, Aside{Part: "figure descriptions (a drawing's alt text)", Chars: acct.descriptions,
+			Why: "a figure's description says what it shows, in brackets where the figure stood; Word does not show it as text"})
+	}
 	doc.Markdown = md
 	return doc, nil
 }
@@ -163,7 +168,14 @@ type docxPara struct {
 	outline int
 }
 
-func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[string]bool) (string, error) {
+// docxAccount counts what docxBodyToMarkdown writes that no text run holds.
+type docxAccount struct {
+	numbers      int // characters of numbered paragraphs' numbers ("1.")
+	descriptions int // characters of drawings' descriptions ("[a duck]")
+}
+
+func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[string]bool) (string, docxAccount, error) {
+	var acct docxAccount
 	dec := xml.NewDecoder(strings.NewReader(string(body)))
 	var out strings.Builder
 	var para *docxPara
@@ -193,7 +205,7 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 			if err.Error() == "EOF" {
 				break
 			}
-			return "", fmt.Errorf("%w: word/document.xml: %v", ErrDamaged, err)
+			return "", acct, fmt.Errorf("%w: word/document.xml: %v", ErrDamaged, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -236,7 +248,9 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 				// figure is.
 				for _, a := range t.Attr {
 					if a.Name.Local == "descr" && para != nil && strings.TrimSpace(a.Value) != "" {
-						para.text.WriteString(" [" + strings.Join(strings.Fields(a.Value), " ") + "] ")
+						d := " [" + strings.Join(strings.Fields(a.Value), " ") + "] "
+						para.text.WriteString(d)
+						acct.descriptions += CountChars(d)
 					}
 				}
 			case "tblCaption":
@@ -307,6 +321,8 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 					marker := strconv.Itoa(counters[key]) + "."
 					if bullets[para.numID+"/"+para.ilvl] {
 						marker = "-"
+					} else {
+						acct.numbers += CountChars(marker)
 					}
 					if !inList {
 						// A list starts as its own block.
@@ -356,7 +372,7 @@ func docxBodyToMarkdown(body []byte, styles map[string]docxStyle, bullets map[st
 		}
 	}
 	s := reBlankRuns.ReplaceAllString(out.String(), "\n\n")
-	return resolveHeadingLevels(strings.TrimSpace(s)) + "\n", nil
+	return resolveHeadingLevels(strings.TrimSpace(s)) + "\n", acct, nil
 }
 
 // headingMark starts a heading line of the body before its level is settled.

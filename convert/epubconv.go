@@ -119,6 +119,8 @@ func convertEPUB(data []byte, opts Options) (Document, error) {
 		}
 		if e, ok := nav[p]; ok && !strings.HasPrefix(strings.TrimSpace(md), "#") {
 			level := min(e.depth+1, 6)
+			doc.Quality.Added = addAside(doc.Quality.Added, "chapter titles from the navigation",
+				"the book's contents names the chapter, whose text starts without a heading: its name heads it", e.label)
 			// The chapter's own headings go below its navigation title.
 			md = strings.Repeat("#", level) + " " + e.label + "\n\n" + demoteHeadings(md, level+1)
 		}
@@ -304,7 +306,7 @@ func xhtmlConvert(b []byte) (md string, chars int, err error) {
 		}
 	}
 	strip(body)
-	chars = CountChars(textOf(body))
+	chars = CountChars(textOf(body)) + listNumberChars(body)
 	var sb strings.Builder
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		if err := html.Render(&sb, c); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -83,7 +84,12 @@ func convertHTML(data []byte) (Document, error) {
 	if err != nil {
 		return doc, err
 	}
+	// The page's text as a browser shows it is its source; what the
+	// conversion leaves out of it is set aside by name below.
+	doc.Quality.SourceChars = pageTextChars(root)
 	RemoveHeadingChrome(root)
+	headingControls := doc.Quality.SourceChars - pageTextChars(root)
+	chrome := chromeTextChars(root)
 	article, err := readability.FromDocument(root, nil)
 	content := ""
 	if err == nil && article.Node != nil && utf8.RuneCountInString(article.TextContent) > 100 {
@@ -105,7 +111,90 @@ func convertHTML(data []byte) (Document, error) {
 		md = "# " + doc.Title + "\n\n" + md
 	}
 	doc.Markdown = md
+	doc.Quality.SetAside = htmlAsides(doc.Quality.SourceChars, CountText(md), headingControls, chrome)
 	return doc, nil
+}
+
+// htmlAsides names what the conversion of a page left out of its text:
+// the controls beside its headings, its navigation, header, footer and
+// forms, and what else the article's reader judged no part of the article.
+// What the text lost is shared out in that order, so that the parts add up
+// to the source less the converted text, and no more.
+func htmlAsides(source, converted, headingControls, chrome int) []Aside {
+	left := source - converted
+	var out []Aside
+	add := func(part, why string, n int) {
+		n = min(n, left)
+		if n > 0 {
+			out = append(out, Aside{Part: part, Chars: n, Why: why})
+			left -= n
+		}
+	}
+	add("heading controls ([edit], ¶)", "they are a site's buttons beside its headings, not text of the page", headingControls)
+	add("navigation, header, footer and forms", "they are the site's menus and page furniture (nav, header, footer, aside, form), not the page's text", chrome)
+	add("text outside the article (sidebars, comments, related links)", "the page's reader (readability) judged it no part of the article", left)
+	return out
+}
+
+// pageTextChars counts the characters of a page's text as a browser shows
+// it: its title, the text of its body and the numbers of its ordered
+// lists, without scripts, styles and templates (code, not text), nor
+// elements marked hidden.
+func pageTextChars(root *html.Node) int {
+	n := listNumberChars(root)
+	var walk func(*html.Node)
+	walk = func(x *html.Node) {
+		switch x.Type {
+		case html.TextNode:
+			n += CountChars(x.Data)
+			return
+		case html.ElementNode:
+			switch x.Data {
+			case "script", "style", "noscript", "template", "meta", "link":
+				return
+			}
+			for _, a := range x.Attr {
+				if a.Key == "hidden" || a.Key == "aria-hidden" && a.Val == "true" {
+					return
+				}
+			}
+		case html.CommentNode:
+			return
+		}
+		for c := x.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	return n
+}
+
+// chromeTextChars counts the text characters of a page's navigation,
+// header, footer, asides and forms outside its article (what stripChrome
+// removes).
+func chromeTextChars(root *html.Node) int {
+	n := 0
+	var walk func(x *html.Node, inArticle bool)
+	walk = func(x *html.Node, inArticle bool) {
+		for c := x.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.Data {
+			case "nav", "aside", "form":
+				n += pageTextChars(c)
+				continue
+			case "header", "footer":
+				if !inArticle {
+					n += pageTextChars(c)
+					continue
+				}
+			}
+			walk(c, inArticle || c.Data == "article" || c.Data == "main")
+		}
+	}
+	walk(root, false)
+	return n
 }
 
 // stripChrome removes navigation, headers, footers, asides, forms and
@@ -226,4 +315,45 @@ func classes(n *html.Node) []string {
 		}
 	}
 	return nil
+}
+
+// listNumberChars counts the characters of the numbers a page shows before
+// the items of its ordered lists ("1." … "12."), which no text node holds:
+// a reader sees them, and the converted Markdown writes them as the list's
+// markers, padded to the width of the list's last number ("01." … "12.").
+func listNumberChars(root *html.Node) int {
+	n := 0
+	var walk func(*html.Node)
+	walk = func(x *html.Node) {
+		if x.Type == html.ElementNode {
+			switch x.Data {
+			case "script", "style", "noscript", "template":
+				return
+			case "ol":
+				start := 1
+				for _, a := range x.Attr {
+					if a.Key == "start" {
+						if v, err := strconv.Atoi(strings.TrimSpace(a.Val)); err == nil {
+							start = v
+						}
+					}
+				}
+				items := 0
+				for c := x.FirstChild; c != nil; c = c.NextSibling {
+					if c.Type == html.ElementNode && c.Data == "li" && strings.TrimSpace(textOf(c)) != "" {
+						items++
+					}
+				}
+				if items > 0 {
+					width := len(strconv.Itoa(start + items - 1))
+					n += items * (width + 1)
+				}
+			}
+		}
+		for c := x.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	return n
 }

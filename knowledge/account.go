@@ -16,7 +16,7 @@ import (
 )
 
 // No silent loss: every stage accounts for the characters of each source,
-// source -> converted -> chunked -> cited (characters as convert.CountChars
+// source -> converted -> chunked -> cited (characters as convert.CountText
 // counts them). Ingest keeps the accounting of a theme's documents in a
 // ledger (knowledge/<theme>/accounting.json) and refuses a document whose
 // chunks hold less than its converted text allows (DefaultMinCoverage,
@@ -67,6 +67,9 @@ type DocAccount struct {
 	// ConvertAside lists what conversion set aside (a licence, page
 	// furniture, repeated passages).
 	ConvertAside []convert.Aside `json:"convert_aside,omitempty"`
+	// ConvertAdded lists what conversion wrote that the source's text does
+	// not hold (an EPUB chapter's title from its navigation).
+	ConvertAdded []convert.Aside `json:"convert_added,omitempty"`
 	// Chunking says where the converted characters went.
 	Chunking chunk.Accounting `json:"chunking"`
 	// Chunks and Tokens count the chunks kept and their tokens.
@@ -164,7 +167,7 @@ func accountFor(id, hash string, meta convert.Document, data []byte, chunks []ch
 		return DocAccount{}, err
 	}
 	d := DocAccount{Doc: id, Source: meta.Source, Title: meta.Title, ContentHash: hash,
-		SourceChars: meta.Quality.SourceChars, ConvertAside: meta.Quality.SetAside, Chunking: acc}
+		SourceChars: meta.Quality.SourceChars, ConvertAside: meta.Quality.SetAside, ConvertAdded: meta.Quality.Added, Chunking: acc}
 	for _, c := range chunks {
 		if !c.Navigation {
 			d.Chunks++
@@ -241,6 +244,13 @@ func (d DocAccount) Summary() string {
 	if len(aside) > 0 {
 		s += "; set aside: " + strings.Join(aside, ", ")
 	}
+	var added []string
+	for _, a := range d.ConvertAdded {
+		added = append(added, fmt.Sprintf("%s %s", a.Part, num(a.Chars)))
+	}
+	if len(added) > 0 {
+		s += "; added: " + strings.Join(added, ", ")
+	}
 	if d.Chunking.Lost > 0 {
 		s += fmt.Sprintf("; lost %s", num(d.Chunking.Lost))
 	}
@@ -294,7 +304,7 @@ func CitedChars(chunks []chunk.Chunk, cited map[string]bool) map[string]int {
 			rs := []rune(c.Text)
 			from := max(0, end-c.Start)
 			if from < len(rs) {
-				out[doc] += convert.CountChars(string(rs[from:]))
+				out[doc] += convert.CountText(string(rs[from:]))
 			}
 			end = max(end, c.End)
 		}

@@ -367,7 +367,7 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 		reason := fmt.Sprintf("garbled text (garbled_ratio %.2f); fix the source or pass --include-garbled", meta.Quality.GarbledRatio)
 		rep.Skipped = append(rep.Skipped, Skipped{Doc: id, Reason: reason})
 		acct = DocAccount{Doc: id, Source: meta.Source, Title: meta.Title, ContentHash: hash, SourceChars: meta.Quality.SourceChars,
-			ConvertAside: meta.Quality.SetAside, Chunking: chunk.Accounting{Converted: meta.Quality.TextChars}, Status: AccountSkipped, Note: reason}
+			ConvertAside: meta.Quality.SetAside, ConvertAdded: meta.Quality.Added, Chunking: chunk.Accounting{Converted: meta.Quality.TextChars}, Status: AccountSkipped, Note: reason}
 		if had {
 			if err := store.DeleteDocument(ctx, opts.Theme, id); err != nil {
 				return acct, fmt.Errorf("%w: %w", ErrStoreWrite, err)

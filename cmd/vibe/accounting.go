@@ -152,6 +152,7 @@ type sourceFigures struct {
 	Chunked   int                    `json:"chunked"`
 	Cited     int                    `json:"cited"`
 	SetAside  []string               `json:"set_aside,omitempty"`
+	Added     []string               `json:"added,omitempty"`
 	Documents []knowledge.DocAccount `json:"-"`
 }
 
@@ -176,6 +177,9 @@ func figuresOf(l knowledge.Ledger, ws *workspace.Workspace, theme string, kept [
 			}
 			for _, a := range d.Chunking.Aside {
 				f.SetAside = append(f.SetAside, fmt.Sprintf("%s (%d)", a.Part, a.Chars))
+			}
+			for _, a := range d.ConvertAdded {
+				f.Added = append(f.Added, fmt.Sprintf("%s (%d)", a.Part, a.Chars))
 			}
 		}
 	}

@@ -119,6 +119,9 @@ func newSourcesListCmd(a *app) *cobra.Command {
 					if len(c.SetAside) > 0 {
 						fmt.Fprintf(w, "    set aside: %s\n", strings.Join(c.SetAside, ", "))
 					}
+					if len(c.Added) > 0 {
+						fmt.Fprintf(w, "    added: %s\n", strings.Join(c.Added, ", "))
+					}
 					for _, d := range c.Documents {
 						if d.Status != knowledge.AccountOK {
 							fmt.Fprintf(w, "    %s %s: %s\n", d.Status, filepath.Base(d.Doc), d.Note)
