@@ -1043,7 +1043,7 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 			run++
 		}
 		t := strings.TrimSpace(strings.Trim(lines[i], "\u3000"))
-		if run > maxTitleRun || count[strings.Join(strings.Fields(t), "")] > maxTitleRepeats || !headsText(lines, hints, isCand, i) {
+		if run > maxTitleRun || count[strings.Join(strings.Fields(t), "")] > maxTitleRepeats || !headsText(lines, hints, isCand, i) || listItem(lines, i) {
 			continue
 		}
 		if i < firstVolume && firstVolume < len(lines) {
@@ -1052,6 +1052,56 @@ func inferTitles(lines []string, hints []lineHint, lay textLayout) {
 		}
 		hints[i] = lineHint{heading: kindTitle, rank: indentOf(lines[i]) / 2}
 	}
+}
+
+var (
+	// reItemsCounted matches the line after a list that counts its items:
+	// a recipe's method, 上六味，以水九升… or 右二味….
+	reItemsCounted = regexp.MustCompile(`^[上右][\s\x{3000}]*[一二三四五六七八九十百]+[\s\x{3000}]*[味物]`)
+	// reQuantityNote matches an item's quantity in parentheses at the end
+	// of a line: 瓜蒂（二七个）, 白术（各三两）, 乱发（如鸡子大三枚）, 半夏（半升）.
+	reQuantityNote = regexp.MustCompile(`[（(][^（）()]*(?:[一二三四五六七八九十百千半两\d]+[\s]*[两钱分铢枚个升斗合斤尺寸把片粒条具钱匕g克]|各|等分)[^（）()]*[）)]$`)
+	// reNamesAList matches the end of a line that names what a list under
+	// it makes or does: a formula (栝蒌桂枝汤方, 治之方∶, \x一物瓜蒂汤方\x),
+	// with a note in parentheses after it or not.
+	reNamesAList = regexp.MustCompile(`方[\\x\s∶：:]*(?:[（(][^（）()]*[）)])?[\s∶：:]*$`)
+	// reMethod matches a line that says how a list's items are taken or
+	// used: 浓煮汁饮之。煮汁，服之即解。
+	reMethod = regexp.MustCompile(`[服饮煮洗熏敷涂捣]`)
+)
+
+// listItem reports whether the short line lines[i] is an item of a list
+// (a recipe's ingredients: 瓜蒂（二七个）, 雄黄, 人参 甘草 干姜 白术（各三两）)
+// rather than a title: the line after it counts the items (上一味…), or it
+// gives an item's quantity in parentheses, or it follows a line naming what
+// the list makes (…方) and comes before more items (川芎 阿胶 … 当 wrapped
+// over 归（各三两）…) or a line saying how the list is used (煮汁，服之).
+// A title heads text; a list item is text between a name and its method.
+func listItem(lines []string, i int) bool {
+	t := strings.TrimSpace(strings.Trim(lines[i], "\u3000"))
+	if reQuantityNote.MatchString(t) {
+		return true
+	}
+	k := nextNonBlank(lines, i+1)
+	if k >= len(lines) {
+		return false
+	}
+	next := strings.TrimSpace(strings.Trim(lines[k], "\u3000"))
+	if reItemsCounted.MatchString(next) {
+		return true
+	}
+	p := i - 1
+	for p >= 0 && strings.TrimSpace(lines[p]) == "" {
+		p--
+	}
+	if p < 0 {
+		return false
+	}
+	prev := strings.TrimSpace(strings.Trim(lines[p], "\u3000"))
+	if !reNamesAList.MatchString(prev) {
+		return false
+	}
+	return reQuantityNote.MatchString(next) || !titleCandidate(next) && reMethod.MatchString(next)
 }
 
 // headsText reports whether lines[i] heads some text. A volume label (卷)

@@ -732,3 +732,47 @@ func TestPlainContentsNamingTheLargerSectionsOnly(t *testing.T) {
 	b := buildFixture(t, "星图要诀.md", []byte(src))
 	wantHeadings(t, b, want...)
 }
+
+// A recipe's ingredients are a list, not titles (金匮要略 as the blind
+// shanghan collection keeps it: 129 headings, 60 of them ingredient lines,
+// # 瓜蒂（二七个）, # 雄黄, # 人参 甘草 干姜 白术（各三两）). Between a line naming
+// a formula and its method, a short line is an item: it gives a quantity in
+// parentheses, or the method after it counts the items (上一味…), or it
+// comes after the formula's name and before more items or the method
+// (煮汁，服之即解。). The sections' titles stay headings.
+func TestPlainRecipeItemsAreNoTitles(t *testing.T) {
+	items := []string{"瓜蒂（二七个）", "雄黄", "人参 甘草 干姜 白术（各三两）", "川芎 阿胶 甘草（各二两） 艾叶 当", "甘草", "半夏 麻黄等分"}
+	var lines []string
+	for s, sec := range []string{"脏腑经络先后病", "痉湿暍病", "百合狐惑阴阳毒病"} {
+		lines = append(lines, "", sec, "")
+		for c := 0; c < 6; c++ {
+			n := 6*s + c
+			lines = append(lines, fmt.Sprintf("%d．太阳病，发热无汗，反恶寒者，名曰刚痉。身热足寒，颈项强急，恶寒，时头热，面赤目赤，独头动摇者，痉病也，第%d方主之。", c+1, n+1), "")
+			switch it := items[n%len(items)]; n % len(items) {
+			case 3: // wrapped over the next line of items
+				lines = append(lines, "\\x芎归胶艾汤方\\x（一方加干姜一两。）", "", it, "", "归（各三两） 芍药（四两） 干地黄（六两）", "", "上七味，以水五升，清酒三升，合煮取三升，去滓，温服一升，日三服。", "")
+			case 4: // a method that does not count the items
+				lines = append(lines, "误食之，令人狂乱，状如中风，或吐血。治之方∶", "", it, "", "煮汁，服之即解。", "")
+			case 5:
+				lines = append(lines, "\\x半夏麻黄丸方\\x", "", it, "", "末之，炼蜜和丸小豆大，饮服三丸，日三服。", "")
+			default:
+				lines = append(lines, fmt.Sprintf("\\x第%d方\\x", n+1), "", it, "", "上一味，以水一升，煮取五合，去滓，顿服。", "")
+			}
+		}
+	}
+	b := buildFixture(t, "金匮.txt", []byte(strings.Join(lines, "\n")+"\n"))
+	titles := map[string]bool{}
+	for _, h := range b.headings {
+		titles[strings.TrimSpace(strings.TrimLeft(h, "#"))] = true
+	}
+	for _, it := range items {
+		if titles[it] {
+			t.Errorf("the ingredient line %q is a heading: %q", it, b.headings)
+		}
+	}
+	for _, sec := range []string{"脏腑经络先后病", "痉湿暍病", "百合狐惑阴阳毒病"} {
+		if !titles[sec] {
+			t.Errorf("the section title %q is no heading: %q", sec, b.headings)
+		}
+	}
+}
