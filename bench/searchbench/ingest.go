@@ -19,7 +19,7 @@ import (
 // "converted"), then ingests it into a new store, as `vibe build` does after
 // conversion, while probe plays another writer of the same file (vibe serve
 // writing its memory tables, or another theme's build).
-func ingestSize(ctx context.Context, vibe, ws string, n int, pgURL string) error {
+func ingestSize(ctx context.Context, vibe, ws string, n int, pgURL string, keep bool) error {
 	stamp := filepath.Join(ws, "converted")
 	if _, err := os.Stat(stamp); err != nil {
 		c := newCorpus(n)
@@ -52,7 +52,7 @@ func ingestSize(ctx context.Context, vibe, ws string, n int, pgURL string) error
 		}
 	}
 	if pgURL != "" {
-		return ingestPostgres(ctx, vibe, ws, pgURL)
+		return ingestPostgres(ctx, vibe, ws, pgURL, keep)
 	}
 	if err := os.Remove(filepath.Join(ws, "vibe.yaml")); err != nil && !os.IsNotExist(err) {
 		return err

@@ -57,7 +57,8 @@ func main() {
 	xapian := flag.String("xapian", "", "the Xapian query loop (default: xapian_bm25.py beside this file)")
 	python := flag.String("python", "/usr/bin/python3", "the Python holding Debian's python3-xapian")
 	ingestOnly := flag.Bool("ingest-only", false, "measure ingest only: convert each size once (kept in -work), then ingest it into a new store while another connection takes the write lock every 20 ms (trying every millisecond while it is held), and print ingest CPU, wall and that writer's waits: the write lock's holds")
-	pgURL := flag.String("postgres", "", "with -ingest-only: ingest into this PostgreSQL database (a new schema each run) instead of SQLite, and count the server's CPU too (its processes' in /proc: the server must run on this machine)")
+	pgURL := flag.String("postgres", "", "with -ingest-only: ingest into this PostgreSQL database (a new schema each run) instead of SQLite, and count the server's CPU too: that of the backends serving the ingest (and their parallel workers), read from /proc every 0.2 s and split by the statement each runs, and that of all postgres processes (the server must run on this machine)")
+	keep := flag.Bool("keep", false, "with -postgres: keep each size's schema (named on stderr) instead of dropping it")
 	flag.Parse()
 	if *xapian == "" {
 		*xapian = filepath.Join("bench", "searchbench", "xapian_bm25.py")
@@ -76,7 +77,7 @@ func main() {
 	ctx := context.Background()
 	if *ingestOnly {
 		if *pgURL != "" {
-			fmt.Println("| chunks | vibe CPU s (user + sys) | server CPU s | wall s | ms CPU a chunk: vibe, server, both | load (start - end) |")
+			fmt.Println("| chunks | vibe CPU s (user + sys) | server CPU s: the ingest's backends (all postgres processes) | wall s | ms CPU a chunk: vibe, server, both | load (start - end) |")
 			fmt.Println("|---:|---:|---:|---:|---|---|")
 		} else {
 			fmt.Println("| chunks | ingest CPU s (user + sys) | wall s | ms CPU a chunk | another writer's waits (1 ms tries): longest, p99, > 1 s (of n) | load (start - end) |")
@@ -87,7 +88,7 @@ func main() {
 			if err != nil || n <= 0 {
 				fail(fmt.Errorf("-sizes: %q is not a positive number", f))
 			}
-			if err := ingestSize(ctx, abs, filepath.Join(*work, strconv.Itoa(n)), n, *pgURL); err != nil {
+			if err := ingestSize(ctx, abs, filepath.Join(*work, strconv.Itoa(n)), n, *pgURL, *keep); err != nil {
 				fail(fmt.Errorf("size %d: %w", n, err))
 			}
 		}
