@@ -80,6 +80,33 @@ func MarkGrave(f *Files) {
 	}
 }
 
+// fortuneHan are the characters of a fortune read for a person: good or
+// ill luck, rank, wealth, length of life, blessing and calamity.
+const fortuneHan = "吉凶贵贱富贫寿夭福祸"
+
+// fortuneLatin are English words of a fortune read for a person.
+var fortuneLatin = regexp.MustCompile(`(?i)\b(fortunes?|luck|lucky|unlucky|misfortunes?|auspicious|inauspicious|prosperity|prosperous|fate|destiny)\b`)
+
+// ReadsFortunes reports whether rules read a person's fortune, as the rules
+// of a divination text do: at least 5 of them, and a tenth, conclude in a
+// fortune (吉凶, 贵贱, 富贫, 寿夭, 福祸; luck, fortune, auspicious). Such a
+// theme's grave verdicts are predictions relayed as the tradition's; in
+// any other theme (a travel policy's "disasters", a philosopher's "better
+// were it to die", a novel's 身亡) the same words are no prediction, and
+// nothing is said of verdicts (the runtime's readsFate). On the five bazi
+// books built offline, 146 of 630 rules conclude in a fortune; on a travel
+// policy, Meditations and The Art of War, none.
+func ReadsFortunes(rules []TieredRule) bool {
+	n := 0
+	for _, r := range rules {
+		then := r.Conclusion + "\n" + r.Action
+		if strings.ContainsAny(then, fortuneHan) || fortuneLatin.MatchString(then) {
+			n++
+		}
+	}
+	return n >= 5 && n*10 >= len(rules)
+}
+
 // GraveCaveat is the plain caveat a grave verdict is relayed with.
 const GraveCaveat = "这是古籍的断语，反映传统的说法，不是确定的预言；人的境遇取决于许多因素。/ This is what the classical texts say, not a certain prediction; a life depends on many things."
 

@@ -965,7 +965,7 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		answer.WriteString(note)
 		_ = t.send(Event{Type: EventContent, Content: note})
 	}
-	if c := verdictCaveat(answer.String()); c != "" {
+	if c := verdictCaveat(answer.String()); c != "" && a.fateIn(t.activeSkill()) {
 		a.metrics.guard(guardVerdictCaveat)
 		c = "\n" + c
 		answer.WriteString(c)

@@ -115,12 +115,12 @@ func (a *Agent) graveSkill(sk *skills.Skill) bool {
 // readGrave is graveSkill, read from the skill's files.
 func (a *Agent) readGrave(sk *skills.Skill) bool {
 	idx, err := a.rules.get(sk)
-	if err == nil {
-		for _, r := range idx.rules {
-			if r.IsGrave() {
-				return true
-			}
-		}
+	if err != nil || !idx.fate && !sk.RequiresBirthInfo {
+		// Only a skill that reads fates states verdicts (readsFate).
+		return false
+	}
+	if idx.grave {
+		return true
 	}
 	if b, err := sk.ReadResource("knowledge/patterns.yaml"); err == nil {
 		var pf knowledge.PatternsFile

@@ -141,7 +141,7 @@ func (a *Agent) useSkill(t *turn, args map[string]any) (json.RawMessage, error) 
 	}
 	if len(sks) == 1 {
 		sk := sks[0]
-		res := map[string]any{"skill": sk.Name, "instructions": safeInstructions(sk.Instructions()), "tools": toolNames(sk), "resources": sk.Resources()}
+		res := map[string]any{"skill": sk.Name, "instructions": a.safeInstructionsOf(sks, sk.Instructions()), "tools": toolNames(sk), "resources": sk.Resources()}
 		addMeta(res, sk.Header)
 		if topic != "" {
 			res["topic"] = topic
@@ -158,7 +158,7 @@ func (a *Agent) useSkill(t *turn, args map[string]any) (json.RawMessage, error) 
 		}
 		list = append(list, m)
 	}
-	res := map[string]any{"skills": list, "instructions": safeInstructions(text)}
+	res := map[string]any{"skills": list, "instructions": a.safeInstructionsOf(sks, text)}
 	if topic != "" {
 		res["topic"] = topic
 	}

@@ -107,6 +107,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 				fmt.Fprintf(&sb, "\n"+L.unbridged+"\n", LanguageName(res.QueryLang), LanguageName(res.SourceLang))
 			}
 			if err == nil && len(ps) > 0 {
+				fate := a.fateIn(strings.Join(answering, skillSep))
 				sb.WriteString("\n**" + L.passages + "**\n\n")
 				for _, p := range ps {
 					text := []rune(plainExcerpt(p.Text))
@@ -114,7 +115,7 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 						text = append(text[:200], '…')
 					}
 					note := ""
-					if len(knowledge.GraveTerms(string(text))) > 0 {
+					if fate && len(knowledge.GraveTerms(string(text))) > 0 {
 						// The book's grave verdict, not the answer's.
 						note = "（典籍的说法，非确定预言 / the book's verdict, not a certain prediction）"
 						a.metrics.guard(guardVerdictCaveat)

@@ -62,7 +62,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		}
 		sb.WriteString("结合各技能的规则作答，并注明每条结论出自哪个技能 / combine the skills' rules and say which skill each judgement comes from.\n\n")
 		text, _ := a.stackInstructions(sks)
-		sb.WriteString(safeInstructions(text))
+		sb.WriteString(a.safeInstructionsOf(sks, text))
 		sb.WriteString(a.verdictGuidance(names))
 		sb.WriteString(otherFits(a.cfg.Skills.Route(msg), names))
 	} else if active != "" {
@@ -71,7 +71,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 			if top := t.activeTopic(); top != "" {
 				fmt.Fprintf(&sb, "话题 / topic: %s\n", top)
 			}
-			fmt.Fprintf(&sb, "\n%s\n", safeInstructions(sk.Instructions()))
+			fmt.Fprintf(&sb, "\n%s\n", a.safeInstructionsOf([]*skills.Skill{sk}, sk.Instructions()))
 			t.noteInContext(sk.Name, listedRules(sk.Instructions())...)
 			if tn := toolNames(sk); len(tn) > 0 {
 				sb.WriteString("\n本技能的工具 / skill tools: " + strings.Join(tn, ", ") + "\n")
@@ -182,16 +182,17 @@ func (a *Agent) verdictGuidance(active []string) string {
 }
 
 // readsFate reports whether a skill reads a person's fate, the skills the
-// core prompt's verdict guidance is for: it needs the user's birth data
-// (requires_birth_info, which integrate sets when its SOP collects it), or
-// its rules state grave verdicts (knowledge.Rule.IsGrave: death, disaster,
-// divorce, ruin), which extraction marks per rule.
+// core prompt's verdict guidance and every verdict caveat are for: it
+// needs the user's birth data (requires_birth_info, which integrate sets
+// when its SOP collects it), or its rules read fortunes
+// (knowledge.ReadsFortunes). A skill that merely names death, disaster or
+// ruin (a travel policy, a philosopher, a novel) does not.
 func (a *Agent) readsFate(sk *skills.Skill) bool {
 	if sk.RequiresBirthInfo {
 		return true
 	}
 	idx, err := a.rules.get(sk)
-	return err == nil && idx.grave
+	return err == nil && idx.fate
 }
 
 // progress reads a protocol's progress from the assistant messages given:

@@ -52,8 +52,12 @@ type ruleIndex struct {
 	// langShares is languageShares, computed once with the index (the
 	// themeLanguage of every search and get_rules call reads it).
 	langShares map[string]float64
-	// grave is set when a rule states a grave verdict (IsGrave): the
-	// skill reads fates (Agent.readsFate).
+	// fate is set when the skill reads a person's fate: it needs their
+	// birth data (requires_birth_info) or its rules read fortunes
+	// (knowledge.ReadsFortunes). Only then is a rule's grave verdict a
+	// prediction, and Grave set on it (Agent.readsFate).
+	fate bool
+	// grave is set when a rule is Grave.
 	grave bool
 	// core indexes the core rules alone (knowledge.Rules.Core) when the
 	// file holds extra ones (an offline tier 2 of one rule a chunk), nil
@@ -163,11 +167,25 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 	if err := yaml.Unmarshal(b, &rf); err != nil {
 		return nil, fmt.Errorf("get_rules: skill %s knowledge/rules.yaml: %w", sk.Name, err)
 	}
-	full := indexRules(rf.Rules.All(), idx.glossary)
+	all := rf.Rules.All()
+	fate := sk.RequiresBirthInfo || knowledge.ReadsFortunes(all)
+	full := indexRules(markFate(all, fate), idx.glossary)
+	full.fate = fate
 	if core := rf.Rules.Core(); len(core) < len(full.rules) {
-		full.core = indexRules(core, idx.glossary)
+		full.core = indexRules(markFate(core, fate), idx.glossary)
+		full.core.fate = fate
 	}
 	return full, nil
+}
+
+// markFate sets Grave on the rules stating a grave verdict (IsGrave) when
+// the skill reads fates, and clears it on every rule when it does not: a
+// travel policy's "emergency leave for certain disasters" is no verdict.
+func markFate(rules []knowledge.TieredRule, fate bool) []knowledge.TieredRule {
+	for i := range rules {
+		rules[i].Grave = fate && rules[i].IsGrave()
+	}
+	return rules
 }
 
 // indexRules indexes rules, with the skill's glossary g (nil: none).
@@ -179,7 +197,7 @@ func indexRules(rules []knowledge.TieredRule, g *Glossary) *ruleIndex {
 		if !r.Extra {
 			idx.nCore++
 		}
-		idx.grave = idx.grave || r.IsGrave()
+		idx.grave = idx.grave || r.Grave
 		var quotes strings.Builder
 		for _, e := range r.Evidence {
 			quotes.WriteString(e.Quote + " ")

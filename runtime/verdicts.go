@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/skills"
 )
 
 // Safe verdicts (docs/agent.md): a rule, red flag or passage predicting
@@ -16,12 +17,13 @@ import (
 // states one without it gets the caveat appended.
 
 // safeRule returns r with a grave verdict rendered as the tradition's
-// (knowledge.TraditionSays) and marked Grave; other rules as they are.
+// (knowledge.TraditionSays); other rules as they are. A rule is grave when
+// Grave is set, as the rule index sets it for a skill that reads fates
+// (markFate).
 func safeRule(r knowledge.TieredRule) knowledge.TieredRule {
-	if !r.IsGrave() {
+	if !r.Grave {
 		return r
 	}
-	r.Grave = true
 	if r.Conclusion != "" && len(knowledge.GraveTerms(r.Conclusion)) > 0 {
 		r.Conclusion = knowledge.TraditionSays(r.Conclusion)
 	}
@@ -83,6 +85,35 @@ func safeInstructions(text string) string {
 		lines[i] = l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// safeInstructionsOf is safeInstructions for the instructions of skills
+// sks: unchanged unless one of them reads fates (readsFate).
+func (a *Agent) safeInstructionsOf(sks []*skills.Skill, text string) string {
+	for _, sk := range sks {
+		if a.readsFate(sk) {
+			return safeInstructions(text)
+		}
+	}
+	return text
+}
+
+// fateIn reports whether one of the skills named in active (a skill or a
+// stack, splitSkills) reads fates; with none active, whether an installed
+// skill does, since the answer may still be about one.
+func (a *Agent) fateIn(active string) bool {
+	names := splitSkills(active)
+	if len(names) == 0 {
+		for _, h := range a.cfg.Skills.Headers() {
+			names = append(names, h.Name)
+		}
+	}
+	for _, n := range names {
+		if sk, err := a.cfg.Skills.Get(n); err == nil && a.readsFate(sk) {
+			return true
+		}
+	}
+	return false
 }
 
 // hedged reports whether text already presents a verdict as the

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/llm"
 )
 
 // graveSkill is a skill whose SKILL.md tells the agent to relay two grave
 // red flags (as extraction wrote them before) and lists a grave rule, and
-// whose rules hold two grave verdicts and a harmless one.
+// whose rules hold two grave verdicts, a harmless one, and the fortunes
+// that make it a skill reading fates (knowledge.ReadsFortunes).
 var graveSkill = map[string]string{
 	"mingli/SKILL.md": "---\nname: mingli\ndescription: 依据典籍解答命理问题\ntriggers: [命理, 壬水, 辰戌]\n---\n# 命理\n\n### 必查规则\n\n- R001: 柱中有壬水，运又逢水 → 必贫夭死\n- R003: 甲木生于寅月 → 身强\n\n### 禁止事项\n\n" +
 		"- 不可略过「柱中有壬水，运又逢水」这一信号：原文断为「必贫夭死」：先核实确有此情形，再向用户说明此断语及其出处。\n" +
@@ -38,7 +40,11 @@ var graveSkill = map[string]string{
       confidence: high
       source: 渊海子平 > 论日主
       evidence: [{chunk: c_3, quote: "甲木寅月得令。"}]
-  tier3_edge: []
+  tier3_edge:
+    - {id: R004, condition: 财官双美, conclusion: 主富贵, source: 三命通会 > 论财官, evidence: [{chunk: c_4, quote: "财官双美，主富贵。"}]}
+    - {id: R005, condition: 印绶得地, conclusion: 主寿, source: 三命通会 > 论印绶, evidence: [{chunk: c_4, quote: "印绶得地，主寿。"}]}
+    - {id: R006, condition: 天乙贵人临命, conclusion: 逢凶化吉, source: 三命通会 > 论贵人, evidence: [{chunk: c_4, quote: "天乙贵人临命，逢凶化吉。"}]}
+    - {id: R007, condition: 伤官见官, conclusion: 为祸百端, source: 子平真诠 > 论伤官, evidence: [{chunk: c_4, quote: "伤官见官，为祸百端。"}]}
 `,
 }
 
@@ -232,5 +238,95 @@ func TestInputClassifier(t *testing.T) {
 func TestCorrectionAsText(t *testing.T) {
 	if got := EventText(Event{Type: EventCorrection, Content: "典籍认为……"}); !strings.Contains(got, "corrected") || !strings.HasSuffix(got, "典籍认为……") {
 		t.Fatalf("EventText(correction) = %q", got)
+	}
+}
+
+// policySkill names death and disasters, as a leave policy does, and reads
+// no one's fate: its rules conclude in entitlements, not fortunes.
+var policySkill = map[string]string{
+	"leave/SKILL.md": "---\nname: leave\ndescription: Leave and travel policy for staff\ntriggers: [leave, bereavement, disaster]\n---\n# Leave\n\n### Rules\n\n- R001: An immediate family member's death → up to 3 days of bereavement leave\n",
+	"leave/knowledge/rules.yaml": `rules:
+  tier1_must_know:
+    - id: R001
+      condition: An immediate family member's death
+      conclusion: up to 3 days of bereavement leave
+      source: Leave policy > Bereavement
+      evidence: [{chunk: c_1, quote: "An employee may take up to 3 days of bereavement leave for the death of an immediate family member."}]
+  tier2_core:
+    - id: R002
+      condition: OPM declares a major disaster
+      conclusion: OPM may establish an emergency leave transfer program for certain disasters
+      grave: true
+      source: Leave policy > Emergency leave
+      evidence: [{chunk: c_2, quote: "OPM may establish an emergency leave transfer program for certain disasters."}]
+  tier3_edge: []
+`,
+}
+
+type policySearcher struct{}
+
+func (policySearcher) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit, error) {
+	return []knowledge.Hit{{Score: 1, Chunk: chunk.Chunk{ID: "c_1", Doc: "knowledge/leave/converted/leave.md", Source: "knowledge/leave/source/leave.md", HeadingPath: []string{"Bereavement"}, Start: 0, End: 90,
+		Text: "An employee may take up to 3 days of bereavement leave for the death of an immediate family member."}}}, nil
+}
+
+// Death and disasters in a skill that reads no fates (a leave policy, a
+// philosopher, a novel) are no verdicts: no caveat on its rules, passages,
+// instructions or answers, no verdict guidance in the prompt, and the judge
+// (auto) leaves it alone. A rule marked grave by an earlier build is
+// cleared. The tradition's caveat stays for skills that read fates
+// (TestGraveVerdictsAreNeverCertain).
+func TestVerdictsOnlyWhereASkillReadsFates(t *testing.T) {
+	ctx := context.Background()
+	root := writeSkills(t, "", policySkill)
+	m := &fakeModel{script: []step{
+		{calls: []llm.ToolCall{call("1", "get_rules", `{"question":"what leave after a death or a disaster"}`)}},
+		{text: []string{"After a death in your immediate family you get up to 3 days of bereavement leave (R001)."}},
+	}}
+	a := agentOver(t, root, m, func(c *Config) { c.Searcher = policySearcher{} })
+	c := &collect{}
+	answer, err := a.Turn(ctx, TurnRequest{UserID: "u", Message: "what leave after a death or a disaster", Skill: "leave"}, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := a.cfg.Skills.Get("leave")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.readsFate(sk) || a.judgeFor("leave") {
+		t.Errorf("a leave policy reads fates (%v) or is judged (%v)", a.readsFate(sk), a.judgeFor("leave"))
+	}
+	sys := m.requests[0].Messages[0].Content
+	for _, bad := range []string{"断语 / Verdicts", "not a certainty", "非确定预言", "birth data"} {
+		if strings.Contains(sys, bad) {
+			t.Errorf("the system prompt of a leave policy says %q:\n%s", bad, sys)
+		}
+	}
+	rules := toolResult(t, c, "get_rules")
+	for _, r := range rules["rules"].([]any) {
+		r := r.(map[string]any)
+		if r["grave"] == true || strings.Contains(r["conclusion"].(string), "tradition") {
+			t.Errorf("get_rules gives %v", r)
+		}
+	}
+	if len(rules["rules"].([]any)) == 0 {
+		t.Fatalf("get_rules = %v", rules)
+	}
+	if strings.Contains(answer, "Note:") || strings.Contains(answer, "classical texts") {
+		t.Errorf("a leave answer got the tradition's caveat:\n%s", answer)
+	}
+
+	off := agentOver(t, root, nil, func(c *Config) { c.Searcher = policySearcher{} })
+	answer, err = off.Turn(ctx, TurnRequest{UserID: "v", Message: "bereavement leave after a death or a disaster", Skill: "leave"}, (&collect{}).emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(answer, "bereavement leave for the death") || !strings.Contains(answer, "R001") {
+		t.Fatalf("retrieval-only answer lacks the rule or the passage:\n%s", answer)
+	}
+	for _, bad := range []string{"prediction", "tradition", "典籍"} {
+		if strings.Contains(answer, bad) {
+			t.Errorf("retrieval-only answer of a leave policy says %q:\n%s", bad, answer)
+		}
 	}
 }
