@@ -18,8 +18,9 @@ import (
 	"github.com/vibelife/vibe/runtime"
 )
 
-// judgeSkill is a skill whose rules carry a grave verdict (so the judge is
-// on by default) and a harmless one.
+// judgeSkill is a skill that reads fates (its rules conclude in fortunes:
+// knowledge.ReadsFortunes) and whose rules carry a grave verdict (so the
+// judge is on by default) and a harmless one.
 var judgeSkill = map[string]string{
 	"SKILL.md": "---\nname: mingli\ndescription: 依据典籍解答命理问题\ntriggers: [命理, 壬水]\n---\n# 命理\n\n依据 get_rules 的规则作答，注明规则编号。\n",
 	"knowledge/rules.yaml": `rules:
@@ -37,7 +38,11 @@ var judgeSkill = map[string]string{
       confidence: high
       source: 渊海子平 > 论日主
       evidence: [{chunk: c_3, quote: "甲木寅月得令。"}]
-  tier3_edge: []
+  tier3_edge:
+    - {id: R004, condition: 财官双美, conclusion: 主富贵, source: 三命通会 > 论财官, evidence: [{chunk: c_4, quote: "财官双美，主富贵。"}]}
+    - {id: R005, condition: 印绶得地, conclusion: 主寿, source: 三命通会 > 论印绶, evidence: [{chunk: c_4, quote: "印绶得地，主寿。"}]}
+    - {id: R006, condition: 天乙贵人临命, conclusion: 逢凶化吉, source: 三命通会 > 论贵人, evidence: [{chunk: c_4, quote: "天乙贵人临命，逢凶化吉。"}]}
+    - {id: R007, condition: 伤官见官, conclusion: 为祸百端, source: 子平真诠 > 论伤官, evidence: [{chunk: c_4, quote: "伤官见官，为祸百端。"}]}
 `,
 }
 
