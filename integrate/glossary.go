@@ -61,6 +61,23 @@ type candidate struct {
 // starts with: "2.3.3 ", "四十一、", "第三章 ", "卷六".
 var headingNumber = regexp.MustCompile(`^(?:[0-9０-９]+(?:[.．][0-9０-９]+)*[.．、]?\s*|[一二三四五六七八九十百零〇两]+[、.．]\s*|第[一二三四五六七八九十百零〇两0-9]+[章节回卷篇部]\s*)`)
 
+// discourseEnd matches the words that end a title "论X之说" (on X: the
+// theory, the method, the principle of it), which are no part of X.
+var discourseEnd = regexp.MustCompile(`之[说论法理辨要义]$`)
+
+// stripNumbering takes a heading title's numbering off ("第十一回 " and
+// "十七、"), which would otherwise recur as a phrase (十一回).
+func stripNumbering(h string) string {
+	h = strings.TrimSpace(h)
+	for {
+		t := strings.TrimSpace(headingNumber.ReplaceAllString(h, ""))
+		if t == h {
+			return h
+		}
+		h = t
+	}
+}
+
 // numeralHan are the characters of a Chinese number or ordinal.
 const numeralHan = "一二三四五六七八九十百千零〇两第"
 
@@ -101,6 +118,10 @@ func termOfHeading(h string) string {
 	}
 	if r := []rune(h); len(r) > minTermRunes && r[0] == '论' {
 		h = string(r[1:])
+		// "论墓库刑冲之说": a discussion "of" its terms; the 之说 says so.
+		if t := discourseEnd.ReplaceAllString(h, ""); utf8.RuneCountInString(t) >= minTermRunes {
+			h = t
+		}
 	}
 	if r := []rune(h); len(r) > minTermRunes && r[len(r)-1] == '论' {
 		h = string(r[:len(r)-1])
@@ -181,14 +202,25 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 		add(strings.TrimSpace(t), "title", true)
 	}
 	var docs []string
+	var headingTerms []candidate // the Han terms the headings name, and where
 	for _, h := range in.Headings {
 		if t := termOfHeading(h); t != "" {
 			add(t, h, true)
+			if discourse(h) {
+				headingTerms = append(headingTerms, candidate{term: t, context: h})
+			}
 		} else if t := termOfHeadingEN(h); t != "" {
 			add(t, h, true)
 		}
-		docs = append(docs, h)
+		docs = append(docs, stripNumbering(h))
 	}
+	nameOf, cuts := headingNames(in.Headings)
+	for _, h := range in.Headings {
+		if n := nameOf[h]; n != "" {
+			add(n, h, true)
+		}
+	}
+	headingDocs := len(docs)
 	for _, p := range ks.pats.Patterns.QuickPatterns {
 		add(strings.TrimSpace(p.Name), p.Signature, true)
 		docs = append(docs, p.Name+" "+p.Signature+" "+p.Indication)
@@ -206,11 +238,23 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 		docs = append(docs, r.Condition+" "+r.Conclusion+" "+r.Action)
 	}
 	for _, g := range append(recurringGrams(docs), recurringEnglish(docs)...) {
+		if cuts[g.term] && !foundIn(docs[headingDocs:], g.term) {
+			// A name run into the verb after it (诸葛亮智 of 诸葛亮智算华容),
+			// found nowhere else.
+			continue
+		}
 		if c := cands[g.term]; c != nil {
 			c.docs = max(c.docs, g.docs)
 			continue
 		}
 		cands[g.term] = &candidate{term: g.term, context: g.context, docs: g.docs}
+	}
+	// A discussion of two terms side by side (论墓库刑冲之说, 论建禄月劫)
+	// names each of them, when one is a term found elsewhere.
+	for _, ht := range headingTerms {
+		for _, part := range pairOf(ht.term, cands) {
+			add(part, ht.context, true)
+		}
 	}
 	out := make([]*candidate, 0, len(cands))
 	for _, c := range cands {
@@ -244,6 +288,101 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	}
 	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
 	return kept, g
+}
+
+// pairOf splits a heading's four-character term into its two terms when one
+// of them is a candidate of its own: 墓库刑冲 is 墓库 and 刑冲. Nothing
+// otherwise.
+func pairOf(term string, cands map[string]*candidate) []string {
+	r := []rune(term)
+	if len(r) != 2*minTermRunes {
+		return nil
+	}
+	a, b := string(r[:2]), string(r[2:])
+	if gramStop[r[1]] || gramStop[r[2]] || cands[a] == nil && cands[b] == nil {
+		return nil
+	}
+	return []string{a, b}
+}
+
+// discourse reports whether a heading title is a discussion "论X" or
+// "X之说".
+func discourse(h string) bool {
+	h = stripNumbering(h)
+	return strings.HasPrefix(h, "论") || discourseEnd.MatchString(h)
+}
+
+// foundIn reports whether any of docs holds s.
+func foundIn(docs []string, s string) bool {
+	for _, d := range docs {
+		if strings.Contains(d, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Names at the head of headings: a title that joins a name and a verb
+// phrase (诸葛亮智算华容, 诸葛亮火烧新野, 曹操煮酒论英雄: a novel's chapter
+// titles) names the name. The name is the start of the title after which the
+// titles go on in the most different ways (诸葛亮 is followed by 智, 火, 大,
+// 乘…; 诸葛 only by 亮; 诸葛亮智 by 算 and 取), and at least minNameBranches.
+const (
+	minNameBranches = 3
+	minNamedPhrase  = 5 // Han characters of a title phrase a name heads
+)
+
+// headingNames returns the name each heading starts a phrase with (by
+// heading), and the phrases that run such a name into the verb after it
+// (诸葛亮智): cuts, no terms.
+func headingNames(headings []string) (map[string]string, map[string]bool) {
+	type phrase struct {
+		heading string
+		run     []rune
+	}
+	var phrases []phrase
+	seen := map[string]bool{}
+	for _, h := range headings {
+		for _, run := range hanRuns(stripNumbering(h)) {
+			if len(run) < minNamedPhrase || seen[string(run)] {
+				continue
+			}
+			seen[string(run)] = true
+			phrases = append(phrases, phrase{h, run})
+		}
+	}
+	next := map[string]map[rune]bool{} // a phrase's start -> the characters after it
+	for _, p := range phrases {
+		for n := minTermRunes; n <= maxGramRunes && n < len(p.run); n++ {
+			s := string(p.run[:n])
+			if next[s] == nil {
+				next[s] = map[rune]bool{}
+			}
+			next[s][p.run[n]] = true
+		}
+	}
+	names := map[string]string{}
+	cuts := map[string]bool{}
+	for _, p := range phrases {
+		best, most := 0, minNameBranches-1
+		for n := minTermRunes; n <= maxGramRunes && n < len(p.run); n++ {
+			if k := len(next[string(p.run[:n])]); k > most {
+				best, most = n, k
+			}
+		}
+		if best == 0 || gramStop[p.run[0]] || gramStop[p.run[best-1]] || p.run[0] == '论' {
+			// A discussion (论十干合, 论十恶大败) starts with its topic,
+			// not a name.
+			continue
+		}
+		if _, ok := names[p.heading]; !ok {
+			names[p.heading] = string(p.run[:best])
+		}
+		for n := best + 1; n <= maxGramRunes && n <= len(p.run); n++ {
+			cuts[string(p.run[:n])] = true
+		}
+	}
+	return names, cuts
 }
 
 // gram is a recurring phrase of the knowledge's wording.
@@ -287,7 +426,10 @@ func recurringGrams(docs []string) []gram {
 			for n := minTermRunes; n <= maxGramRunes; n++ {
 				for i := 0; i+n <= len(run); i++ {
 					w := run[i : i+n]
-					if gramStop[w[0]] || gramStop[w[n-1]] {
+					if gramStop[w[0]] || gramStop[w[n-1]] || w[0] == '不' || w[0] == '论' || w[n-1] == '论' {
+						// A negation starts no term (不得, 不宜), and 论
+						// ("on X", "X discussed") is a heading's word
+						// around its term (论偏 of 论偏官, 官论 of 正官论).
 						continue
 					}
 					s := string(w)

@@ -374,3 +374,43 @@ func TestGlossaryBatchesSendEveryCandidate(t *testing.T) {
 		t.Errorf("%d candidates in %d batches, want 600 in 8", n, len(bs))
 	}
 }
+
+// A heading joining a name and a verb phrase names the name, not a cut of
+// it: a novel's chapter titles (诸葛亮智算华容, 诸葛亮火烧新野…) gave the
+// "term" 诸葛亮智, found in four titles. A discussion of two terms side by
+// side (十七、论墓库刑冲之说) names both, where it gave none (墓库 was no
+// candidate). Numbering (第十一回) gives no phrase, and the words around a
+// heading's term (论偏 of 论偏官, 官论 of 正官论) and a negation (不得) start
+// or end no term.
+func TestMinedTermsAreNoCuts(t *testing.T) {
+	headings := []string{
+		"第四十回 蔡夫人议献荆州 诸葛亮火烧新野", "第五十回 诸葛亮智算华容 关云长义释曹操",
+		"第七十二回 诸葛亮智取汉中 曹阿瞒兵退斜谷", "第九十九回 诸葛亮大破魏兵 司马懿入寇西蜀",
+		"第九十四回 诸葛亮乘雪破羌兵 司马懿克日擒孟达", "第四十三回 诸葛亮舌战群儒 鲁子敬力排众议",
+		"第四十六回 用奇谋孔明借箭 献密计黄盖受刑", "第五十一回 诸葛亮智激孙权 孔明一气周公瑾",
+		"第五十二回 诸葛亮智辞鲁肃 赵子龙计取桂阳",
+		"第十一回 刘皇叔北海救孔融 吕温侯濮阳破曹操", "第十二回 陶恭祖三让徐州 曹孟德大战吕布",
+		"第十三回 李傕郭汜大交兵 杨奉董承双救驾",
+		"十七、论墓库刑冲之说", "七、论刑冲会合解法", "13 论偏官", "14 正官论", "论偏财", "15 论偏印",
+		"14 正官论", "16 七杀论", "不得已而用之",
+	}
+	ks := &knowledgeSet{}
+	for _, c := range []string{"刑冲而破格", "逢刑冲则发", "墓中之物，刑冲则开"} {
+		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
+	}
+	cands, _ := mineCandidates(ks, GlossaryInputs{Headings: headings})
+	got := map[string]bool{}
+	for _, c := range cands {
+		got[c.term] = true
+	}
+	for _, want := range []string{"诸葛亮", "墓库", "刑冲", "偏官", "偏财"} {
+		if !got[want] {
+			t.Errorf("%s is not mined", want)
+		}
+	}
+	for _, cut := range []string{"诸葛亮智", "十一回", "十二回", "论偏", "官论", "杀论", "不得"} {
+		if got[cut] {
+			t.Errorf("the cut %s is mined as a term", cut)
+		}
+	}
+}
