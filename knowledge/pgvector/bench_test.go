@@ -204,7 +204,7 @@ func rawCopy(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Synt
 		}
 	}
 	again = append(again,
-		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw (embedding vector_cosine_ops) `+hnswParams)
+		`CREATE INDEX kb_embedding_hnsw ON kb_embedding USING hnsw `+hnswOn(benchDims)+` `+hnswParams)
 	for _, q := range again {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, buildMemoryMB(vectors, benchDims))); err != nil {
@@ -350,7 +350,7 @@ func hnswRecall(ctx context.Context, tb testing.TB, s *Store, c *storetest.Corpu
 				if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d`, ef)); err != nil {
 					return err
 				}
-				rows, err := tx.Query(ctx, `SELECT chunk_id FROM kb_embedding WHERE theme = $1 ORDER BY embedding <=> $2 LIMIT 10`, c.Theme, pgv.NewVector(q.Vector))
+				rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT chunk_id FROM kb_embedding WHERE theme = $1 ORDER BY embedding::halfvec(%d) <=> $2::halfvec(%[1]d) LIMIT 10`, len(q.Vector)), c.Theme, pgv.NewVector(q.Vector))
 				if err != nil {
 					return err
 				}

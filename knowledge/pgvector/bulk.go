@@ -47,7 +47,7 @@ var deferredIndexes = []deferredIndex{
 		if dims <= 0 || dims > hnswMaxDims {
 			return ""
 		}
-		return `CREATE INDEX IF NOT EXISTS kb_embedding_hnsw ON ` + schema + `.kb_embedding USING hnsw (embedding vector_cosine_ops) ` + hnswParams
+		return `CREATE INDEX IF NOT EXISTS kb_embedding_hnsw ON ` + schema + `.kb_embedding USING hnsw ` + hnswOn(dims) + ` ` + hnswParams
 	}},
 }
 
@@ -211,10 +211,10 @@ func (s *Store) missingIndexes(ctx context.Context, conn *pgx.Conn) ([]deferredI
 }
 
 // buildMemoryMB sizes maintenance_work_mem for an index build over rows
-// vectors of dims so the HNSW graph is built in memory (about 4 bytes a
-// dimension plus 300 bytes of neighbour lists and tuple overhead per
-// element), between 64 MB and 2 GB.
+// vectors of dims so the HNSW graph is built in memory (2 bytes a
+// dimension, the index's half-precision floats, plus 300 bytes of neighbour
+// lists and tuple overhead per element), between 64 MB and 2 GB.
 func buildMemoryMB(rows int64, dims int) int64 {
-	need := rows*int64(4*dims+300)*5/4>>20 + 1
+	need := rows*int64(2*dims+300)*5/4>>20 + 1
 	return min(max(need, 64), 2048)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
@@ -411,5 +412,80 @@ func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
 	}
 	if got := indexNames(t, s); got != bothIndexes {
 		t.Fatalf("after a small load, indexes = %q, want %q", got, bothIndexes)
+	}
+}
+
+// TestHalfPrecisionHNSW: the HNSW index holds half-precision vectors, a
+// store of the float32 index gets it on open (migration 13), vector search
+// reaches it (its plan scans the index) and its recall@10 at the configured
+// ef_search is at least 0.97 against exact search, with exact float32
+// scores.
+func TestHalfPrecisionHNSW(t *testing.T) {
+	ctx := context.Background()
+	url, schema, conn := schemaAt(t, 12)
+	c := storetest.NewCorpus(storetest.Zipf, "t", 4000, 200, 64, 3)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 64}
+	s, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, d := range c.Docs {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexDef := func() string {
+		t.Helper()
+		var def string
+		if err := conn.QueryRow(ctx, `SELECT pg_get_indexdef(to_regclass($1))`, schema+".kb_embedding_hnsw").Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		return def
+	}
+	if def := indexDef(); !strings.Contains(def, "halfvec(64)") {
+		t.Fatalf("the index = %q, want one on halfvec(64)", def)
+	}
+	// A store of migration 12 with the float32 index: open rebuilds it.
+	if _, err := conn.Exec(ctx, `DROP INDEX `+schema+`.kb_embedding_hnsw; CREATE INDEX kb_embedding_hnsw ON `+schema+`.kb_embedding USING hnsw (embedding vector_cosine_ops); DELETE FROM `+schema+`.schema_migrations WHERE version >= 13`); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if def := indexDef(); !strings.Contains(def, "halfvec(64)") {
+		t.Fatalf("after migration 13 the index = %q, want one on halfvec(64)", def)
+	}
+	q := c.Query()
+	var plan []string
+	rows, err := s.pool.Query(ctx, `EXPLAIN (COSTS OFF) `+vectorQuery(64), pgv.NewVector(q.Vector), "t", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "kb_embedding_hnsw") {
+		t.Fatalf("vector search does not use the index:\n%s", p)
+	}
+	qs := queries(c, 100)
+	if r := hnswRecall(ctx, t, s, c, qs, 0); r < 0.97 {
+		t.Errorf("recall@10 at ef_search %d = %.3f, want >= 0.97", hnswEfSearch, r)
+	}
+	hits, err := s.Search(ctx, knowledge.Query{Theme: "t", Vector: q.Vector, K: 5, Mode: knowledge.SearchVector})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("search: %d hits, %v", len(hits), err)
+	}
+	for _, h := range hits {
+		var exact float64
+		if err := s.pool.QueryRow(ctx, `SELECT 1 - (embedding <=> $1) FROM kb_embedding WHERE chunk_id = $2`, pgv.NewVector(q.Vector), h.Chunk.ID).Scan(&exact); err != nil {
+			t.Fatal(err)
+		}
+		if h.VectorScore != exact {
+			t.Errorf("%s: score %v, the float32 cosine %v", h.Chunk.ID, h.VectorScore, exact)
+		}
 	}
 }

@@ -130,6 +130,20 @@ ALTER TABLE mem_message ADD COLUMN events JSONB;
 	// read and scored every chunk holding a query token; the stored
 	// documents are indexed by buildLexIndex.
 	{12, "lexical index", lexIndexSQL, buildLexIndex},
+	// The HNSW index holds half-precision vectors (hnswOn): the float32
+	// one goes, and Open (ensureIndexes) builds the new one.
+	{13, "half-precision HNSW index", `SELECT 1`, dropHNSW},
+}
+
+// dropHNSW drops the store's HNSW index, named in the schema of
+// kb_embedding (the search path may hold another store's).
+func dropHNSW(ctx context.Context, tx pgx.Tx) error {
+	var schema string
+	if err := tx.QueryRow(ctx, `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'kb_embedding'::regclass`).Scan(&schema); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgx.Identifier{schema, "kb_embedding_hnsw"}.Sanitize())
+	return err
 }
 
 const lexIndexSQL = `
