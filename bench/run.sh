@@ -17,7 +17,9 @@
 #             lexical) against Xapian's BM25 over the same chunks and tokens,
 #             in one run, on a generated theme of VIBE_SEARCH_SIZES chunks
 #             (default 5000,20000,75000), start-up resident memory and ingest
-#             CPU per chunk; installs python3-xapian from Debian's packages
+#             CPU per chunk; then, with PostgreSQL, ingest CPU per chunk into
+#             it at the same sizes (vibe's and the server's backends', split
+#             by statement); installs python3-xapian from Debian's packages
 #             when it is missing (docs/retrieval.md, Cost against BM25)
 #   chunk     chunking throughput on 三命通会 (2 MB), and token counting
 #             against tiktoken-go
@@ -179,6 +181,15 @@ for g in "${groups[@]}"; do
 			:
 		else
 			failed+=("search bench/searchbench")
+		fi
+		# Ingest into PostgreSQL at the same sizes (each converted once in its
+		# own workspace), a new schema each: CPU a chunk of vibe and of the backends serving it, split by
+		# statement (docs/retrieval.md, "PostgreSQL").
+		if [ -n "${VIBE_TEST_DATABASE_URL:-}" ]; then
+			echo "== search: PostgreSQL ingest, bench/searchbench -ingest-only -postgres" | tee -a "$out/search.txt"
+			if ! go run ./bench/searchbench -vibe "$out/vibe" -ingest-only -postgres "$VIBE_TEST_DATABASE_URL" -sizes "$VIBE_SEARCH_SIZES" -work "$out/pgingest" 2>&1 | tee -a "$out/search.txt"; then
+				failed+=("search bench/searchbench -postgres")
+			fi
 		fi
 		;;
 	chunk)
