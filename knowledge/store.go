@@ -108,6 +108,25 @@ type Hit struct {
 	LexicalTerms uint64 `json:"-"`
 }
 
+// TermCounts are the figures a theme's own rarity of a query's tokens is
+// read from ([TermCounter]): how many chunks the theme holds, and how many
+// of them hold each token.
+type TermCounts struct {
+	// Chunks is the number of chunks of the theme.
+	Chunks int64
+	// DF[i] is the number of chunks of the theme holding tokens[i].
+	DF []int64
+}
+
+// TermCounter is an optional capability of a Store (found by type
+// assertion): the theme's counts of index tokens (lexical.QueryTokens), so
+// that a caller can weigh what a passage holds of a query by how rare each
+// token is in that theme alone, whatever the other themes of the store.
+// Unknown tokens and themes count 0. Safe for concurrent use.
+type TermCounter interface {
+	TermCounts(ctx context.Context, theme string, tokens []string) (TermCounts, error)
+}
+
 // Store holds documents, their chunks and chunk embeddings, and searches
 // them. Implementations are safe for concurrent use. Every method honours
 // ctx cancellation.

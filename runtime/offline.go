@@ -25,7 +25,8 @@ var (
 func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []knowledge.StoredMessage) (string, error) {
 	skill := primarySkill(t.active)
 	answering := []string{skill}
-	if m := a.cfg.Skills.Match(msg); m != "" {
+	m, why := a.route(ctx, msg)
+	if m != "" {
 		skill, answering = m, []string{m}
 	} else if act := splitSkills(t.active); len(act) > 1 {
 		answering = act
@@ -54,6 +55,10 @@ func (a *Agent) offlineTurn(ctx context.Context, t *turn, msg string, recs []kno
 			t.active = skill
 		}
 		fmt.Fprintf(&sb, "%s%s\n", L.skill, strings.Join(answering, ", "))
+		if strings.HasPrefix(why, sourcesReason) {
+			// Not the router's vocabulary: say which passage chose it.
+			fmt.Fprintf(&sb, L.bySources+"\n", strings.TrimPrefix(why, sourcesReason))
+		}
 		if need := a.needBirthInfo(ctx, t.userID, []string{skill}); newly && len(need) > 0 && needsChart(msg) {
 			// The collect step, once the skill is chosen: it reads
 			// birth data the profile lacks.

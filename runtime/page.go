@@ -24,7 +24,7 @@ func (a *Agent) skillLanguage(name string) string {
 
 // offlineLabels are the labels of a retrieval-only answer, in one language.
 type offlineLabels struct {
-	mode, onlySkill, noSkill, skill, needBirth, rules, passages, unbridged, noRule, missing, missingNone string
+	mode, onlySkill, noSkill, skill, bySources, needBirth, rules, passages, unbridged, noRule, missing, missingNone string
 }
 
 // offlineText holds the retrieval-only answer's labels in each language;
@@ -36,6 +36,7 @@ var offlineText = map[string]offlineLabels{
 		onlySkill:   "(no skill fits the question; using the only skill)",
 		noSkill:     "No skill fits the question; available: ",
 		skill:       "Skill: ",
+		bySources:   "(chosen by what its sources say: %s)",
 		needBirth:   "(this skill needs your birth data: please fill in the form)",
 		rules:       "Rules",
 		passages:    "Passages",
@@ -49,6 +50,7 @@ var offlineText = map[string]offlineLabels{
 		onlySkill:   "（没有技能与问题相符，使用唯一的技能）",
 		noSkill:     "没有技能与问题相符。可用技能：",
 		skill:       "技能：",
+		bySources:   "（按原文选定：%s）",
 		needBirth:   "（本技能需要出生信息，请填写表单）",
 		rules:       "相关规则",
 		passages:    "相关原文",

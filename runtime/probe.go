@@ -17,7 +17,14 @@ import (
 // Route returns the skill the runtime activates for msg without a model
 // (the offline mode's choice, also the hint the model gets), "" for none.
 func (a *Agent) Route(msg string) string {
-	return a.cfg.Skills.Match(msg)
+	m, _ := a.route(context.Background(), msg)
+	return m
+}
+
+// RouteReason is [Agent.Route] with the reason of its choice: the
+// router's terms, or the passage of the sources that chose the skill.
+func (a *Agent) RouteReason(ctx context.Context, msg string) (skill, reason string) {
+	return a.route(ctx, msg)
 }
 
 // Rules returns what get_rules returns for question in skill, unbridged:

@@ -84,7 +84,13 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		for _, h := range a.cfg.Skills.Headers() {
 			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Summary())
 		}
-		sb.WriteString(routeHint(a.cfg.Skills.Route(msg), a.otherLanguage(msg)))
+		cs := a.cfg.Skills.Route(msg)
+		sb.WriteString(routeHint(cs, a.otherLanguage(msg)))
+		if !anyFits(cs) {
+			// The router's vocabulary found nothing strong: what the
+			// sources say, as advice.
+			sb.WriteString(sourcesAdvice(a.sourceEvidence(ctx, msg)))
+		}
 	}
 
 	// The runtime context, left out when there is none.

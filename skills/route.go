@@ -209,12 +209,14 @@ func (v *vocabulary) addTerm(t string) {
 const headingParticles = "之乎者也而其以为于则乃所此彼若如何即亦又且皆必在与及或哉矣焉曰云故凡盖夫"
 
 // Numbering in headings: a bigram of two numerals (十八), or of a numeral
-// and a word that numbers a part (第一, 一卷, 卷上, 三篇) or counts
-// (一次, 三日), numbers a heading and names no section. A numeral and a
-// noun (十枣 of 十枣汤, 五苓, 四逆) does.
+// and a word that numbers a part (第一, 一卷, 卷上, 三篇), counts (一次,
+// 三日) or measures (一斤, 三升, 五钱: a formula's line taken for a
+// heading, "葵子（一斤）", which routed 一斤猪肉多少钱 to a book of
+// formulas), numbers a heading and names no section. A numeral and a noun
+// (十枣 of 十枣汤, 五苓, 四逆, 六合) does.
 const (
-	headingNumerals = "一二三四五六七八九十百千零〇两"
-	headingCounters = "第卷篇章节回部集编上中下次日月年天个"
+	headingNumerals = "一二三四五六七八九十百千零〇两半"
+	headingCounters = "第卷篇章节回部集编上中下次日月年天个斤升斗钱枚铢尺寸丈克"
 )
 
 // numbersHeading reports whether a Han bigram is a heading's numbering.

@@ -135,7 +135,7 @@ func TestRouteBySectionsOfTheSources(t *testing.T) {
 		ContentsPath: `documents:
   - source: knowledge/shanghan/source/金匮.txt
     title: 金匮要略
-    headings: [奔豚气病脉证治第八, 疮痈肠痈浸淫病脉证并治第十八, 论调养如何, 杂疗方, 第一卷上, 十枣汤方]
+    headings: [奔豚气病脉证治第八, 疮痈肠痈浸淫病脉证并治第十八, 论调养如何, 杂疗方, 第一卷上, 十枣汤方, 葵子（一斤） 茯苓（三两）, 半夏厚朴汤方]
 `,
 	})
 	writeSkillFiles(t, root, "bazi", map[string]string{
@@ -154,6 +154,8 @@ func TestRouteBySectionsOfTheSources(t *testing.T) {
 		{"如何面对失业", ""},          // 如何 is a heading's frame
 		{"我第一次养猫要注意什么", ""},     // 第一 numbers a heading
 		{"十枣汤怎么服用", "shanghan"}, // 十枣 is no numbering
+		{"一斤猪肉多少钱", ""},         // 一斤 measures: a formula's line, no section
+		{"半夏有什么作用", "shanghan"}, // 半夏 is no measure
 		{"帮我写一首关于猫的诗", ""},
 	} {
 		if got := s.Match(tt.text); got != tt.want {

@@ -433,3 +433,41 @@ func (s *Store) lexHits(ctx context.Context, theme string, top []lexindex.Hit, l
 	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.LexicalScore })
 	return out, nil
 }
+
+// TermCounts implements knowledge.TermCounter: the theme's chunks, and how
+// many of them hold each token (its posting rows in the theme).
+func (s *Store) TermCounts(ctx context.Context, theme string, toks []string) (knowledge.TermCounts, error) {
+	out := knowledge.TermCounts{DF: make([]int64, len(toks))}
+	if len(toks) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `
+SELECT '', coalesce((SELECT chunks FROM kb_theme_stats WHERE theme = $1), 0)::int8
+UNION ALL
+SELECT term, sum(n)::int8 FROM kb_lex_posting WHERE theme = $1 AND term = ANY($2) GROUP BY term`, theme, toks)
+	if err != nil {
+		return out, fmt.Errorf("term counts %s: %w", theme, err)
+	}
+	at := make(map[string][]int, len(toks))
+	for i, t := range toks {
+		at[t] = append(at[t], i)
+	}
+	var term string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&term, &n}, func() error {
+		if term == "" {
+			out.Chunks = n
+			return nil
+		}
+		for _, i := range at[term] {
+			out.DF[i] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("term counts %s: %w", theme, err)
+	}
+	return out, nil
+}
+
+var _ knowledge.TermCounter = (*Store)(nil)

@@ -887,3 +887,36 @@ type suffixed struct {
 }
 
 func (p suffixed) Scan(dest ...any) error { return p.rows.Scan(append(dest, p.last)...) }
+
+// TermCounts implements knowledge.TermCounter: the theme's chunks, and how
+// many of them hold each token (its posting rows in the theme, through the
+// cache a search of the same tokens has just filled).
+func (s *Store) TermCounts(ctx context.Context, theme string, toks []string) (knowledge.TermCounts, error) {
+	out := knowledge.TermCounts{DF: make([]int64, len(toks))}
+	v, err := s.begin(ctx, theme)
+	if err != nil {
+		return out, fmt.Errorf("term counts %s: %w", theme, err)
+	}
+	st, err := s.stmt(ctx, `SELECT coalesce((SELECT chunks FROM lex_theme WHERE theme = ?), 0)`)
+	if err != nil {
+		return out, err
+	}
+	if err := st.QueryRowContext(ctx, theme).Scan(&out.Chunks); err != nil {
+		return out, fmt.Errorf("term counts %s: %w", theme, err)
+	}
+	if out.Chunks == 0 || len(toks) == 0 {
+		return out, nil
+	}
+	terms, _, _, err := s.cachedTermRows(ctx, v, theme, toks)
+	if err != nil {
+		return out, fmt.Errorf("term counts %s: %w", theme, err)
+	}
+	for i, t := range terms {
+		for _, r := range t.Rows {
+			out.DF[i] += int64(r.N)
+		}
+	}
+	return out, nil
+}
+
+var _ knowledge.TermCounter = (*Store)(nil)

@@ -597,3 +597,42 @@ func TestMigrateToLexSegments(t *testing.T) {
 	checkLexIndex(t, s)
 	check("merged")
 }
+
+// TermCounts counts a theme's own chunks and the chunks of it holding each
+// token, whatever the other themes hold, after a search of the tokens (the
+// cache) as before one.
+func TestTermCountsPerTheme(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	put := func(theme string, texts ...string) {
+		var cs []chunk.Chunk
+		for i, x := range texts {
+			cs = append(cs, chunk.Chunk{ID: fmt.Sprintf("%s%d", theme, i), Doc: theme, Source: "s", Ordinal: i, Text: x, Tokens: 3})
+		}
+		if err := st.ReplaceDocument(ctx, knowledge.Document{ID: theme, Theme: theme, ContentHash: theme}, cs, nil, knowledge.EmbeddingInfo{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("whale", "blubber and oil", "the try-works boil blubber", "a quiet sea")
+	put("tea", "oil of bergamot", "oil lamps", "green tea", "black tea")
+	toks := []string{"blubber", "oil", "tea", "猪肉"}
+	for round := 0; round < 2; round++ {
+		for theme, want := range map[string]knowledge.TermCounts{
+			"whale": {Chunks: 3, DF: []int64{2, 1, 0, 0}},
+			"tea":   {Chunks: 4, DF: []int64{0, 2, 2, 0}},
+			"none":  {Chunks: 0, DF: []int64{0, 0, 0, 0}},
+		} {
+			got, err := st.TermCounts(ctx, theme, toks)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("round %d: TermCounts(%s) = %+v, %v; want %+v", round, theme, got, err, want)
+			}
+			if _, err := st.Search(ctx, knowledge.Query{Theme: theme, Text: strings.Join(toks, " "), Mode: knowledge.SearchLexical}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
