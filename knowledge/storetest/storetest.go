@@ -100,6 +100,29 @@ func Run(t *testing.T, open func(t *testing.T) knowledge.Store) {
 		}
 	})
 
+	// A store that counts terms (knowledge.TermCounter) counts a theme's
+	// own chunks and those of it holding each token, whatever the other
+	// themes hold; unknown tokens and themes count 0.
+	withStore("TermCounts", func(t *testing.T, s knowledge.Store) {
+		tc, ok := s.(knowledge.TermCounter)
+		if !ok {
+			t.Skip("the store does not count terms")
+		}
+		mustReplace(t, s, "whale", "w", []string{"blubber and oil", "the try works boil blubber", "a quiet sea"})
+		mustReplace(t, s, "tea", "t", []string{"oil of bergamot", "oil lamps", "green tea", "black tea"})
+		toks := []string{"blubber", "oil", "tea", "nowhere"}
+		for theme, want := range map[string]knowledge.TermCounts{
+			"whale": {Chunks: 3, DF: []int64{2, 1, 0, 0}},
+			"tea":   {Chunks: 4, DF: []int64{0, 2, 2, 0}},
+			"none":  {Chunks: 0, DF: []int64{0, 0, 0, 0}},
+		} {
+			got, err := tc.TermCounts(ctx, theme, toks)
+			if err != nil || got.Chunks != want.Chunks || fmt.Sprint(got.DF) != fmt.Sprint(want.DF) {
+				t.Errorf("TermCounts(%s) = %+v, %v; want %+v", theme, got, err, want)
+			}
+		}
+	})
+
 	withStore("ReplaceListChunks", func(t *testing.T, s knowledge.Store) {
 		want, _ := mustReplace(t, s, "bazi", "a", []string{"论用神 八字", "日主 强弱", "财官 印绶"})
 		mustReplace(t, s, "bazi", "b", []string{"格局 成败"})
