@@ -470,8 +470,11 @@ func (a *Agent) searchAcross(ctx context.Context, active []string, only, query s
 }
 
 // recommendSkills ranks the installed skills for a question with the
-// router that routes offline turns (skills.Set.Route).
-func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error) {
+// router that routes offline turns (skills.Set.Route). When the router finds
+// none, what the skills' sources say is added as advice ("sources": each
+// skill whose best passage holds two or more rare terms of the question,
+// with the passage's heading; see routesources.go).
+func (a *Agent) recommendSkills(ctx context.Context, question string, k int) (json.RawMessage, error) {
 	if strings.TrimSpace(question) == "" {
 		return nil, errors.New("recommend_skills: question is required")
 	}
@@ -503,6 +506,16 @@ func (a *Agent) recommendSkills(question string, k int) (json.RawMessage, error)
 	} else {
 		res["best"] = nil
 		res["note"] = routeAdvice(a.cfg.Skills.Route(question), a.otherLanguage(question))
+		var ev []map[string]any
+		for _, e := range a.sourceEvidence(ctx, question) {
+			if len(e.Terms) >= minEvidenceTerms && len(ev) < 2 {
+				ev = append(ev, map[string]any{"skill": e.Skill, "passage": e.Heading, "terms": e.Terms, "share": round2(e.Share), "clear": e.Clear()})
+			}
+		}
+		if len(ev) > 0 {
+			res["sources"] = ev
+			res["sources_note"] = "the passages of these skills' sources hold rare words of the question: advice, not a verdict; activate one if the question is about what its passage tells of"
+		}
 	}
 	return jsonOf(res)
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,24 @@ func TestRouteBySourcesWhenTheRouterFindsNone(t *testing.T) {
 	if sys.Role != llm.RoleSystem || !strings.Contains(sys.Content, "the sources of these skills hold words of this message: trustee (") ||
 		!strings.Contains(sys.Content, "Try-Works") || !strings.Contains(sys.Content, "advice only") {
 		t.Errorf("system prompt lacks the sources' advice:\n%s", sys.Content)
+	}
+	// recommend_skills carries it too, beside the router's candidates.
+	rec, err := am.recommendSkills(ctx, blubber, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Best    *string `json:"best"`
+		Sources []struct {
+			Skill, Passage string
+			Clear          bool
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(rec, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Best != nil || len(res.Sources) == 0 || res.Sources[0].Skill != "trustee" || !strings.Contains(res.Sources[0].Passage, "Try-Works") || !res.Sources[0].Clear {
+		t.Errorf("recommend_skills = %s; want no best and the trustee passage as advice", rec)
 	}
 }
 

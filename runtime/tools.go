@@ -316,7 +316,7 @@ func (a *Agent) execTool(ctx context.Context, t *turn, name string, raw json.Raw
 		if q == "" {
 			q = t.question
 		}
-		return a.recommendSkills(q, intArg(args, "k", 5))
+		return a.recommendSkills(ctx, q, intArg(args, "k", 5))
 	case "get_user_history":
 		return a.historyToolRun(ctx, t.userID, args)
 	case "get_conversation_summary":
