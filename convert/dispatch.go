@@ -232,6 +232,13 @@ func convertText(data []byte, format string) (Document, error) {
 		var pageAsides []Aside
 		body, pageAsides = stripPageFurniture(body)
 		asides = append(asides, pageAsides...)
+		// The converted text is Markdown: a plain text's underscores and
+		// asterisks around words (Project Gutenberg's _italics_) and its
+		// bullets are marks there, which a reader of it does not see.
+		if n := CountChars(body) - CountText(body); n > 0 {
+			asides = append(asides, Aside{Part: "marks Markdown reads in the text (_italics_, *emphasis*, bullets)", Chars: n,
+				Why: "the converted text is Markdown, where they mark emphasis or a list item and are no characters a reader sees"})
+		}
 	}
 	doc.Quality.SetAside = asides
 	doc.Title = shortTitle(title)

@@ -55,6 +55,11 @@ func TextMask(rs []rune) []bool {
 	return mask
 }
 
+// maxMarkSpan bounds how far a link, a tag or an emphasis is looked for
+// (runes), so that a long line of brackets costs no more than a line's
+// length times it.
+const maxMarkSpan = 2000
+
 // markAllText marks every non-space rune of a line as text (code).
 func markAllText(line []rune, m []bool) {
 	for k, r := range line {
@@ -234,7 +239,7 @@ func markInline(line []rune, m []bool, from, to int, table bool) {
 			}
 			// A mark that opens needs one after it, a mark that closes
 			// one before it: a lone * (5*3) is text.
-			if left, right := delimiter(line, k, n, r); left && runeIn(line[k+n:to], r) || right && opened[r] {
+			if left, right := delimiter(line, k, n, r); left && runeIn(line[k+n:min(to, k+n+maxMarkSpan)], r) || right && opened[r] {
 				opened[r] = left
 				k += n
 				continue
@@ -253,6 +258,7 @@ func markInline(line []rune, m []bool, from, to int, table bool) {
 // linkAt reads an inline link [text](dest) starting at the [ at k:
 // the index of the closing ], the index after the link, and ok.
 func linkAt(line []rune, k, to int) (textEnd, end int, ok bool) {
+	to = min(to, k+maxMarkSpan)
 	depth := 0
 	for x := k; x < to; x++ {
 		switch line[x] {
@@ -298,6 +304,7 @@ func tagAt(line []rune, k, to int) int {
 	if !(c == '/' || c == '!' || c < 0x80 && unicode.IsLetter(c)) {
 		return k
 	}
+	to = min(to, k+maxMarkSpan)
 	for x := k + 1; x < to; x++ {
 		switch line[x] {
 		case '>':
