@@ -366,8 +366,12 @@ type turn struct {
 	scope    string
 	message  string
 	rendered strings.Builder
-	emit     func(Event) error
-	emitMu   sync.Mutex
+	// sourcesAdvice is what the skills' sources say of the message, asked
+	// once a turn however many steps rebuild the prompt (routesources.go).
+	sourcesOnce   sync.Once
+	sourcesAdvice string
+	emit          func(Event) error
+	emitMu        sync.Mutex
 	// shown are the turn's card and form events, in order, kept with its
 	// answer (with the citations) so a reloaded conversation shows them.
 	shown []Event

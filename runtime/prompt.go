@@ -89,7 +89,9 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		if !anyFits(cs) {
 			// The router's vocabulary found nothing strong: what the
 			// sources say, as advice.
-			sb.WriteString(sourcesAdvice(a.sourceEvidence(ctx, msg)))
+			// Asked once a turn: every step rebuilds the prompt.
+			t.sourcesOnce.Do(func() { t.sourcesAdvice = sourcesAdvice(a.sourceEvidence(ctx, msg)) })
+			sb.WriteString(t.sourcesAdvice)
 		}
 	}
 
