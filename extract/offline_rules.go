@@ -874,6 +874,15 @@ func situation(lead, rest string) string {
 		return ""
 	}
 	verb := strings.ToLower(strings.Trim(words[0], ",.;:"))
+	if verb == "to" && len(words) > 1 && !strings.EqualFold(lead, "avoid") {
+		// An infinitive after the adverb: "always to hope the best" is
+		// hoping the best, not "toing hope the best".
+		words = words[1:]
+		verb = strings.ToLower(strings.Trim(words[0], ",.;:"))
+	}
+	if enStop[verb] && verb != "be" {
+		return "" // "always the same", "never a …": no verb, no situation
+	}
 	var head string
 	if strings.EqualFold(lead, "avoid") {
 		head = verb // already a gerund or a noun: "Avoid boiling water"

@@ -373,6 +373,10 @@ func TestSituationNeedsAnObject(t *testing.T) {
 		{"never", "more to rise and blow.", ""},
 		{"Never", "dream with thy hand on the helm!", ""},
 		{"always", "equal to himself.", ""},
+		{"always", "to hope the best;", "hoping the best"},
+		{"never", "to despair of a friend.", "despairing of a friend"},
+		{"Always", "be polite to a guest.", "being polite"},
+		{"Always", "the same.", ""},
 	} {
 		if got := situation(tt.lead, tt.rest); got != tt.want {
 			t.Errorf("situation(%q, %q) = %q, want %q", tt.lead, tt.rest, got, tt.want)
