@@ -597,6 +597,12 @@ func enForms(body string) (ruleParse, bool) {
 		if !enPhraseOK(cond, 2) || !enPhraseOK(concl, 2) || enPronoun[strings.ToLower(firstWord(strings.TrimPrefix(strings.TrimPrefix(cond, "unless "), "once ")))] {
 			return ruleParse{}, false
 		}
+		if op != "if" && op != "unless" && enPast(cond) && enPast(concl) {
+			// "When Lionel Giles began his translation of Sun Tzu's ART
+			// OF WAR, the work was virtually unknown in Europe": what
+			// happened once, told in the past, is no rule.
+			return ruleParse{}, false
+		}
 		p := ruleParse{Cond: cond, Concl: concl, Tier: 2, score: 2}
 		if enProhibit.MatchString(concl) {
 			p.Tier = 1
@@ -708,6 +714,33 @@ func enDeontic(main string) (ruleParse, bool) {
 		}
 	}
 	return ruleParse{}, false
+}
+
+// enPastIrregular are common English verbs in the simple past that do not
+// end in -ed.
+var enPastIrregular = map[string]bool{"was": true, "were": true, "had": true, "did": true, "began": true, "became": true, "came": true, "went": true, "took": true,
+	"made": true, "said": true, "wrote": true, "found": true, "saw": true, "gave": true, "knew": true, "thought": true, "left": true, "told": true, "got": true,
+	"stood": true, "fell": true, "brought": true, "sent": true, "spoke": true, "rose": true, "ran": true, "won": true, "lost": true, "met": true, "held": true, "led": true}
+
+// enPast reports whether a clause is told in the past: its verb, among its
+// first five words, a simple past (was, began, reached), and no present or
+// modal verb before it (is, are, must, can, will).
+func enPast(clause string) bool {
+	for k, w := range strings.Fields(clause) {
+		if k == 5 {
+			break
+		}
+		t := strings.ToLower(strings.Trim(w, ",.;:\"'()"))
+		switch {
+		case enPastIrregular[t]:
+			return true
+		case k > 0 && strings.HasSuffix(t, "ed") && len(t) > 4 && !enDeterminer[t]:
+			return true
+		case enFiniteAux[t] && t != "was" && t != "were" || enAux.MatchString(t) || t == "has" || t == "have":
+			return false
+		}
+	}
+	return false
 }
 
 func enSubjectPronounIn(w []string) bool {

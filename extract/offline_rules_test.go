@@ -388,3 +388,25 @@ func TestSituationNeedsAnObject(t *testing.T) {
 		}
 	}
 }
+
+// What happened once, told in the past ("When Lionel Giles began his
+// translation ..., the work was virtually unknown in Europe"), is no rule;
+// the same form in the present is.
+func TestPastNarrationIsNoRule(t *testing.T) {
+	for _, s := range []string{
+		"When Lionel Giles began his translation of Sun Tzu's ART OF WAR, the work was virtually unknown in Europe.",
+		"When the army reached the river, the general ordered a halt for the night.",
+	} {
+		if p, ok := parseRule(s, false); ok {
+			t.Errorf("%q made a rule: %+v", s, p)
+		}
+	}
+	for _, s := range []string{
+		"When the army reaches the river, the general must halt for the night.",
+		"When a traveler is delayed overnight, the agency pays for lodging.",
+	} {
+		if _, ok := parseRule(s, false); !ok {
+			t.Errorf("%q made no rule", s)
+		}
+	}
+}
