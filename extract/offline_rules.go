@@ -58,6 +58,9 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
 		return ruleParse{}, false
 	}
+	if p, ok := whole(enStatedRule(s)); ok {
+		return p, true
+	}
 	if p, ok := whole(enPrinciple(s)); ok {
 		return p, true
 	}
@@ -79,6 +82,42 @@ func unemphasise(s string) string {
 		return s
 	}
 	return strings.TrimSpace(strings.NewReplacer("**", "", "__", "", "_", "", "*", "").Replace(s))
+}
+
+// enRuleIs opens a sentence that states its rule by name: "The rule is,
+// not to besiege walled cities if it can possibly be avoided", "The first
+// principle is to secure the flanks".
+var enRuleIs = regexp.MustCompile(`(?i)^(?:the|a|our|one) (?:(?:general|golden|first|second|great|main|chief|cardinal|fundamental|only|best|old|safest|usual) )?(?:rule|principle|maxim|precept)s? (?:is|was|here is)[,:]?\s+(.{12,})$`)
+
+// enStatedRule reads a sentence that names itself a rule, the author's
+// own word for it, as a maxim: its condition the situation the rule
+// governs (besieging walled cities), its conclusion the rule as stated;
+// tier 1 when it forbids.
+func enStatedRule(s string) (ruleParse, bool) {
+	m := enRuleIs.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return ruleParse{}, false
+	}
+	stated := trimClause(strings.TrimRight(m[1], ".;:! "))
+	w := strings.Fields(stated)
+	neg := false
+	if len(w) > 1 && (strings.EqualFold(w[0], "not") || strings.EqualFold(w[0], "never")) {
+		neg, w = true, w[1:]
+	}
+	if len(w) > 1 && strings.EqualFold(w[0], "to") {
+		w = w[1:]
+	} else {
+		return ruleParse{}, false // "The rule is that …": a statement, read by enRule
+	}
+	cond := situation("", strings.Join(w, " "))
+	if cond == "" || !enPhraseOK(stated, 3) {
+		return ruleParse{}, false
+	}
+	p := ruleParse{Cond: cond, Concl: stated, Tier: 2, Confidence: "high", score: 2, maxim: true}
+	if neg {
+		p.Tier, p.Priority = 1, "high"
+	}
+	return p, true
 }
 
 // enPrinciple reads a statement the author set in italics or bold — how

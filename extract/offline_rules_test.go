@@ -410,3 +410,17 @@ func TestPastNarrationIsNoRule(t *testing.T) {
 		}
 	}
 }
+
+// A sentence that names itself a rule is one, in the author's words: its
+// condition the situation it governs.
+func TestStatedRule(t *testing.T) {
+	for _, tt := range []struct{ in, cond, concl string }{
+		{"The rule is, not to besiege walled cities if it can possibly be avoided.", "besieging walled cities", "not to besiege walled cities if it can possibly be avoided"},
+		{"The first principle is to secure the flanks before advancing.", "securing the flanks", "to secure the flanks before advancing"},
+	} {
+		p, ok := parseRule(tt.in, false)
+		if !ok || p.Cond != tt.cond || p.Concl != tt.concl || !p.maxim {
+			t.Errorf("%q -> %+v, %v; want %q -> %q", tt.in, p, ok, tt.cond, tt.concl)
+		}
+	}
+}
