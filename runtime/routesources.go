@@ -40,6 +40,11 @@ const (
 	// by its rarity in that theme, a token the theme never holds at the
 	// most) the passage must hold.
 	minEvidenceShare = 0.55
+	// minEvidenceShareMany is the share a passage holding three rare
+	// terms or more must hold: more distinct rare terms together are
+	// more evidence (关羽, 斩华, 华雄 of 关羽温酒斩华雄, whose other bigrams,
+	// 羽温 and 酒斩, straddle words no book writes).
+	minEvidenceShareMany = 0.45
 	// evidenceLead is how much the best skill's share must exceed the
 	// second's.
 	evidenceLead = 1.25
@@ -65,7 +70,13 @@ type SourceEvidence struct {
 // Clear reports whether the passage answers the message clearly enough to
 // route to its skill on that alone.
 func (e SourceEvidence) Clear() bool {
-	return len(e.Terms) >= minEvidenceTerms && e.Share >= minEvidenceShare
+	switch {
+	case len(e.Terms) >= minEvidenceTerms+1:
+		return e.Share >= minEvidenceShareMany
+	case len(e.Terms) >= minEvidenceTerms:
+		return e.Share >= minEvidenceShare
+	}
+	return false
 }
 
 // String says what the evidence is, for a route's reason and the model's

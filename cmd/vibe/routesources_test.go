@@ -62,6 +62,9 @@ func TestRouteBySourcesOnRealBooks(t *testing.T) {
 	var f strings.Builder
 	f.WriteString("version: 1\nskill: mixed\ncases:\n")
 	fmt.Fprintf(&f, "  - id: blubber\n    tags: [en]\n    question: %q\n    skill: mixed\n", blubber)
+	// Three rare terms of the chapter (关羽, 斩华, 华雄) among bigrams no
+	// book writes (羽温, 酒斩).
+	fmt.Fprintf(&f, "  - id: huaxiong\n    tags: [zh]\n    question: %q\n    skill: novels\n", "关羽温酒斩华雄")
 	for i, q := range everydayQuestionsZH {
 		fmt.Fprintf(&f, "  - id: everyday-%02d\n    tags: [zh, off-topic]\n    question: %q\n    skill: none\n", i+1, q)
 	}
@@ -99,6 +102,10 @@ func TestRouteBySourcesOnRealBooks(t *testing.T) {
 		case c.ID == "blubber":
 			if got != "mixed" {
 				t.Errorf("%q -> %q, want mixed", q, got)
+			}
+		case c.ID == "huaxiong":
+			if got != "novels" {
+				t.Errorf("%q -> %q, want novels", q, got)
 			}
 		case got != "":
 			reached++
