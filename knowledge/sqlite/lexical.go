@@ -40,7 +40,9 @@ import (
 // segment, are in number order and do not overlap, as lexindex.TopK needs.
 // A posting is written about log_segFanIn(documents) times over a store's
 // life, each time in a sequential pass; a query looks each of its terms up
-// in every segment (at most segFanIn - 1 a level).
+// in every segment (at most segFanIn - 1 a level). After a bulk load,
+// FinishIndex merges every segment into one (startFullMerge), so a query
+// then looks each term up once.
 //
 // BM25's statistics (chunks, average length, each term's document
 // frequency) are the whole store's, as FTS5's were for its one table: a
@@ -238,7 +240,7 @@ func mergeWork(ctx context.Context, tx *sql.Tx, budget int) (int, error) {
 func nextMerge(ctx context.Context, tx *sql.Tx) (merge, bool, error) {
 	var m merge
 	var full sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT min(level) FROM (SELECT level FROM lex_seg s WHERE NOT EXISTS (SELECT 1 FROM lex_merge m WHERE m.level = s.level) GROUP BY level HAVING count(*) >= ?)`, segFanIn).Scan(&full); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT min(level) FROM (SELECT level FROM lex_seg s WHERE `+outsideMerges+` GROUP BY level HAVING count(*) >= ?)`, segFanIn).Scan(&full); err != nil {
 		return m, false, err
 	}
 	err := tx.QueryRowContext(ctx, `SELECT level, seg, last, term, theme FROM lex_merge ORDER BY level LIMIT 1`).Scan(&m.level, &m.seg, &m.last, &m.term, &m.theme)
@@ -254,12 +256,18 @@ func nextMerge(ctx context.Context, tx *sql.Tx) (merge, bool, error) {
 	// consecutive (levels never grow in segment order), so no other
 	// segment lies between them.
 	m = merge{level: full.Int64}
-	if err := tx.QueryRowContext(ctx, `SELECT min(seg), max(seg) FROM (SELECT seg FROM lex_seg WHERE level = ? ORDER BY seg LIMIT ?)`, m.level, segFanIn).Scan(&m.seg, &m.last); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT min(seg), max(seg) FROM (SELECT seg FROM lex_seg s WHERE level = ? AND `+outsideMerges+` ORDER BY seg LIMIT ?)`, m.level, segFanIn).Scan(&m.seg, &m.last); err != nil {
 		return m, false, err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO lex_merge(level, seg, last, term, theme) VALUES (?, ?, ?, '', '')`, m.level, m.seg, m.last)
 	return m, err == nil, err
 }
+
+// outsideMerges selects the segments (lex_seg s) a merge may start on: of
+// a level with no merge in progress (one a level at most), and in the
+// range of none (a full merge, startFullMerge, takes in segments of every
+// level below its own).
+const outsideMerges = `NOT EXISTS (SELECT 1 FROM lex_merge m WHERE m.level = s.level OR s.seg BETWEEN m.seg AND m.last)`
 
 // segCursor reads one segment's rows in key order.
 type segCursor struct {
@@ -444,7 +452,17 @@ func mergeAll(ctx context.Context, tx *sql.Tx) error {
 // rows, then pausing half as long as it held the write lock, so that
 // another writer of the file waiting in SQLite's busy handler, which
 // sleeps up to 100 ms between tries, finds it free.
+//
+// When the tiered merges are done and the segments after the first (the
+// oldest and largest) hold at least fullMergeShare of the documents the
+// first holds, as after a bulk load, it then merges every segment into one
+// (startFullMerge): a query looks each of its terms up once instead of
+// once a segment (9 segments at 100 documents, 16 at 1,500). A full merge
+// rewrites the whole index, so it waits until the documents written since
+// the last one are a fixed share of it: each posting is rewritten a
+// bounded number of times over the store's life, as with tiered merges.
 func (s *Store) FinishIndex(ctx context.Context) error {
+	full := false
 	for {
 		start := time.Now()
 		n, err := s.mergeTx(ctx, s.mergeRows)
@@ -452,7 +470,18 @@ func (s *Store) FinishIndex(ctx context.Context) error {
 			return fmt.Errorf("merge the lexical index: %w", err)
 		}
 		if n == 0 {
-			return nil
+			if full {
+				return nil
+			}
+			full = true
+			started, err := s.startFullMerge(ctx)
+			if err != nil {
+				return fmt.Errorf("merge the lexical index: %w", err)
+			}
+			if !started {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -460,6 +489,71 @@ func (s *Store) FinishIndex(ctx context.Context) error {
 		case <-time.After(time.Since(start) / 2):
 		}
 	}
+}
+
+// fullMergeShare: FinishIndex merges every segment into one when the
+// segments after the first hold at least this share of the documents the
+// first holds.
+const fullMergeShare = 0.5
+
+// startFullMerge records a merge of every segment into the first, when no
+// merge is in progress, there are several segments and the later ones hold
+// at least fullMergeShare of the first's documents; it reports whether it
+// did. The merge is a lex_merge row like a tiered merge's, at the first
+// segment's level (the highest: levels do not grow in segment order), over
+// every segment's number, so mergeWork moves its rows a bounded number a
+// transaction, a crash leaves it resumable, deletes in the middle of it
+// find the rows it moved, and the segments written meanwhile (numbered
+// after it) are merged as usual, never those inside it (outsideMerges).
+// The merged segment takes the next level, above every other.
+func (s *Store) startFullMerge(ctx context.Context) (started bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err == nil && started {
+			err = tx.Commit()
+		} else {
+			tx.Rollback()
+		}
+	}()
+	var merging int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lex_merge`).Scan(&merging); err != nil || merging > 0 {
+		return false, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seg, level, docs FROM lex_seg ORDER BY seg`)
+	if err != nil {
+		return false, err
+	}
+	var first merge
+	var firstDocs, rest int64
+	n := 0
+	for rows.Next() {
+		var seg, level, docs int64
+		if err := rows.Scan(&seg, &level, &docs); err != nil {
+			rows.Close()
+			return false, err
+		}
+		if n == 0 {
+			first, firstDocs = merge{level: level, seg: seg}, docs
+		} else {
+			rest += docs
+		}
+		first.last = seg
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	if n < 2 || float64(rest) < fullMergeShare*float64(firstDocs) {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO lex_merge(level, seg, last, term, theme) VALUES (?, ?, ?, '', '')`, first.level, first.seg, first.last); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // mergeTx runs mergeWork(budget) in a transaction of its own.

@@ -279,7 +279,8 @@ func checkLexIndex(t *testing.T, s *Store) {
 // row lies in its segment's numbers; each segment counts the documents
 // whose chunks it covers, and every document with chunks is in one. A merge
 // in progress (lex_merge) is of segFanIn or fewer segments of its level at
-// most, one a level; its first segment's rows lie in the numbers of its
+// most, or of every segment from the first on (a full merge), one a level;
+// its first segment's rows lie in the numbers of its
 // inputs; the (term, theme)s it has moved have rows in its first segment
 // only, the others none there beyond the first's own numbers.
 func checkSegments(t *testing.T, s *Store) {
@@ -301,9 +302,15 @@ func checkSegments(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 		merging[m.seg] = true
-		var n, other int
-		if err := s.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE level <> ?) FROM lex_seg WHERE seg BETWEEN ? AND ?`, m.level, m.seg, m.last).Scan(&n, &other); err != nil || n > segFanIn || other != 0 {
-			t.Fatalf("merge %+v: %d segments, %d of another level (%v)", m, n, other, err)
+		// A tiered merge: segFanIn or fewer of its level; a full one
+		// (startFullMerge): from the first segment on, of its level or
+		// below.
+		var n, lower, higher int
+		var firstLevel, lowest int64
+		if err := s.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE level < ?1), count(*) FILTER (WHERE level > ?1),
+	(SELECT level FROM lex_seg WHERE seg = ?2), (SELECT min(seg) FROM lex_seg) FROM lex_seg WHERE seg BETWEEN ?2 AND ?3`, m.level, m.seg, m.last).Scan(&n, &lower, &higher, &firstLevel, &lowest); err != nil ||
+			higher != 0 || firstLevel != m.level || ((n > segFanIn || lower > 0) && m.seg != lowest) {
+			t.Fatalf("merge %+v: %d segments, %d of a lower level, %d higher, the first of level %d, the lowest segment %d (%v)", m, n, lower, higher, firstLevel, lowest, err)
 		}
 		// Moved (term, theme)s: nothing left in the other inputs.
 		if err := s.db.QueryRow(`SELECT count(*) FROM lex_posting WHERE seg > ? AND seg <= ? AND (term < ? OR (term = ? AND theme <= ?))`, m.seg, m.last, m.term, m.term, m.theme).Scan(&bad); err != nil || bad != 0 {

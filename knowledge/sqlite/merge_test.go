@@ -345,3 +345,161 @@ func (hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, err
 	}
 	return out, nil
 }
+
+// segLevels returns the segments' levels in segment order.
+func segLevels(t *testing.T, s *Store) []int64 {
+	t.Helper()
+	rows, err := s.db.Query(`SELECT level FROM lex_seg ORDER BY seg`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var l int64
+		if err := rows.Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestFullMergeAfterBulkLoad: after a bulk load FinishIndex merges every
+// segment into one, a bounded number of rows a transaction; stopped in the
+// middle, the index answers byte for byte as before, writes meanwhile are
+// merged among themselves (never with segments inside the full merge)
+// while their merge work goes on with it, deletes in the middle keep it
+// exact, and FinishIndex then merges the documents written meanwhile in
+// too. A document written later does not start another one.
+func TestFullMergeAfterBulkLoad(t *testing.T) {
+	ctx := context.Background()
+	perDoc, nq := 3, 10
+	if raceEnabled || testing.Short() {
+		perDoc, nq = 2, 4
+	}
+	// 30 documents of t: segments of levels 1, 1, 1, 0 x 6 once merged.
+	c := storetest.NewCorpus(storetest.Zipf, "t", 30*perDoc, perDoc, 8, 51)
+	u := storetest.NewCorpus(storetest.Tiny, "u", 20*perDoc, perDoc, 8, 52)
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 8}
+	for _, d := range c.Docs {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		n, err := s.mergeTx(ctx, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	checkMerged(t, s)
+	if got := segLevels(t, s); len(got) < 3 {
+		t.Fatalf("segments of levels %v after the tiered merges; the test wants several", got)
+	}
+	var queries []string
+	for i := 0; i < nq; i++ {
+		q := c.Query()
+		if i%3 == 0 {
+			q = u.Query()
+		}
+		queries = append(queries, q.Text)
+	}
+	want := answers(t, s, queries)
+	exact := func(stage string) {
+		t.Helper()
+		for _, q := range queries {
+			for _, theme := range []string{"t", "u"} {
+				got, _, err := s.lexicalSearch(ctx, theme, q, 10, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameRanking(t, fmt.Sprintf("%s %s %q", stage, theme, q), got, exhaustiveBM25(t, s, theme, lexical.QueryTokens(q)), 10)
+			}
+		}
+	}
+
+	started, err := s.startFullMerge(ctx)
+	if err != nil || !started {
+		t.Fatalf("no full merge started after a bulk load (%v)", err)
+	}
+	full := inMerge(t, s)[0]
+	// A few steps, as a crash would leave it.
+	for i := 0; i < 3; i++ {
+		if _, err := s.mergeTx(ctx, 40); err != nil {
+			t.Fatal(err)
+		}
+		checkLexIndex(t, s)
+		if got := answers(t, s, queries); got != want {
+			t.Fatalf("after %d steps of the full merge the answers differ:\n%s\nbefore:\n%s", i+1, got, want)
+		}
+	}
+	if m := inMerge(t, s); len(m) != 1 || m[0].term == "" {
+		t.Fatalf("merges %+v after three bounded steps; the test wants the full merge in the middle", m)
+	}
+	// Writes in the middle: 20 documents of u, segments of their own
+	// after the full merge's, merged among themselves by their writes.
+	for _, d := range u.Docs {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range inMerge(t, s) {
+			if m.seg != full.seg && m.seg <= full.last {
+				t.Fatalf("a merge %+v started inside the full merge %+v", m, full)
+			}
+		}
+	}
+	// Deletes in the middle: a document of the first segment and one of
+	// the last inside the full merge, and one replaced.
+	for _, d := range []storetest.SyntheticDoc{c.Docs[0], c.Docs[len(c.Docs)-1]} {
+		if err := s.DeleteDocument(ctx, "t", d.Doc.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := c.Docs[len(c.Docs)/2]
+	d.Doc.ContentHash += "x"
+	if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks[:1], d.Vectors[:1], info); err != nil {
+		t.Fatal(err)
+	}
+	checkLexIndex(t, s)
+	exact("written and deleted in a full merge")
+	want = answers(t, s, queries)
+
+	s.mergeRows = 40
+	if err := s.FinishIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkMerged(t, s)
+	checkLexIndex(t, s)
+	exact("merged")
+	if got := answers(t, s, queries); got != want {
+		t.Fatalf("after the full merge the answers differ:\n%s\nbefore:\n%s", got, want)
+	}
+	// The writes in the middle (21 documents after the full merge's
+	// segments) hold more than half of the merged segment's 29: merged
+	// into it too.
+	if got := segLevels(t, s); len(got) != 1 {
+		t.Fatalf("segments of levels %v after FinishIndex, want one", got)
+	}
+	// A document more does not start another full merge.
+	v := storetest.NewCorpus(storetest.Zipf, "v", perDoc, perDoc, 8, 53)
+	if err := s.ReplaceDocument(ctx, v.Docs[0].Doc, v.Docs[0].Chunks, v.Docs[0].Vectors, info); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := segLevels(t, s); len(got) != 2 {
+		t.Fatalf("segments of levels %v after one more document, want two", got)
+	}
+	checkLexIndex(t, s)
+	exact("one more")
+}
