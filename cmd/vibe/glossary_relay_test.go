@@ -29,14 +29,7 @@ type relayGlossary struct {
 // requests of `vibe integrate bazi` from the recording.
 func relayGlossaryServer(t *testing.T) *llmtest.Server {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "relay-bazi-glossary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec relayGlossary
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := loadRelayGlossary(t)
 	left := map[string]bool{}
 	for _, t := range rec.LeftOut {
 		left[t] = true
@@ -82,6 +75,20 @@ func relayGlossaryServer(t *testing.T) *llmtest.Server {
 	return srv
 }
 
+// loadRelayGlossary reads testdata/relay-bazi-glossary.json.
+func loadRelayGlossary(t *testing.T) relayGlossary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "relay-bazi-glossary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec relayGlossary
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // The glossary built with a model, replayed: the five bazi books built
 // without examples/bazi/glossary.yaml, `vibe integrate` asking the model's
 // glossary (the recorded answers, looked up by term so a batch put together
@@ -118,17 +125,30 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := 0
+	// Every candidate the recording rendered keeps its renderings. The
+	// mined candidates change with the miner: a2dd2a3 no longer mines 16
+	// of the recording's 505 rendered terms, 论X duplicates of a term
+	// (论建禄, 论伤官, 论正官) and cuts (论小, 论正, 官论, 神论), and mines
+	// 墓库 and 月劫, which the recording never saw and has no answer for.
+	rec := loadRelayGlossary(t)
+	model, recorded := 0, 0
 	for _, e := range g.Terms {
 		if e.From == skills.FromModel && len(e.English) > 0 {
 			model++
+		}
+		if a, ok := rec.Terms[e.Term]; ok && len(a.English) > 0 {
+			recorded++
+			if e.From != skills.FromModel || len(e.English) == 0 {
+				t.Errorf("%s: the recording rendered it %v, the glossary has %+v", e.Term, a.English, e)
+			}
 		}
 		if e.Term == "七杀" && (e.From != skills.FromModel || !strings.Contains(strings.Join(e.English, "|"), "Seven Killings")) {
 			t.Errorf("七杀: %+v, want the model's entry with Seven Killings", e)
 		}
 	}
-	if model < 500 {
-		t.Errorf("%d model entries with English renderings, want the recording's (505: every candidate sent, every term kept rendered)", model)
+	t.Logf("%d model entries with English renderings, %d of them the recording's", model, recorded)
+	if recorded < 489 {
+		t.Errorf("%d of the recording's rendered terms are in the glossary, want the 489 still mined", recorded)
 	}
 	hits := englishHits(t, ws)
 	t.Logf("offline search, the model's glossary: %d of %d English questions reach an answering passage in the top 5", hits, len(englishBaziQuestions))
