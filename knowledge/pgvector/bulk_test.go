@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -487,5 +488,83 @@ func TestHalfPrecisionHNSW(t *testing.T) {
 		if h.VectorScore != exact {
 			t.Errorf("%s: score %v, the float32 cosine %v", h.Chunk.ID, h.VectorScore, exact)
 		}
+	}
+}
+
+// TestHNSWForWideVectors: half-precision HNSW takes up to 4,000 dimensions
+// (pgvector's limit for halfvec), so a model of 3,072 (OpenAI's
+// text-embedding-3-large) gets the index, and a store of such vectors that
+// an older vibe left without one (its limit was float32's 2,000) gets it on
+// open. Above 4,000 there is no index and search is exact.
+func TestHNSWForWideVectors(t *testing.T) {
+	ctx := context.Background()
+	url, schema, conn := schemaAt(t, 1<<30)
+	const dims = 3072
+	c := storetest.NewCorpus(storetest.Zipf, "t", 120, 40, dims, 5)
+	info := knowledge.EmbeddingInfo{Model: "wide", Dimensions: dims}
+	s, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, d := range c.Docs {
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexDef := func() string {
+		t.Helper()
+		var def *string
+		if err := conn.QueryRow(ctx, `SELECT pg_get_indexdef(to_regclass($1))`, schema+".kb_embedding_hnsw").Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		if def == nil {
+			return ""
+		}
+		return *def
+	}
+	want := fmt.Sprintf("halfvec(%d)", dims)
+	if def := indexDef(); !strings.Contains(def, want) {
+		t.Fatalf("the index = %q, want one on %s", def, want)
+	}
+	// As an older vibe left it: no index. Open builds it.
+	if _, err := conn.Exec(ctx, `DROP INDEX `+schema+`.kb_embedding_hnsw`); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(ctx, withSearchPath(url, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if def := indexDef(); !strings.Contains(def, want) {
+		t.Fatalf("after open the index = %q, want one on %s", def, want)
+	}
+	// The index can serve the query (at 120 rows the planner would rather
+	// scan and sort, so neither is allowed for the plan).
+	q := c.Query()
+	var plan []string
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN (COSTS OFF) `+vectorQuery(dims), pgv.NewVector(q.Vector), "t", 10)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "kb_embedding_hnsw") {
+		t.Fatalf("vector search cannot use the index:\n%s", regexp.MustCompile(`'\[[^]]*\]'`).ReplaceAllString(p, "V"))
+	}
+	hits, err := s.Search(ctx, knowledge.Query{Theme: "t", Vector: q.Vector, K: 5, Mode: knowledge.SearchVector})
+	if err != nil || len(hits) != 5 {
+		t.Fatalf("search: %d hits, %v", len(hits), err)
+	}
+	if strings.Contains(vectorQuery(hnswMaxDims+1), "halfvec") {
+		t.Errorf("above %d dimensions the query orders by halfvec: %s", hnswMaxDims, vectorQuery(hnswMaxDims+1))
 	}
 }

@@ -62,8 +62,10 @@ const (
 )
 
 // hnswMaxDims is the largest dimension pgvector's HNSW index accepts for
-// the vector type; above it search is exact.
-const hnswMaxDims = 2000
+// the index's type, halfvec (float32 vectors stop at 2,000); above it
+// search is exact. A store whose vectors are wider than 2,000 and which an
+// older vibe left without an index gets one on open (ensureIndexes).
+const hnswMaxDims = 4000
 
 // hnswOn is the HNSW index's column and operator class: the vector as
 // half-precision floats. A query reaches the index by ordering on the same
