@@ -443,6 +443,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 	meta := &knowledge.Meta{Theme: theme, Extractor: OfflineExtractor, Sources: sources(chunks)}
 	sal := newSalience(sents, len(docIdx))
 	rank := newRuleRanker(sents, len(docIdx), glossary)
+	narr := narrativeDocs(chunks, docIdx)
 
 	var t1, t2, t3 []cand[knowledge.Rule]
 	topics := map[*chunk.Chunk]string{}
@@ -479,6 +480,11 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		}
 		p, ok := parseRule(s.Text, s.Zh)
 		if !ok {
+			continue
+		}
+		if n := narr[s.Doc]; n != nil && !narrativeRuleOK(n, p, s) {
+			// A novel's conditionals are narration and dialogue: only a
+			// rule stated in an explicit general form stands.
 			continue
 		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
@@ -561,7 +567,12 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			t2 = append(t2, cand[knowledge.Rule]{s: s, v: r, score: score})
 		}
 	}
-	pats := findPatterns(sents)
+	pats := findPatterns(sents, func(s sentence) bool {
+		// A novel names its people, weapons and inns (名唤邹闰, 号轰天雷):
+		// only a passage outside the story is read for patterns.
+		n := narr[s.Doc]
+		return n != nil && !narrativeStands(n, s)
+	})
 
 	// Over two books or more the round robin over the books spreads the
 	// kept rules; one book's are spread over its sections.
@@ -607,7 +618,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		tier2[i].Extra = !core[c.s.Seq]
 	}
 	files := knowledge.Files{
-		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents, stepScorer(sents, rank)), Meta: meta},
+		SOP: knowledge.SOPFile{SOP: offlineSOP(theme, zh, sents, stepScorer(sents, rank, narr)), Meta: meta},
 		Patterns: knowledge.PatternsFile{Patterns: knowledge.Patterns{
 			QuickPatterns: orEmpty(values(pats)),
 			RedFlags:      orEmpty(values(best(flags, maxRedFlags, 0, func(f knowledge.RedFlag) string { return f.Signal }))),
@@ -1068,13 +1079,16 @@ func hanBigramSentences(sents []sentence) map[uint64]int {
 // stepScorer scores a sentence as an SOP step: a whole rule (not cut, not
 // continued in the next sentence, not a remark on one case) by the rule
 // ranker; headings and statements are no steps.
-func stepScorer(sents []sentence, rank *ruleRanker) stepScore {
+func stepScorer(sents []sentence, rank *ruleRanker, narr map[int]*narrative) stepScore {
 	return func(i int) (float64, bool) {
 		s := sents[i]
 		if s.Cut || strings.HasPrefix(s.Text, "#") || s.Zh && continuedAfter(sents, i) {
 			return 0, false
 		}
 		p, ok := parseRule(s.Text, s.Zh)
+		if ok && narr[s.Doc] != nil && !narrativeRuleOK(narr[s.Doc], p, s) {
+			return 0, false
+		}
 		if !ok || p.Zh && (oneCase(p.Cond) || oneCase(p.Subject) || zhThinCond(p.Cond) || zhLeansBack.MatchString(p.Cond) || runeLen(p.Cond) <= 2 && !p.General) {
 			// 若又死绝，无所望矣: what dies, the text before says.
 			return 0, false

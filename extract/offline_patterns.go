@@ -146,7 +146,9 @@ type patternCand struct {
 // describe ("……，名水泛木浮，……") — with a signature and an indication taken
 // from the same sentence, ranks them by how often the sources mention the
 // name, and keeps up to maxPatterns.
-func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
+//
+// A sentence for which skip is true is not read (a novel's narration).
+func findPatterns(sents []sentence, skip func(sentence) bool) []cand[knowledge.Pattern] {
 	type group struct {
 		c     cand[knowledge.Pattern]
 		first int
@@ -156,6 +158,9 @@ func findPatterns(sents []sentence) []cand[knowledge.Pattern] {
 	doneHeading := map[string]bool{}
 	chapters := chapterPatterns(sents)
 	for _, s := range sents {
+		if skip != nil && skip(s) {
+			continue
+		}
 		pc, ok := patternIn(s, doneHeading)
 		if !ok {
 			if pc, ok = chapters.in(s); !ok {
