@@ -214,3 +214,17 @@ func TestInQuotes(t *testing.T) {
 		}
 	}
 }
+
+func TestZhSpeakers(t *testing.T) {
+	got := map[string]int{}
+	zhSpeakers("宋江道：“好。”林冲道：\"走。\"玄德曰： 「可。」子曰：学而时习之。行者笑道：“呆子。”宋江道：“去。”", got)
+	want := map[string]int{"宋江": 2, "林冲": 1, "玄德": 1, "者笑": 1}
+	if len(got) != len(want) {
+		t.Fatalf("speakers %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("speakers %v, want %v", got, want)
+		}
+	}
+}
