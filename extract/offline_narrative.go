@@ -226,7 +226,7 @@ func narrativeRuleOK(n *narrative, p ruleParse, s sentence) bool {
 func narrativeStands(n *narrative, s sentence) bool {
 	text := joinLines(s.Text)
 	if s.Zh {
-		if zhNarration.MatchString(text) {
+		if zhNarration.MatchString(text) || zhVerse(text) {
 			return false
 		}
 	} else if first, _ := utf8.DecodeRuneInString(text); enNarrationMark.MatchString(text) || unicode.IsLower(first) {
@@ -286,4 +286,25 @@ func inQuotes(text string, off int, zh bool) bool {
 		}
 	}
 	return depth > 0 || straight || single
+}
+
+// zhVerse reports a line of verse: two clauses or more, all of five or all
+// of seven characters (凡鸟偏从末世来，都知爱慕此生才; 边关多荷戟，宜瑞不宜多). A
+// novel's poems are no rules; an expository book's verse (滴天髓) is never
+// asked.
+func zhVerse(s string) bool {
+	cl := clausesOf(strings.TrimRight(s, "。！；;!.　 "))
+	if len(cl) < 2 {
+		return false
+	}
+	n := runeLen(trimClause(cl[0].Text))
+	if n != 5 && n != 7 {
+		return false
+	}
+	for _, c := range cl[1:] {
+		if runeLen(trimClause(c.Text)) != n {
+			return false
+		}
+	}
+	return true
 }

@@ -188,6 +188,9 @@ func TestNarrativeRuleOK(t *testing.T) {
 		{"The whale himself has never figured in any grand imposing way.", false},
 		{"The headsman should stay in the bows from first to last.", true},
 		{"赦书到日，莫负朕心，早早归顺，必当重用。", false},
+		{"凡鸟偏从末世来，都知爱慕此生才。", false}, // a line of verse
+		{"边关多荷戟，宜瑞不宜多。", false},
+		{"凡遇大雪之日，不可远行。", true},
 	} {
 		zh := isHan(tc.text)
 		p, ok := parseRule(tc.text, zh)
