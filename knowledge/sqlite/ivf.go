@@ -277,11 +277,11 @@ func (s *Store) indexVectors(ctx context.Context, theme string, force bool) erro
 				rows.Close()
 				return err
 			}
-			if len(v) != 4*dims {
+			if d := blobDims(v); d != dims {
 				rows.Close()
-				return fmt.Errorf("rowid %d: vector of %d dims among %d: %w", rowid, len(v)/4, dims, knowledge.ErrDimensionMismatch)
+				return fmt.Errorf("rowid %d: vector of %d dims among %d: %w", rowid, d, dims, knowledge.ErrDimensionMismatch)
 			}
-			decodeInto(u, v)
+			decodeBlob(u, v)
 			normalize(u)
 			k, _ := nearest(cents, u)
 			l := lists[k]
@@ -333,12 +333,17 @@ func (s *Store) denseTheme(ctx context.Context, theme string) (bool, error) {
 		if err := rows.Scan(&v); err != nil {
 			return false, err
 		}
+		if _, _, vals, ok := sparseParts(v); ok {
+			all += blobDims(v)
+			v = vals // the values not stored are +0
+		} else {
+			all += len(v) / 4
+		}
 		for i := 0; i+4 <= len(v); i += 4 {
 			if binary.LittleEndian.Uint32(v[i:])&0x7fffffff != 0 {
 				nz++
 			}
 		}
-		all += len(v) / 4
 	}
 	if err := rows.Err(); err != nil {
 		return false, err
@@ -363,10 +368,10 @@ func (s *Store) sampleVectors(ctx context.Context, theme string, k int) ([][]flo
 			return nil, 0, err
 		}
 		if dims == 0 {
-			dims = len(v) / 4
+			dims = blobDims(v)
 		}
-		if len(v) != 4*dims {
-			return nil, 0, fmt.Errorf("vector of %d dims among %d: %w", len(v)/4, dims, knowledge.ErrDimensionMismatch)
+		if d := blobDims(v); d != dims || d <= 0 {
+			return nil, 0, fmt.Errorf("vector of %d dims among %d: %w", d, dims, knowledge.ErrDimensionMismatch)
 		}
 		seen++
 		slot := len(out)
@@ -377,7 +382,7 @@ func (s *Store) sampleVectors(ctx context.Context, theme string, k int) ([][]flo
 			}
 		}
 		u := make([]float32, dims)
-		decodeInto(u, v)
+		decodeBlob(u, v)
 		normalize(u)
 		if slot == len(out) {
 			out = append(out, u)

@@ -143,6 +143,12 @@ CREATE TABLE lex_merge (
 	theme TEXT NOT NULL
 );
 `, mergeAll},
+	// Vectors may be stored sparse (vecblob.go): nothing to change in the
+	// tables, but a vibe older than this cannot read such a blob, so it
+	// must refuse the store (checkNewer) once this vibe has opened it.
+	// Vectors written before stay dense until their document is written
+	// again (vibe ingest --rebuild rewrites them all).
+	{14, "sparse vectors", `SELECT 1`, nil},
 }
 
 const lexSegSQL = `

@@ -304,7 +304,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 			return fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		if len(vectors) > 0 {
-			res, err := insVec.ExecContext(ctx, c.ID, doc.Theme, EncodeVector(vectors[i]))
+			res, err := insVec.ExecContext(ctx, c.ID, doc.Theme, storeVector(vectors[i]))
 			if err != nil {
 				return err
 			}
@@ -614,17 +614,20 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 			return nil, err
 		}
 		if tv.dims == 0 {
-			tv.dims = len(blob) / 4
+			tv.dims = blobDims(blob)
+			if tv.dims <= 0 {
+				return nil, fmt.Errorf("chunk %s: a vector of %d bytes: %w", id, len(blob), knowledge.ErrDimensionMismatch)
+			}
 			tv.codes = make([]int8, n*tv.dims)
 			row = make([]float32, tv.dims)
 		}
-		if len(blob) != 4*tv.dims {
-			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, len(blob)/4, tv.dims, knowledge.ErrDimensionMismatch)
+		if d := blobDims(blob); d != tv.dims {
+			return nil, fmt.Errorf("chunk %s: vector of %d dims among %d: %w", id, d, tv.dims, knowledge.ErrDimensionMismatch)
 		}
 		if len(tv.ids) == n {
 			break // written after the count; the next search sees it
 		}
-		decodeInto(row, blob)
+		decodeBlob(row, blob)
 		normalize(row)
 		// Column-major from the start: codes[j*n+i] is dimension j of
 		// vector i.

@@ -58,10 +58,10 @@ func (s *Store) exactByRowid(ctx context.Context, v view, theme string, rowids [
 		if err := rows.Scan(&rowid, &id, &blob, &gen); err != nil {
 			return err
 		}
-		if len(blob) != 4*len(q) {
-			return fmt.Errorf("chunk %s: vector of %d dims, the query %d: %w", id, len(blob)/4, len(q), knowledge.ErrDimensionMismatch)
+		if d := blobDims(blob); d != len(q) {
+			return fmt.Errorf("chunk %s: vector of %d dims, the query %d: %w", id, d, len(q), knowledge.ErrDimensionMismatch)
 		}
-		cv := newCachedVector(id, theme, blob)
+		cv := cachedFromBlob(id, theme, blob)
 		top.add(id, cv.dot(q, nz))
 		read = append(read, cv)
 		readIDs = append(readIDs, rowid)
