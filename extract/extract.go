@@ -79,6 +79,9 @@ type Result struct {
 	// entries (1-based) that matched nothing.
 	Dropped     []Dropped
 	UnusedDrops []int
+	// Narrative are the documents the offline extractor read as novels
+	// (NarrativeDocuments): it took from them only rules stated generally.
+	Narrative []NarrativeDoc
 }
 
 // Run extracts the knowledge files, with the model when opt.Completer is
@@ -99,6 +102,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		}
 	} else {
 		files, err = Offline(ctx, opt.Theme, opt.Chunks, opt.Glossary)
+		res.Narrative = NarrativeDocuments(opt.Chunks)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("extract %s: %w", opt.Theme, err)

@@ -87,8 +87,43 @@ type narrative struct {
 	// Chinese, attributed quotations in English) and perK (the same per
 	// 1,000 Han characters or words) are over the thresholds.
 	is    bool
+	zh    bool
 	count int
 	perK  float64
+}
+
+// NarrativeDoc is a document the offline extractor read as narrative (a
+// novel): only rules stated generally, outside its dialogue and narration,
+// are taken from it. Count is, in Chinese, the distinct speakers of its
+// attributed speeches, in English its quotations attributed after the
+// quote; PerK the same per 1,000 Han characters or words.
+type NarrativeDoc struct {
+	Doc   string  `json:"doc"`
+	Zh    bool    `json:"zh"`
+	Count int     `json:"count"`
+	PerK  float64 `json:"per_1000"`
+}
+
+// NarrativeDocuments lists the narrative documents of chunks, in the order
+// of their first chunk, so that a build can say why a novel gives few
+// rules offline.
+func NarrativeDocuments(chunks []chunk.Chunk) []NarrativeDoc {
+	idx := map[string]int{}
+	var docs []string
+	for _, c := range chunks {
+		if _, ok := idx[c.Doc]; !ok {
+			idx[c.Doc] = len(docs)
+			docs = append(docs, c.Doc)
+		}
+	}
+	var out []NarrativeDoc
+	m := measureNarrative(chunks, idx)
+	for d, doc := range docs {
+		if n := m[d]; n != nil && n.is {
+			out = append(out, NarrativeDoc{Doc: doc, Zh: n.zh, Count: n.count, PerK: n.perK})
+		}
+	}
+	return out
 }
 
 // narrativeDocs returns the narrative documents of chunks by document
@@ -159,7 +194,7 @@ func measureNarrative(chunks []chunk.Chunk, docIdx map[string]int) map[int]*narr
 	out := map[int]*narrative{}
 	for d, st := range by {
 		nv := &narrative{names: map[string]bool{}, lead: lead}
-		if st.han*2 > st.words {
+		if nv.zh = st.han*2 > st.words; nv.zh {
 			nv.count = len(st.speakers)
 			nv.perK = float64(nv.count) * 1000 / float64(max(st.han, 1))
 			nv.is = nv.count >= zhMinSpeakers && nv.perK >= zhSpeakersPerK

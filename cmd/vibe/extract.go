@@ -129,6 +129,9 @@ type extractReport struct {
 	Read *readFigures `json:"read,omitempty"`
 	// LeftOut are the items knowledge/<theme>/drop.yaml removed.
 	LeftOut []extract.Dropped `json:"left_out,omitempty"`
+	// Narrative are the documents read as stories offline: only rules
+	// stated generally were taken from them.
+	Narrative []extract.NarrativeDoc `json:"narrative,omitempty"`
 }
 
 // dryRunReport is the plan `vibe extract --dry-run` prints.
@@ -278,7 +281,7 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 			return fmt.Errorf("extract %s: write the report: %w", opts.Theme, err)
 		}
 	}
-	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read, LeftOut: res.Dropped}
+	rep := extractReport{Theme: opts.Theme, Extractor: extractor, Counts: res.Counts, Written: written, Dir: ws.Rel(dir), Credibility: weighed, Read: read, LeftOut: res.Dropped, Narrative: res.Narrative}
 	if rep.Written == nil {
 		rep.Written = []string{}
 	}
@@ -298,6 +301,13 @@ func (a *app) runExtract(ctx context.Context, opts *extractOptions) error {
 	fmt.Fprintf(opts.IO.Out, "  sop:      %d phases, %d steps\n", c.Phases, c.Steps)
 	fmt.Fprintf(opts.IO.Out, "  patterns: %d quick patterns, %d red flags\n", c.Patterns, c.RedFlags)
 	fmt.Fprintf(opts.IO.Out, "  rules:    %d tier1, %d tier2, %d tier3\n", c.Tier1, c.Tier2, c.Tier3)
+	for _, n := range res.Narrative {
+		measure := fmt.Sprintf("%d quotations attributed after the quote, %.2f per 1,000 words", n.Count, n.PerK)
+		if n.Zh {
+			measure = fmt.Sprintf("%d speakers of attributed speeches, %.2f per 1,000 Han characters", n.Count, n.PerK)
+		}
+		fmt.Fprintf(opts.IO.Out, "  narrative: %s (%s): a story; only rules stated generally, outside its dialogue and narration, are taken offline\n", n.Doc, measure)
+	}
 	if c.Dropped > 0 {
 		fmt.Fprintf(opts.IO.Out, "  dropped:  %d candidates whose quote was not in the cited chunk\n", c.Dropped)
 	}

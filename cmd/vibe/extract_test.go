@@ -360,3 +360,37 @@ func TestSchemaCmd(t *testing.T) {
 		}
 	}
 }
+
+// A novel built offline says that it is read as a story and why it gives
+// few rules (issue 28), in the text and in --json.
+func TestExtractOfflineSaysANovelIsNarrative(t *testing.T) {
+	dir := extractWorkspace(t)
+	names := strings.Fields("宋江 林冲 武松 李逵 吴用 鲁达 杨志 柴进 晁盖 史进 朱仝 雷横 花荣 秦明 呼延 关胜 张顺 阮七 燕青 卢俊")
+	var b strings.Builder
+	b.WriteString("---\nsource: knowledge/bazi/source/novel.txt\ntitle: 小说\n---\n# 第一回\n\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "%s道：“今日天色已晚，且去歇了。”%s听了，便叫庄客安排酒食。\n\n", names[i%len(names)], names[(i+3)%len(names)])
+	}
+	b.WriteString("如果林冲看时，则不是别人，却是小旋风柴进。\n")
+	if err := os.WriteFile(filepath.Join(dir, "knowledge", "bazi", "converted", "novel.md"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runVibe(t, nil, "--workspace", dir, "ingest", "bazi"); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runVibe(t, nil, "--workspace", dir, "extract", "bazi", "--llm", "offline")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "narrative: knowledge/bazi/converted/novel.md (20 speakers") || strings.Contains(out, "sample.md (") {
+		t.Errorf("the novel, and only it, should be named narrative:\n%s", out)
+	}
+	rules, _ := os.ReadFile(filepath.Join(dir, "skills", "bazi", "knowledge", "rules.yaml"))
+	if strings.Contains(string(rules), "林冲看时") || !strings.Contains(string(rules), "凡日主衰弱") {
+		t.Errorf("rules.yaml should hold the treatise's rule and not the novel's narration:\n%s", rules)
+	}
+	code, out, _ = runVibe(t, nil, "--workspace", dir, "extract", "bazi", "--llm", "offline", "--json")
+	if code != 0 || !strings.Contains(out, `"narrative": [`) || !strings.Contains(out, `"doc": "knowledge/bazi/converted/novel.md"`) {
+		t.Errorf("--json exit %d:\n%s", code, out)
+	}
+}
