@@ -156,11 +156,13 @@ func charStem(w string) string {
 
 // charStopWords are English words that gloss a character in a sense no
 // question means (弟 "I" in letters, 未 "not yet", 有 "have"): a question's
-// frame, never a term's character.
+// frame, never a term's character; with them the words of its idioms,
+// "what does it mean" (贱 "mean, low"), "what is it like" (喜 "like,
+// love"), "what kind of" (种 "kind").
 var charStopWords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields("i me my we us our you your he him his she her they them their it one all some any no not yet have has had will would shall should can could may might must do doe did make get so very too also then there here now just only more most much many such own same other be been being am was were") {
+	for _, w := range strings.Fields("i me my we us our you your he him his she her they them their it one all some any no not yet have has had will would shall should can could may might must do doe did make get so very too also then there here now just only more most much many such own same other be been being am was were mean meant like kind sort") {
 		charStopWords[w] = true
 	}
 }

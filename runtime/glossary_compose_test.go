@@ -46,3 +46,34 @@ func TestGlossaryNamesTermsWordByWord(t *testing.T) {
 		t.Errorf("no characters: Terms = %q, want none", got)
 	}
 }
+
+// Words of a question's frame ("what does X mean", "what is X like",
+// "what kind of") gloss characters in senses no question asks about (贱
+// "mean, low", 喜 "like, love", 种 "kind"): they are never carried over,
+// with the built-in table's glosses (the Unicode Han Database's) as with
+// a dictionary's.
+func TestGlossaryFrameWordsAreNoCharacters(t *testing.T) {
+	g := NewGlossary(skills.Glossary{
+		Terms: []skills.GlossaryTerm{{Term: "驿马"}, {Term: "贱命"}, {Term: "喜神"}, {Term: "种类"}},
+		Characters: map[string]skills.GlossaryChar{
+			"驿": {English: []string{"relay station"}},
+			"马": {English: []string{"horse"}},
+			"贱": {English: []string{"mean", "low"}},
+			"命": {English: []string{"life", "destiny", "fate"}},
+			"喜": {English: []string{"like", "love", "enjoy"}},
+			"神": {English: []string{"spirit", "god"}},
+			"种": {English: []string{"kind", "seed"}},
+			"类": {English: []string{"category", "class"}},
+		},
+	})
+	for q, want := range map[string][]string{
+		"What does the horse mean in a chart?":  {"马"},
+		"What is the weather like?":             nil,
+		"What kind of person is born that day?": nil,
+		"Does it mean a low fate?":              {"贱命"},
+	} {
+		if got := g.Terms(q, langZH); !slices.Equal(got, want) {
+			t.Errorf("Terms(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
