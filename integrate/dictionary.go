@@ -11,6 +11,7 @@ import (
 
 	"github.com/mozillazg/go-pinyin"
 
+	"github.com/vibelife/vibe/internal/unihan"
 	"github.com/vibelife/vibe/skills"
 )
 
@@ -20,7 +21,10 @@ import (
 // → peach blossom), and the glossary's characters their English words (七
 // seven, 杀 kill), so that a question naming a term in translation or half
 // in pinyin ("the eating god", "Jia wood") reaches it. vibe ships no
-// dictionary: CC-CEDICT is CC BY-SA and 9 MB.
+// dictionary of terms (CC-CEDICT is CC BY-SA and 9 MB), but a table of
+// the characters' English glosses from the Unicode Han Database
+// (BuiltinDictionary), used when the user names no dictionary and for the
+// characters the user's lacks.
 
 // Dictionary is a parsed CC-CEDICT file: each headword (simplified and
 // traditional) with its English glosses, cleaned.
@@ -29,6 +33,28 @@ type Dictionary struct {
 	// glosses of up to maxCharGlossWords words, the words a character is
 	// named by ("generic term for lustrous and ductile metals" names 金).
 	glosses, long map[string][]string
+	// builtin is set when the built-in table of the Unicode Han Database
+	// (internal/unihan) gives the characters long lacks their glosses.
+	builtin bool
+}
+
+// BuiltinDictionary is the dictionary vibe uses when the user names none:
+// the English glosses of each character from the Unicode Han Database
+// (internal/unihan: 杀 kill, slaughter, murder, hurt), and no renderings
+// of terms.
+func BuiltinDictionary() *Dictionary {
+	return &Dictionary{builtin: true}
+}
+
+// WithBuiltin returns d with the built-in table's glosses for the
+// characters d lacks: a character d has keeps d's glosses alone.
+func (d *Dictionary) WithBuiltin() *Dictionary {
+	if d == nil {
+		return BuiltinDictionary()
+	}
+	out := *d
+	out.builtin = true
+	return &out
 }
 
 // Dictionary sizes: at most maxTermGlosses renderings of a term, and
@@ -158,7 +184,10 @@ func (d *Dictionary) English(term string) []string {
 // Characters returns, for each Han character of the terms, its English
 // glosses (at most maxCharGlosses) and its pinyin readings without tones:
 // the words a question may name it by, one per character ("seven killings"
-// is 七杀, "Jia wood" 甲木). Characters the dictionary lacks are left out.
+// is 七杀, "Jia wood" 甲木). Characters the dictionary lacks are left out;
+// with the built-in table (BuiltinDictionary, WithBuiltin), a character
+// it gives no gloss keeps its pinyin (庚, "7th heavenly stem": "Geng
+// metal" is 庚金).
 func (d *Dictionary) Characters(terms []string) map[string]skills.GlossaryChar {
 	if d == nil {
 		return nil
@@ -173,7 +202,10 @@ func (d *Dictionary) Characters(terms []string) map[string]skills.GlossaryChar {
 				continue
 			}
 			gs := d.long[c]
-			if len(gs) == 0 {
+			if len(gs) == 0 && d.builtin {
+				gs = unihan.Glosses(r)
+			}
+			if len(gs) == 0 && !d.builtin {
 				continue
 			}
 			if len(gs) > maxCharGlosses {
@@ -182,6 +214,9 @@ func (d *Dictionary) Characters(terms []string) map[string]skills.GlossaryChar {
 			e := skills.GlossaryChar{English: append([]string(nil), gs...)}
 			if py := pinyin.Pinyin(c, plain); len(py) == 1 {
 				e.Pinyin = dedupe(py[0])
+			}
+			if len(e.English)+len(e.Pinyin) == 0 {
+				continue
 			}
 			out[c] = e
 		}

@@ -58,3 +58,43 @@ func TestDictionaryRefusesAnotherFormat(t *testing.T) {
 		t.Errorf("err = %v, want an empty dictionary refused", err)
 	}
 }
+
+// With no dictionary of the user's, the built-in table of the Unicode Han
+// Database gives the characters their English words (and renders no
+// term); with the user's, a character it has keeps its glosses alone and
+// the table fills the characters it lacks.
+func TestBuiltinDictionaryCharacters(t *testing.T) {
+	d := BuiltinDictionary()
+	chars := d.Characters([]string{"七杀", "食神", "阳刃"})
+	for c, want := range map[string][]string{"杀": {"kill", "slaughter", "murder", "hurt"}, "食": {"eat", "meal", "food"}, "刃": {"edged tool", "cutlery", "knife edge"}} {
+		if got := chars[c].English; !slices.Equal(got, want) {
+			t.Errorf("built-in Characters[%s].English = %q, want %q", c, got, want)
+		}
+	}
+	if got := chars["杀"].Pinyin; !slices.Contains(got, "sha") {
+		t.Errorf("built-in Characters[杀].Pinyin = %q, want sha", got)
+	}
+	if got := d.English("桃花"); got != nil {
+		t.Errorf("built-in English(桃花) = %q, want none: the table renders no term", got)
+	}
+	// 庚 is only "7th heavenly stem" in Unihan, no gloss: it keeps its
+	// pinyin, so "Geng metal" is 庚金.
+	if got := d.Characters([]string{"庚金"})["庚"]; got.English != nil || !slices.Equal(got.Pinyin, []string{"geng"}) {
+		t.Errorf("built-in Characters[庚] = %+v, want the pinyin geng and no gloss", got)
+	}
+
+	user, err := LoadDictionary(filepath.Join("testdata", "cedict-sample.u8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chars = user.WithBuiltin().Characters([]string{"七杀", "驿马"})
+	if got := chars["杀"].English; !slices.Equal(got, []string{"kill", "murder", "attack"}) {
+		t.Errorf("杀 with the user's dictionary: %q, want the user's glosses alone", got)
+	}
+	if got := chars["驿"].English; !slices.Contains(got, "relay station") {
+		t.Errorf("驿, which the user's dictionary lacks: %q, want the built-in glosses", got)
+	}
+	if _, ok := user.Characters([]string{"驿马"})["驿"]; ok {
+		t.Errorf("the user's dictionary alone gave 驿 glosses it lacks")
+	}
+}

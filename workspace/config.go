@@ -43,9 +43,16 @@ type GlossaryConfig struct {
 	// Dictionary is a Chinese–English dictionary in the CC-CEDICT format
 	// (relative to the workspace root), the user's own: offline, the mined
 	// terms get its English renderings and the glossary its characters'
-	// words. Empty: none.
+	// words. Empty: none of the user's; the characters' words then come
+	// from vibe's built-in table (the Unicode Han Database's English
+	// definitions), which also fills the characters the user's lacks.
+	// NoDictionary ("none") turns the built-in table off too.
 	Dictionary string `yaml:"dictionary"`
 }
+
+// NoDictionary as glossary.dictionary turns off the built-in table of the
+// characters' English words as well as naming no dictionary.
+const NoDictionary = "none"
 
 // SearchConfig selects the web search curate researches with
 // (`vibe curate --suggest` finds copies of accepted works with it,

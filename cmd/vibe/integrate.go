@@ -13,6 +13,7 @@ import (
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/integrate"
 	"github.com/vibelife/vibe/skills"
+	"github.com/vibelife/vibe/workspace"
 )
 
 func newIntegrateCmd(a *app) *cobra.Command {
@@ -100,13 +101,22 @@ func (a *app) runIntegrate(ctx context.Context, theme string, regenerate bool) e
 	if opt.GlossaryInputs, opt.Contents, err = a.glossaryInputs(ctx, theme); err != nil {
 		return withExit(exitError, err)
 	}
-	if p := cfg.Glossary.Dictionary; p != "" {
+	// The glossary's characters get their English words from the user's
+	// dictionary, and from the built-in Unihan table for the characters
+	// it lacks or when the user names none; "none" turns both off.
+	switch p := cfg.Glossary.Dictionary; p {
+	case "":
+		opt.Dictionary = integrate.BuiltinDictionary()
+	case workspace.NoDictionary:
+	default:
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(ws.Root, p)
 		}
-		if opt.Dictionary, err = integrate.LoadDictionary(p); err != nil {
+		d, err := integrate.LoadDictionary(p)
+		if err != nil {
 			return withHint(err, "vibe.yaml glossary.dictionary names a Chinese–English dictionary in the CC-CEDICT format (cedict_ts.u8); fix the path or remove the setting")
 		}
+		opt.Dictionary = d.WithBuiltin()
 	}
 	// The extraction's usage, for meta.json.
 	if opt.ExtractUsage, err = integrate.ReadExtractUsage(extractUsagePath(ws, theme)); err != nil {

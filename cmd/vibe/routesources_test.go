@@ -121,3 +121,80 @@ func TestRouteBySourcesOnRealBooks(t *testing.T) {
 		t.Errorf("vibe chat %q: exit %d, want mixed chosen by a passage of Moby-Dick named:\n%s\n%s", blubber, code, text, errOut)
 	}
 }
+
+// everydayQuestionsEN are everyday English questions that name no term of
+// the bazi books: none may reach the bazi skill, whatever the glossary's
+// characters gloss (杀 "hurt", 日 "day", 父 "father", 吉 "good", 食 "eat").
+var everydayQuestionsEN = []string{
+	"What's the weather going to be like in Chicago tomorrow?", "How do I get a refund for a cancelled train ticket?",
+	"What should I cook for dinner tonight?", "My phone battery dies too fast, what can I do?",
+	"How long does it take to drive from Boston to New York?", "What is a good gift for my father's birthday?",
+	"How do I clean a washing machine that smells?", "Can I take ibuprofen for a headache?",
+	"How do I apply for a passport?", "What are good places to visit in summer?",
+	"How do I make my child do homework?", "My cat won't eat, is she sick?",
+	"How much should I tip at a restaurant?", "How do I reset my router password?",
+	"What is the best way to learn Spanish quickly?", "How do I fix a slow laptop?",
+	"Should I buy or rent an apartment?", "How do I stop my knee hurting when I run?",
+	"What time does the bank open on Saturday?", "How do I cook rice without burning it?",
+	"My wife and I argue every day, what should we do?",
+}
+
+// The bazi books built offline with no hand glossary carry the built-in
+// table of the characters' English glosses (the Unicode Han Database's).
+// The router reads the glossary's terms, renderings and pinyin, never the
+// characters' glosses: with a second skill installed (examples/sourdough,
+// so the only-skill path does not answer), no everyday English question
+// is routed to bazi.
+func TestEverydayEnglishQuestionsReachNoChineseSkill(t *testing.T) {
+	dir := copyWorkspace(t, bareBaziWorkspace(t))
+	if g, _ := os.ReadFile(filepath.Join(dir, "skills", "bazi", "knowledge", "glossary.yaml")); !strings.Contains(string(g), "\ncharacters:") {
+		t.Fatalf("the bazi glossary has no characters table")
+	}
+	for _, args := range [][]string{{"curate", "sourdough", "--from", filepath.Join("..", "..", "examples", "sourdough", "pages")}, {"build", "sourdough"}} {
+		if code, _, errOut := runVibeOffline(t, append([]string{"-w", dir, "--quiet"}, args...)...); code != 0 {
+			t.Fatalf("vibe %s: exit %d:\n%s", strings.Join(args, " "), code, errOut)
+		}
+	}
+	var f strings.Builder
+	f.WriteString("version: 1\nskill: bazi\ncases:\n")
+	for i, q := range everydayQuestionsEN {
+		fmt.Fprintf(&f, "  - id: everyday-en-%02d\n    tags: [en, off-topic]\n    question: %q\n    skill: none\n", i+1, q)
+	}
+	file := filepath.Join(t.TempDir(), "route.yaml")
+	if err := os.WriteFile(file, []byte(f.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "route.json")
+	if code, _, errOut := runVibeOffline(t, "-w", dir, "eval", "bazi", "--file", file, "--format", "json", "--output", out); code > 1 {
+		t.Fatalf("vibe eval: exit %d:\n%s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Cases []struct {
+			Turns []struct {
+				User  string `json:"user"`
+				Skill string `json:"skill"`
+			} `json:"turns"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != len(everydayQuestionsEN) {
+		t.Fatalf("%d cases scored, want %d", len(rep.Cases), len(everydayQuestionsEN))
+	}
+	reached := 0
+	for _, c := range rep.Cases {
+		q, got := c.Turns[0].User, c.Turns[0].Skill
+		if got == "bazi" {
+			t.Errorf("everyday question %q -> bazi, want another skill or none", q)
+		}
+		if got != "" {
+			reached++
+		}
+	}
+	t.Logf("everyday English questions reaching a skill: %d of %d (none bazi)", reached, len(everydayQuestionsEN))
+}
