@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vibelife/vibe/chunk"
+	"github.com/vibelife/vibe/extract"
 	"github.com/vibelife/vibe/knowledge"
 )
 
@@ -85,11 +86,24 @@ func (c *checker) checkCoverage(rules []knowledge.TieredRule, rl *loaded, rep *R
 		quotes = append(quotes, quote{ruleText(r.Rule), grams(ruleText(r.Rule))})
 	}
 
+	// A story's conditionals are narration and dialogue (如果林冲看时，则不是
+	// 别人…): they are not counted as passages a rule should cite, and a
+	// note says so (extract.NarrativeDocuments; docs/offline-rules.md).
+	story := map[string]bool{}
+	for _, n := range extract.NarrativeDocuments(chunks) {
+		story[n.Doc] = true
+		c.add(SevNote, "VIBE020", "coverage.narrative", "", n.Doc, pos{1, 1},
+			"%s reads as a story (%d %s, %.2f per 1,000): its dialogue and narration are not counted as rule-like passages", n.Doc, n.Count, map[bool]string{true: "speakers of attributed speeches", false: "quotations attributed after the quote"}[n.Zh], n.PerK)
+	}
+
 	// Distinct passages: overlapping chunks repeat sentences.
 	var passages []*rulePassage
 	seen := map[string]bool{}
 	for i := range chunks {
 		ch := &chunks[i]
+		if story[ch.Doc] {
+			continue
+		}
 		for _, s := range ruleSentences(ch.Text) {
 			key := ch.Doc + "\x00" + s.text
 			if seen[key] {

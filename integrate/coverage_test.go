@@ -290,3 +290,35 @@ func TestLowSectionCoverageWarns(t *testing.T) {
 		t.Error("min_section_coverage 0 does not turn the warning off")
 	}
 }
+
+// A story's conditionals are not rule-like passages a rule should cite:
+// coverage leaves the novel out and a note names it (issue 28).
+func TestCoverageLeavesOutAStory(t *testing.T) {
+	const chapters = 3
+	root, skill, chunks := coverageWorkspace(t, chapters)
+	names := strings.Fields("宋江 林冲 武松 李逵 吴用 鲁达 杨志 柴进 晁盖 史进 朱仝 雷横 花荣 秦明 呼延 关胜 张顺 阮七 燕青 卢俊")
+	var b strings.Builder
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "%s道：“今日天色已晚，且去歇了。”%s听了，便叫庄客安排酒食。\n\n", names[i%len(names)], names[(i+3)%len(names)])
+	}
+	b.WriteString("若是宋江不来，则众人必不肯散。\n\n如果林冲看时，则不是别人，却是小旋风柴进。\n")
+	novel := "knowledge/demo/converted/水浒.md"
+	chunks = append(chunks, chunk.Chunk{ID: "n1", Doc: novel, Title: "水浒", HeadingPath: []string{"第一回"}, Ordinal: 100, Text: b.String()})
+	if _, err := Integrate(context.Background(), IntegrateOptions{Theme: "demo", SkillDir: skill}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(context.Background(), Options{Theme: "demo", SkillDir: skill, RelTo: root, Chunks: chunks, Config: checkCfg()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cov := rep.Coverage; cov == nil || cov.Passages != 2*chapters || cov.Sections != chapters {
+		t.Fatalf("coverage %+v, want the treatise's %d passages in %d sections only", cov, 2*chapters, chapters)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		found = found || f.Check == "coverage.narrative" && strings.Contains(f.Message, novel) && strings.Contains(f.Message, "20 speakers")
+	}
+	if !found {
+		t.Errorf("no coverage.narrative note naming %s: %+v", novel, rep.Findings)
+	}
+}
