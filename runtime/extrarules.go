@@ -104,6 +104,14 @@ func statesAll(condition string, terms []glossEntry) bool {
 // glossary term.
 const minExtraShare = 0.5
 
+// minExtraLead is how far an extra rule must outscore the best core rule
+// on the whole file to join the answer whatever the core holds and
+// whatever the question names, in its place by score: on the blind dev
+// themes built offline the sentence that answers scored 1.4 to 3.8 times
+// the core's best filler (Doubled pawns are weak for "Are doubled pawns
+// always a weakness?", 1.38 against 0.97).
+const minExtraLead = 1.25
+
 // withExtras adds to the answer the core rules gave (rules, and the terms
 // missing from them) the extra rules about what the question asks: the
 // extra rules, above min on the whole file, whose condition's subject
@@ -120,31 +128,46 @@ const minExtraShare = 0.5
 // rule, the extra ones about the question answer.
 func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scoredRule, missing []string, k int, min float64) ([]scoredRule, []string) {
 	terms := idx.questionTerms(question)
-	if len(rules) >= k && len(missing) == 0 && (len(terms) == 0 || statesAll(rules[0].Condition, terms)) {
-		return rules, missing
-	}
-	for _, m := range missing {
-		terms = append(terms, glossEntry{names: []string{m}})
-	}
 	all := idx.rank(parts, len(idx.rules), min)
-	var qs []query
-	for _, p := range parts {
-		qs = append(qs, idx.prepare(p.text))
-	}
 	bestCore := 0.0
 	for _, r := range all {
 		if !r.Extra {
 			bestCore = max(bestCore, r.Score)
 		}
 	}
+	// over reports whether an extra rule clearly outscores every core rule
+	// on the whole file (minExtraLead): the sentence that states what the
+	// question asks, where the core holds only filler sharing a word or
+	// two ("As a supervisor, can I get reimbursed for professional
+	// liability insurance?": Supervisors may be reimbursed for up to half
+	// the cost… 1.73, the best core rule 0.46).
+	over := func(r scoredRule) bool {
+		return r.Extra && bestCore > 0 && r.Score >= minExtraLead*bestCore
+	}
+	if len(rules) >= k && len(missing) == 0 && (len(terms) == 0 || statesAll(rules[0].Condition, terms)) &&
+		(len(all) == 0 || !over(all[0])) {
+		return rules, missing
+	}
+	for _, m := range missing {
+		terms = append(terms, glossEntry{names: []string{m}})
+	}
+	var qs []query
+	for _, p := range parts {
+		qs = append(qs, idx.prepare(p.text))
+	}
 	var extras []scoredRule
+	about := false // an extra rule joined for naming what the question does
+	byLead := map[int]bool{}
 	for _, r := range all {
 		switch {
 		case !r.Extra:
+		case len(terms) > 0 && aboutAll(r.Condition, terms):
+			extras = append(extras, r)
+			about = true
+		case over(r):
+			extras = append(extras, r)
+			byLead[r.at] = true
 		case len(terms) > 0:
-			if aboutAll(r.Condition, terms) {
-				extras = append(extras, r)
-			}
 		case len(rules) > 0 && r.Score >= minExtraShare*bestCore:
 			// A question naming no glossary term that the core answers
 			// in part ("How many days of leave may I carry over?") takes
@@ -162,7 +185,7 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	if len(extras) == 0 {
 		return rules, missing
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && about {
 		rules, missing = nil, nil
 	}
 	// The extra rules follow the core's, except that one whose condition
@@ -172,7 +195,13 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	merged := slices.Clip(rules)
 	for _, x := range extras {
 		at := len(merged)
-		if statesAll(x.Condition, terms) {
+		if byLead[x.at] {
+			// It takes its place by score among the core's rules.
+			at = slices.IndexFunc(merged, func(r scoredRule) bool { return r.Score < x.Score })
+			if at < 0 {
+				at = len(merged)
+			}
+		} else if statesAll(x.Condition, terms) {
 			for i, r := range merged {
 				if !r.Extra && r.Score < x.Score && !statesAll(r.Condition, terms) {
 					at = i

@@ -197,3 +197,43 @@ func TestOfflineAnswerSaysNoRuleStatesTheTerm(t *testing.T) {
 		t.Errorf("offline answer to 魁罡日身弱怎么办:\n%s\nlists a partial rule before the note", answer)
 	}
 }
+
+// An extra rule that clearly outscores every core rule on the whole file
+// (minExtraLead) joins the answer in its place by score even when the core
+// fills the k places with rules sharing a word or two with the question:
+// the travel policies built offline answered "As a supervisor, can I get
+// reimbursed for professional liability insurance?" with three core rules
+// on other reimbursements and left out the extra rule that answers it.
+func TestExtraRuleFarAboveTheCoreJoins(t *testing.T) {
+	var rs knowledge.Rules
+	core := [][2]string{
+		{"you were reimbursed to your bank account for a charge made on your travel card", "you will have to pay the bill for it"},
+		{"that is the case", "proceed as normal and return to this step when creating your voucher after you get back"},
+		{"you spent less than the allowance", "you get to keep the difference, and if you spend more, you must pay the difference"},
+		{"you need to use advanced leave", "talk to your supervisor"},
+		{"you take parental leave intermittently", "the 12 week period still begins after your final day"},
+		{"your flight is cancelled", "call the travel agency"},
+	}
+	for i, c := range core {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium"})
+	}
+	extra := [][2]string{
+		{"reimbursing supervisors", "Supervisors may be reimbursed for up to half the cost of professional liability insurance, up to $150"},
+		{"baggage fees for one bag", "Baggage fees for one bag may be reimbursed per leg without further justification"},
+		{"laundry on long trips", "Laundry may be reimbursed after four nights"},
+		{"the hotel charges a resort fee", "The resort fee is not reimbursed"},
+	}
+	for i, c := range extra {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", len(core)+i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium", Extra: true})
+	}
+	idx := indexRules(rs.All(), nil)
+	idx.core = indexRules(rs.Core(), nil)
+	q := "As a supervisor, can I get reimbursed for professional liability insurance?"
+	got, _ := idx.answer(q, Bridged{}, 3)
+	if len(got) == 0 || !strings.Contains(got[0].Conclusion, "liability insurance") {
+		t.Errorf("%s: %v, want Supervisors may be reimbursed… first", q, got)
+	}
+	if len(got) > 3 {
+		t.Errorf("%s: %d rules, want at most 3", q, len(got))
+	}
+}
