@@ -183,10 +183,46 @@ func routeBySources(ev []SourceEvidence) (string, string) {
 	return ev[0].Skill, sourcesReason + ev[0].String()
 }
 
+// A router choice on prose alone gives way to another skill's sources
+// when one of their passages holds minEvidenceTerms rare terms of the
+// message, at least outweighShare of it, and outweighLead times the share
+// the chosen skill's best passage holds: the sources must say clearly
+// more than the router's words did.
+const (
+	outweighShare = 0.3
+	outweighLead  = 2.0
+)
+
+// outweighedBySources returns the skill whose sources clearly outweigh
+// the router's choice pick, one made on words of prose alone, and why; ""
+// when none does. "What is the fifty-move rule and when does the count
+// start again?" shares "rule", "count" and "again" with a travel handbook's
+// prose, and nothing with a chess skill's vocabulary, while a chess book's
+// passage holds fifty and rule (0.48 of the message) against the
+// handbook's best, count (0.15).
+func outweighedBySources(pick string, ev []SourceEvidence) (string, string) {
+	if len(ev) == 0 || ev[0].Skill == pick {
+		return "", ""
+	}
+	mine := 0.0
+	for _, e := range ev {
+		if e.Skill == pick {
+			mine = e.Share
+		}
+	}
+	best := ev[0]
+	if len(best.Terms) < minEvidenceTerms || best.Share < outweighShare || best.Share < outweighLead*mine {
+		return "", ""
+	}
+	return best.Skill, sourcesReason + best.String() + fmt.Sprintf("; the router's %s shared words of prose only (its sources: %.2f)", pick, mine)
+}
+
 // route is the skill a message goes to without a model, and why: the
-// router's choice (skills.Set.Match), else, when the router found none, the
-// skill whose sources clearly answer the message (routeBySources). The
-// choice and its reason go on the turn's trace.
+// router's choice (skills.Set.Match), unless it rests on words of prose
+// alone and another skill's sources clearly hold more of the message
+// (outweighedBySources); else, when the router found none, the skill whose
+// sources clearly answer the message (routeBySources). The choice and its
+// reason go on the turn's trace.
 func (a *Agent) route(ctx context.Context, msg string) (string, string) {
 	_, span := a.tracer.Start(ctx, "vibe.route")
 	defer span.End()
@@ -200,6 +236,11 @@ func (a *Agent) routeReason(ctx context.Context, msg string) (string, string) {
 	if m := a.cfg.Skills.Match(msg); m != "" {
 		for _, c := range cs {
 			if c.Name == m {
+				if c.ProseOnly() && len(a.cfg.Skills.Headers()) > 1 {
+					if s, why := outweighedBySources(m, a.sourceEvidence(ctx, msg)); s != "" {
+						return s, why
+					}
+				}
 				return m, "router: " + candidateReason(c)
 			}
 		}

@@ -142,3 +142,38 @@ func TestRouteBySourcesNeedsTermCounts(t *testing.T) {
 		t.Fatalf("RouteReason = %q, %q; want none", skill, why)
 	}
 }
+
+// A router choice made on words of prose alone gives way, offline, to the
+// skill whose sources clearly hold more of the message; one backed by a
+// whole term of the skill, or by its own sources, stands.
+func TestSourcesOutweighAProseOnlyRoute(t *testing.T) {
+	root := writeSkills(t, "", map[string]string{
+		"travel/SKILL.md": "---\nname: travel\ndescription: Travel and leave handbook.\ntriggers: [per diem]\n---\n# travel\n\nThe rule is to count the days of travel again when a trip starts.\n",
+		"chess/SKILL.md":  "---\nname: chess\ndescription: Chess endings.\ntriggers: [checkmate]\n---\n# chess\n",
+	})
+	var travel, chess [][2]string
+	for i := 0; i < 40; i++ {
+		travel = append(travel, [2]string{fmt.Sprintf("Leave %d", i), fmt.Sprintf("Count the hours of annual leave %d in each pay period; the supervisor approves the request.", i)})
+		chess = append(chess, [2]string{fmt.Sprintf("Ending %d", i), fmt.Sprintf("The king and pawn ending %d: the opposition decides who wins.", i)})
+	}
+	chess = append(chess, [2]string{"Queen against rook", "With a queen against a rook you may demand that your opponent mate you within fifty moves; this rule protects the defender, and the count starts again after a capture."})
+	st := storeWith(t, map[string][][2]string{"travel": travel, "chess": chess})
+	a, _ := newAgentAt(t, root, nil, func(c *Config) { c.Searcher = st; c.Model = nil })
+	ctx := context.Background()
+	const q = "What is the fifty-move rule and when does the count start again?"
+	cs := a.cfg.Skills.Route(q)
+	if len(cs) == 0 || cs[0].Name != "travel" || !cs[0].ProseOnly() || a.cfg.Skills.Match(q) != "travel" {
+		t.Fatalf("the fixture should make the router choose travel on prose alone: %+v", cs)
+	}
+	skill, why := a.RouteReason(ctx, q)
+	if skill != "chess" || !strings.Contains(why, "Queen against rook") || !strings.Contains(why, "prose only") {
+		t.Errorf("RouteReason = %q, %q; want chess, naming the passage and the router's prose-only choice", skill, why)
+	}
+	// A choice on a whole term stands, and so does one the router's own
+	// skill's sources back.
+	for _, q := range []string{"What is the per diem when the count starts again?", "When the pay period starts again, who approves the count of my annual leave hours?"} {
+		if skill, why := a.RouteReason(ctx, q); skill != "travel" {
+			t.Errorf("RouteReason(%q) = %q (%s), want travel", q, skill, why)
+		}
+	}
+}

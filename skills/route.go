@@ -503,6 +503,10 @@ func (c Candidate) Fits() bool {
 	return c.Coverage >= minRouteCoverage || (len(c.Matched) > 0 && c.Coverage >= minTermCoverage)
 }
 
+// ProseOnly reports whether the candidate shares only words of prose with
+// the message: none of its whole terms and no section of its books.
+func (c Candidate) ProseOnly() bool { return len(c.Matched) == 0 && len(c.Sections) == 0 }
+
 // tieMargin is how much the best candidate must lead the second by, when
 // neither holds one of its terms whole, for the text to be about it rather
 // than ambiguous ("what is the best water" to a tea skill and a bazi skill
@@ -512,6 +516,10 @@ const tieMargin = 1.1
 // Match returns the skill the text is about (the best [Set.Route]
 // candidate when it fits and clearly leads, or, when none fits, the one
 // skill whose glossary names a term of the text); "" when no skill fits.
+// A best candidate that shares only words of prose with the text gives way
+// to the one fitting candidate whose glossary names a term of it: "Jin Gui
+// Yao Lue" names 金匮 of a medical skill, while "causes of disease" are
+// words a fate-reading skill's books use too.
 func (s *Set) Match(text string) string {
 	cs := s.Route(text)
 	if len(cs) == 0 {
@@ -519,6 +527,15 @@ func (s *Set) Match(text string) string {
 	}
 	if !cs[0].Fits() {
 		return namedOnly(cs)
+	}
+	if cs[0].ProseOnly() {
+		if n := namedOnly(cs); n != "" {
+			for _, c := range cs {
+				if c.Name == n && c.Fits() {
+					return n
+				}
+			}
+		}
 	}
 	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched) <= len(cs[1].Matched) {
 		return ""

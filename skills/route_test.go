@@ -178,3 +178,32 @@ func TestRouteBySectionsOfTheSources(t *testing.T) {
 		t.Fatalf("a contents file without a source: errors %q, want one naming %s and documents[0]", errs, ContentsPath)
 	}
 }
+
+// A best candidate that shares only prose with the message gives way to the
+// fitting candidate whose glossary names a term of it.
+func TestMatchPrefersANamedTermOverProse(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "fate", map[string]string{
+		"SKILL.md": "---\nname: fate\ndescription: Reading a chart's fortunes.\n---\n# fate\n\nAll causes of disease fall into three categories of the chart; according to the books each category has its own signs.\n",
+	})
+	writeSkillFiles(t, root, "medicine", map[string]string{
+		"SKILL.md":   "---\nname: medicine\ndescription: 经方\n---\n# medicine\n",
+		GlossaryPath: "terms:\n  - term: 金匮\n    aliases: [jin gui]\n",
+	})
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "According to the Jin Gui Yao Lue, into which three categories do all causes of disease fall?"
+	cs := s.Route(q)
+	if len(cs) < 2 || cs[0].Name != "fate" || !cs[0].ProseOnly() || !cs[0].Fits() {
+		t.Fatalf("the fixture should make fate the best candidate on prose alone: %+v", cs)
+	}
+	if got := s.Match(q); got != "medicine" {
+		t.Errorf("Match = %q, want medicine (candidates %+v)", got, cs)
+	}
+	// Prose alone still routes when no skill names a term of the message.
+	if got := s.Match("Into which three categories do all causes of disease fall?"); got != "fate" {
+		t.Errorf("Match of the question without the book's name = %q, want fate", got)
+	}
+}
