@@ -39,6 +39,21 @@ func bounded(ctx context.Context, opts Options, format string, parse func(contex
 	tctx, tcancel := context.WithTimeout(ctx, opts.Timeout)
 	defer tcancel()
 
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() int64 {
+		// pdfium's linear memory lives outside the Go heap: counted too.
+		n := opts.PDFium.offHeapBytes()
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return n
+		}
+		return n + int64(sample[0].Value.Uint64())
+	}
+	// The baseline is taken before the parser starts: a parser that grows
+	// at once (or a scheduler that runs it first) must not hide that
+	// growth in the baseline.
+	base := heap()
+
 	type result struct {
 		doc Document
 		err error
@@ -55,17 +70,6 @@ func bounded(ctx context.Context, opts Options, format string, parse func(contex
 		r.doc, r.err = parse(tctx)
 	}()
 
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	heap := func() int64 {
-		// pdfium's linear memory lives outside the Go heap: counted too.
-		n := opts.PDFium.offHeapBytes()
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return n
-		}
-		return n + int64(sample[0].Value.Uint64())
-	}
-	base := heap()
 	tick := time.NewTicker(memorySampleEvery)
 	defer tick.Stop()
 	for {
