@@ -227,7 +227,16 @@ func convertText(data []byte, format string) (Document, error) {
 		// the converted text is.
 		doc.Quality.SourceChars = CountText(text)
 	}
+	var markerAsides []Aside
+	if !md {
+		// Page-break marker lines are read before the control characters
+		// go, so that a line holding only a form feed is one of them.
+		var unmarked string
+		unmarked, markerAsides = stripPageMarkers(text)
+		clean = cleanControl(unmarked)
+	}
 	body, asides, title := stripFurniture(clean, md)
+	asides = append(asides, markerAsides...)
 	if !md {
 		var pageAsides []Aside
 		body, pageAsides = stripPageFurniture(body)

@@ -290,3 +290,99 @@ func stripPageFurniture(text string) (string, []Aside) {
 	asides = addAside(asides, "running heads", "they repeat the book's or chapter's name at the top of the printed pages, not text of the work", heads.String())
 	return strings.Join(out, "\n"), asides
 }
+
+// Page-break marker lines of a plain text from a download site or a dump of
+// a printed book: "----------- Page 142-----------", "=== 第12页 ===",
+// "第 12 页", "[Page 12]", "- 142 -", "<142>", and a line holding only a form
+// feed. They are no text of the work and cut a paragraph in two at every
+// page; stripPageMarkers drops them, joins the paragraph they cut and names
+// them as set aside.
+
+var (
+	// rePageMarkerWord matches a marker that says it is a page: a page
+	// number with "Page", "p." or 页, between marker punctuation.
+	rePageMarkerWord = regexp.MustCompile(`^(?i)[-–—=_*~#·.\s]*[\[【〔(（<〈]?[-–—=_*~#·\s]*` +
+		`(?:(?:page|pg\.?|p\.)\s*[0-9０-９]{1,5}(?:\s*(?:of|/)\s*[0-9０-９]{1,5})?` +
+		`|第?\s*(?:[0-9０-９]{1,5}|[一二三四五六七八九十百千零〇两]{1,8})\s*[页頁](?:\s*/\s*共?\s*[0-9０-９]{1,5}\s*[页頁]?)?)` +
+		`[-–—=_*~#·\s]*[\]】〕)）>〉]?[-–—=_*~#·.\s]*$`)
+	// rePageMarkerBare matches a bare page number in marker punctuation:
+	// "- 142 -", "=== 12 ===", "<142>". Such lines are taken for markers
+	// only when the text holds at least minBareMarkers of them.
+	rePageMarkerBare = regexp.MustCompile(`^(?:[-–—=~_*]+\s*[0-9０-９]{1,5}\s*[-–—=~_*]+|[<〈]\s*[0-9０-９]{1,5}\s*[>〉])$`)
+)
+
+// minBareMarkers is how many bare page numbers in marker punctuation a text
+// needs for them to be taken for page markers.
+const minBareMarkers = 3
+
+// stripPageMarkers removes the page-break marker lines of a plain text (see
+// above). It reads the text before control characters are cleaned, so that
+// a line holding only a form feed is seen. Where the text before a marker
+// does not end a sentence or paragraph, and a heading does not follow, the
+// blank lines around it go too, so the paragraph it cut is joined again.
+func stripPageMarkers(text string) (string, []Aside) {
+	if !strings.ContainsAny(text, "0123456789０１２３４５６７８９一二三四五六七八九十\f") {
+		return text, nil
+	}
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	lines := strings.Split(text, "\n")
+	trim := func(i int) string { return strings.TrimFunc(lines[i], unicode.IsSpace) }
+	drop := make([]bool, len(lines))
+	var bare []int
+	n := 0
+	for i, l := range lines {
+		t := trim(i)
+		switch {
+		case t == "" && strings.ContainsRune(l, '\f'):
+			drop[i] = true
+			n++
+		case t == "" || utf8.RuneCountInString(t) > 80:
+		case rePageMarkerWord.MatchString(t):
+			drop[i] = true
+			n++
+		case rePageMarkerBare.MatchString(t):
+			bare = append(bare, i)
+		}
+	}
+	if len(bare) >= minBareMarkers {
+		for _, i := range bare {
+			drop[i] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return text, nil
+	}
+	var markers strings.Builder
+	var out []string
+	for i, l := range lines {
+		if !drop[i] {
+			out = append(out, l)
+			continue
+		}
+		markers.WriteString(trim(i))
+		prev := len(out) - 1
+		for prev >= 0 && strings.TrimSpace(out[prev]) == "" {
+			prev--
+		}
+		next := i + 1
+		for next < len(lines) && (trim(next) == "" || drop[next]) {
+			next++
+		}
+		if prev < 0 || next >= len(lines) {
+			continue
+		}
+		if p := strings.TrimFunc(out[prev], unicode.IsSpace); !endsParagraph(p) && classifyHeading(trim(next)) == kindNone {
+			// The page broke a paragraph: the blank lines around the
+			// marker go with it.
+			out = out[:prev+1]
+			for k := i + 1; k < next; k++ {
+				drop[k] = true
+			}
+		}
+	}
+	var asides []Aside
+	asides = addAside(asides, "page-break markers (----- Page 12 -----, 第12页)", "a download site or a scan marks where the printed pages break, not text of the work", markers.String())
+	return strings.Join(out, "\n"), asides
+}

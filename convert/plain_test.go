@@ -776,3 +776,46 @@ func TestPlainRecipeItemsAreNoTitles(t *testing.T) {
 		}
 	}
 }
+
+// A novel from a download site keeps the site's page-break markers
+// ("----------- Page 142-----------" between blank lines) in a hard-wrapped
+// text: they are set aside by name and counted, and the paragraph a marker
+// cut in the middle of a speech is one paragraph again; a page break after
+// a sentence's end keeps its paragraph break, and chapter headings stay.
+func TestPlainPageMarkersSetAside(t *testing.T) {
+	var sb strings.Builder
+	page := 1
+	marker := func() {
+		fmt.Fprintf(&sb, "\n----------------------- Page %d-----------------------\n\n", page)
+		page++
+	}
+	for ch, name := range []string{"第一回　甄士隐梦幻识通灵", "第二回　贾夫人仙逝扬州城"} {
+		sb.WriteString("　　" + name + "\n\n")
+		for i := 0; i < 6; i++ {
+			sb.WriteString("    宝玉听了，自是纳闷。只见宝钗、探春等也来了，和贾母说了一回话，宝钗也进\n")
+			sb.WriteString("来问：“妹妹做什么呢？”因见林黛玉裁剪，笑道：“越发能干了，连裁铰都会了。”\n")
+			if i%2 == 0 {
+				sb.WriteString("宝玉向宝钗道：“老太太要抹骨牌，正没人，你抹骨牌去罢。”宝钗听说，便\n")
+				marker()
+				sb.WriteString(fmt.Sprintf("笑道：“我是为抹骨牌才来么？”说着便走了%d%d。\n", ch, i))
+			}
+		}
+		marker()
+	}
+	b := buildFixture(t, "红楼梦.txt", []byte(sb.String()))
+	wantHeadings(t, b, "# 第一回 甄士隐梦幻识通灵", "# 第二回 贾夫人仙逝扬州城")
+	if strings.Contains(b.md, "Page") || strings.Contains(b.md, "-----") {
+		t.Errorf("page markers left in the text:\n%s", b.md)
+	}
+	if !strings.Contains(b.md, "便笑道：“我是为抹骨牌才来么？”说着便走了00。") {
+		t.Errorf("the paragraph cut by a page marker is not joined:\n%s", b.md)
+	}
+	wantAside(t, b, "page-break markers (----- Page 12 -----, 第12页)")
+	want := 0
+	for p := 1; p < page; p++ {
+		want += convert.CountChars(fmt.Sprintf("----------------------- Page %d-----------------------", p))
+	}
+	if as := b.doc.Quality.SetAside; len(as) == 0 || as[0].Chars != want {
+		t.Errorf("page markers set aside %+v, want %d characters", as, want)
+	}
+}
