@@ -416,6 +416,20 @@ func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
 	}
 }
 
+// hnswIndexDef is the definition of the HNSW index of the store in schema,
+// "" when it has none.
+func hnswIndexDef(t *testing.T, conn *pgx.Conn, schema string) string {
+	t.Helper()
+	var def *string
+	if err := conn.QueryRow(context.Background(), `SELECT pg_get_indexdef(to_regclass($1))`, schema+".kb_embedding_hnsw").Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if def == nil {
+		return ""
+	}
+	return *def
+}
+
 // TestHalfPrecisionHNSW: the HNSW index holds half-precision vectors, a
 // store of the float32 index gets it on open (migration 13), vector search
 // reaches it (its plan scans the index) and its recall@10 at the configured
@@ -436,14 +450,7 @@ func TestHalfPrecisionHNSW(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	indexDef := func() string {
-		t.Helper()
-		var def string
-		if err := conn.QueryRow(ctx, `SELECT pg_get_indexdef(to_regclass($1))`, schema+".kb_embedding_hnsw").Scan(&def); err != nil {
-			t.Fatal(err)
-		}
-		return def
-	}
+	indexDef := func() string { return hnswIndexDef(t, conn, schema) }
 	if def := indexDef(); !strings.Contains(def, "halfvec(64)") {
 		t.Fatalf("the index = %q, want one on halfvec(64)", def)
 	}
@@ -512,17 +519,7 @@ func TestHNSWForWideVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	indexDef := func() string {
-		t.Helper()
-		var def *string
-		if err := conn.QueryRow(ctx, `SELECT pg_get_indexdef(to_regclass($1))`, schema+".kb_embedding_hnsw").Scan(&def); err != nil {
-			t.Fatal(err)
-		}
-		if def == nil {
-			return ""
-		}
-		return *def
-	}
+	indexDef := func() string { return hnswIndexDef(t, conn, schema) }
 	want := fmt.Sprintf("halfvec(%d)", dims)
 	if def := indexDef(); !strings.Contains(def, want) {
 		t.Fatalf("the index = %q, want one on %s", def, want)
