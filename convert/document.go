@@ -13,7 +13,7 @@ import (
 
 // Version identifies the converter's output. Bump it when a change to any
 // converter alters its Markdown, so that unchanged sources are converted again.
-const Version = "vibe-convert/16"
+const Version = "vibe-convert/17"
 
 // Document is one source converted to Markdown.
 type Document struct {
