@@ -447,6 +447,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 
 	var t1, t2, t3 []cand[knowledge.Rule]
 	topics := map[*chunk.Chunk]string{}
+	topicKinds := headingTopicKinds(chunks)
 	recurring := hanBigramSentences(sents)
 	var flags []cand[knowledge.RedFlag]
 	seen := map[string]bool{}
@@ -513,7 +514,9 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 				}
 				topics[s.Chunk] = topic
 			}
-			cond = ruleCondition(p, topic)
+			// 麻黄汤方 whose text has moved on to 大青龙汤: the rule is
+			// about the formula its paragraph names.
+			cond = ruleCondition(p, sentenceTopic(topic, paragraphTo(s), topicKinds))
 			if cond == p.Cond && (zhThinCond(p.Cond) || runeLen(p.Cond) <= 2 && !p.General) {
 				// 见官星, 逢丙午、丁未天上水: whose, the text before says;
 				// with no subject or topic to carry, the rule cannot

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/vibelife/vibe/chunk"
 )
 
 // ruleParse is a sentence read as an IF-THEN rule. Cond and Concl are whole
@@ -1231,4 +1233,83 @@ func ruleCondition(p ruleParse, topic string) string {
 func zhThinCond(cond string) bool {
 	return hasPrefixAny(cond, []string{"遇", "见", "逢", "向", "不见"}) != "" ||
 		hasPrefixAny(cond, []string{"得", "无", "有", "行", "运"}) != "" && runeLen(cond) <= 6
+}
+
+// formulaTopic and seasonTopic are the kinds of heading topic that a
+// section's text moves on from to another of their kind: a formula
+// (麻黄汤方, whose text goes on to 大青龙汤主之) and a stem in a season
+// (三春甲木).
+var (
+	formulaTopic = regexp.MustCompile(`^\p{Han}+[汤散丸饮]$`)
+	seasonTopic  = regexp.MustCompile(`^三[春夏秋冬][甲乙丙丁戊己庚辛壬癸][木火土金水]$`)
+)
+
+// topicName is a heading topic as the text names it: 麻黄汤方 → 麻黄汤.
+func topicName(t string) string { return strings.TrimSuffix(t, "方") }
+
+// topicKind is the kind of term a heading topic is ("formula", "season"),
+// or "" for a topic of no such kind (正官, 阳刃), which keeps its section's
+// topic whatever its text names.
+func topicKind(t string) string {
+	switch n := topicName(t); {
+	case formulaTopic.MatchString(n):
+		return "formula"
+	case seasonTopic.MatchString(n):
+		return "season"
+	}
+	return ""
+}
+
+// headingTopicKinds returns the topics of a kind (topicKind) that the
+// chunks' headings name, by the name the text uses: 大青龙汤 → formula.
+func headingTopicKinds(chunks []chunk.Chunk) map[string]string {
+	out := map[string]string{}
+	for i := range chunks {
+		for _, h := range chunks[i].HeadingPath {
+			t := zhHeadingTopic(h)
+			if k := topicKind(t); k != "" {
+				out[topicName(t)] = k
+			}
+		}
+	}
+	return out
+}
+
+// sentenceTopic is the topic a sentence's rule is about, given its
+// section's topic and its paragraph up to the sentence's end: the section's
+// topic, unless the paragraph names another topic of its kind (known) and
+// not the section's own, as 太阳中风…大青龙汤主之。若脉微弱，汗出恶风者，不可服
+// under 麻黄汤方; then the one it names last (大青龙汤).
+func sentenceTopic(topic, para string, known map[string]string) string {
+	kind := topicKind(topic)
+	if kind == "" || strings.Contains(para, topicName(topic)) {
+		return topic
+	}
+	best, end := "", -1
+	for name, k := range known {
+		if k != kind {
+			continue
+		}
+		i := strings.LastIndex(para, name)
+		if i < 0 {
+			continue
+		}
+		// The mention that ends last; of two ending there, the longer
+		// (小柴胡汤, not 柴胡汤).
+		if e := i + len(name); e > end || e == end && len(name) > len(best) {
+			best, end = name, e
+		}
+	}
+	if best == "" {
+		return topic
+	}
+	return best
+}
+
+// paragraphTo is the text of a sentence's paragraph up to the sentence's end.
+func paragraphTo(s sentence) string {
+	t := s.Chunk.Text
+	end := min(max(s.Off, 0)+len(s.Text), len(t))
+	start := min(max(s.Off, 0), end)
+	return t[strings.LastIndex(t[:start], "\n")+1 : end]
 }

@@ -424,3 +424,40 @@ func TestStatedRule(t *testing.T) {
 		}
 	}
 }
+
+// A rule whose paragraph has moved on from its section's formula to
+// another is filed under the one its paragraph names, not under the
+// heading's: 若脉微弱，汗出恶风者，不可服 under 麻黄汤方 is about 大青龙汤;
+// a rule whose paragraph still names the heading's formula keeps it.
+func TestRuleTopicFromParagraph(t *testing.T) {
+	head := func(h, body string) chunk.Chunk {
+		return chunk.Chunk{ID: h, Doc: "shl.md", HeadingPath: []string{h}, Text: "# " + h + "\n\n" + body}
+	}
+	chunks := []chunk.Chunk{
+		head("麻黄汤方", "麻黄三两，桂枝二两，以水九升，先煮麻黄。麻黄汤方用麻黄为君。\n\n"+
+			"太阳病，头痛发热，身疼腰痛，无汗而喘者，麻黄汤主之。若汗出多者，不可再服麻黄汤。\n\n"+
+			"太阳中风，脉浮紧，发热恶寒，不汗出而烦躁者，大青龙汤主之。若脉微弱，汗出恶风者，不可服。\n\n"+
+			"若脉浮而数者，可发汗。"),
+		head("大青龙汤方", "大青龙汤方用麻黄六两。大青龙汤方煮取三升。麻黄去节。"),
+		head("桂枝汤方", "桂枝汤方用桂枝三两。桂枝汤方啜热稀粥。麻黄汤方与桂枝汤方不同。"),
+	}
+	f, err := Offline(context.Background(), "t", chunks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"若脉微弱，汗出恶风者，不可服。": "大青龙汤：脉微弱，汗出恶风",
+		"若脉浮而数者，可发汗。":     "麻黄汤方：脉浮而数",
+	}
+	for _, r := range f.Rules.Rules.All() {
+		if w, ok := want[r.Evidence[0].Quote]; ok {
+			if r.Condition != w {
+				t.Errorf("%s: condition %q, want %q", r.ID, r.Condition, w)
+			}
+			delete(want, r.Evidence[0].Quote)
+		}
+	}
+	for q := range want {
+		t.Errorf("no rule from %q", q)
+	}
+}
