@@ -157,6 +157,13 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
+		// get_rules bridges a question by the glossary's terms alone, not
+		// by the characters its words gloss (the characters: table, from
+		// the built-in Unihan glosses or a dictionary): a character carried
+		// over ("defeat" 败 of "Ten Evils and Great Defeat days") finds a
+		// passage worth reading, but a rule holding it is filler, where
+		// get_rules must answer or say it cannot.
+		g.Characters = nil
 		idx.glossary = NewGlossary(g)
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
