@@ -44,6 +44,9 @@ type ruleIndex struct {
 	// glossary holds each term of the sources with its aliases, and the
 	// phrases (term and aliases) tokenised for matching (nil: none).
 	glossary *Glossary
+	// termGlossary is glossary without its characters: table, what
+	// get_rules bridges a question by.
+	termGlossary *Glossary
 	// statedText[i] is what rule i states (condition, conclusion, action)
 	// as comparable text (plainText), statedTokens the same as words
 	// (phraseTokens: lower-cased, stemmed) for Latin names.
@@ -157,14 +160,16 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
+		idx.glossary = NewGlossary(g)
 		// get_rules bridges a question by the glossary's terms alone, not
 		// by the characters its words gloss (the characters: table, from
 		// the built-in Unihan glosses or a dictionary): a character carried
 		// over ("defeat" 败 of "Ten Evils and Great Defeat days") finds a
 		// passage worth reading, but a rule holding it is filler, where
 		// get_rules must answer or say it cannot.
-		g.Characters = nil
-		idx.glossary = NewGlossary(g)
+		terms := g
+		terms.Characters = nil
+		idx.termGlossary = NewGlossary(terms)
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
@@ -607,7 +612,7 @@ func (idx *ruleIndex) rank(parts []weighted, k int, min float64) []scoredRule {
 			// ("hurting officer meets the officer" and 伤官见官 → 为祸百端
 			// on the five bazi books: 0.28).
 			other := idx.otherLanguage(QueryLanguage(p.text))
-			if t := idx.glossary.Terms(p.text, other); len(t) > 0 {
+			if t := idx.termGlossary.Terms(p.text, other); len(t) > 0 {
 				qs = append(qs, idx.prepare(strings.Join(t, " ")))
 				ws = append(ws, p.weight)
 				continue
