@@ -54,6 +54,9 @@ type Glossary struct {
 	// charOf maps a word to the characters whose first glosses
 	// (primaryGlosses) are that one word: "winter" 冬, "tomb" 墓.
 	charOf map[string][]rune
+	// wholeTerms leaves out of Terms the single characters words are
+	// carried over as, keeping the terms made of them (get_rules).
+	wholeTerms bool
 }
 
 // primaryGlosses is how many of a character's first glosses name it alone
@@ -688,6 +691,11 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 					break
 				}
 			}
+		}
+		if g.wholeTerms {
+			out = slices.DeleteFunc(out, func(p string) bool {
+				return slices.Contains(chars, p)
+			})
 		}
 	}
 	return out

@@ -112,7 +112,7 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 		if err != nil {
 			return ans, err
 		}
-		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.termGlossary, sk.Name, sk.Theme)
+		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.glossary, sk.Name, sk.Theme)
 		if br.SearchedAs != "" && ans.SearchedAs == "" {
 			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
 		}

@@ -44,8 +44,9 @@ type ruleIndex struct {
 	// glossary holds each term of the sources with its aliases, and the
 	// phrases (term and aliases) tokenised for matching (nil: none).
 	glossary *Glossary
-	// termGlossary is glossary without its characters: table, what
-	// get_rules bridges a question by.
+	// termGlossary is glossary naming whole terms only (no single
+	// character a word is carried over as), what get_rules bridges a
+	// question by.
 	termGlossary *Glossary
 	// statedText[i] is what rule i states (condition, conclusion, action)
 	// as comparable text (plainText), statedTokens the same as words
@@ -161,15 +162,14 @@ func buildRuleIndex(sk *skills.Skill) (*ruleIndex, error) {
 			return nil, fmt.Errorf("get_rules: %w", err)
 		}
 		idx.glossary = NewGlossary(g)
-		// get_rules bridges a question by the glossary's terms alone, not
-		// by the characters its words gloss (the characters: table, from
-		// the built-in Unihan glosses or a dictionary): a character carried
-		// over ("defeat" 败 of "Ten Evils and Great Defeat days") finds a
-		// passage worth reading, but a rule holding it is filler, where
-		// get_rules must answer or say it cannot.
-		terms := g
-		terms.Characters = nil
-		idx.termGlossary = NewGlossary(terms)
+		// get_rules bridges a question by the glossary's terms, named in
+		// any form (pinyin and the characters' glosses word by word: "Kui
+		// Gang" is 魁罡), but never by a single character a word is
+		// carried over as: "defeat" carried as 败 of "Ten Evils and Great
+		// Defeat days" finds a passage worth reading, but a rule holding
+		// 败 is filler, where get_rules must answer or say it cannot.
+		idx.termGlossary = NewGlossary(g)
+		idx.termGlossary.wholeTerms = true
 	}
 	b, err := sk.ReadResource("knowledge/rules.yaml")
 	if err != nil {
