@@ -54,6 +54,9 @@ type Glossary struct {
 	// charOf maps a word to the characters whose first glosses
 	// (primaryGlosses) are that one word: "winter" 冬, "tomb" 墓.
 	charOf map[string][]rune
+	// charPinyin maps a toneless syllable to the characters the
+	// Characters table gives it as pinyin.
+	charPinyin map[string]map[rune]bool
 	// wholeTerms leaves out of Terms the single characters words are
 	// carried over as, keeping the terms made of them (get_rules).
 	wholeTerms bool
@@ -114,6 +117,7 @@ func NewGlossary(g skills.Glossary) *Glossary {
 			if out.charWords == nil {
 				out.charWords = map[string]map[rune]int{}
 				out.charOf = map[string][]rune{}
+				out.charPinyin = map[string]map[rune]bool{}
 			}
 			if out.charWords[tok] == nil {
 				out.charWords[tok] = map[rune]int{}
@@ -140,6 +144,10 @@ func NewGlossary(g skills.Glossary) *Glossary {
 		for _, py := range e.Pinyin {
 			if tok := strings.ToLower(strings.TrimSpace(py)); tok != "" {
 				index(tok, primaryGlosses)
+				if out.charPinyin[tok] == nil {
+					out.charPinyin[tok] = map[rune]bool{}
+				}
+				out.charPinyin[tok][r] = true
 			}
 		}
 	}
@@ -514,6 +522,23 @@ func scripts(s string) (han, letters int) {
 // (maxSharedRendering). Entries whose term or an alias is one of omit (case-insensitive)
 // are left out. None for a nil glossary or a question that names no term.
 func (g *Glossary) Terms(text, lang string, omit ...string) []string {
+	return g.terms(text, lang, nil, omit...)
+}
+
+// namedSpan is an entry a question names by words of its own (not a
+// compound of named terms, nor a carried character): the entry, where the
+// words naming it start among the question's tokens (phraseTokens) and
+// how many they are, and how surely (0: by one of its own names; more: a
+// dictionary's rendering, a relation worded otherwise, or 1 plus the
+// places of the characters' glosses the words were found at).
+type namedSpan struct {
+	entry              *glossEntry
+	start, words, rank int
+}
+
+// terms is Terms, telling spans (when not nil) of each entry the question
+// names by its own words.
+func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...string) []string {
 	if g.Len() == 0 {
 		return nil
 	}
@@ -614,6 +639,9 @@ func (g *Glossary) Terms(text, lang string, omit ...string) []string {
 		if !chosen[m.entry] {
 			chosen[m.entry] = true
 			add(g.entries[m.entry])
+		}
+		if spans != nil {
+			spans(namedSpan{entry: &g.entries[m.entry], start: m.start, words: m.n, rank: m.rank})
 		}
 	}
 	// The Chinese forms named so far, to build compound terms from.

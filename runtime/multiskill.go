@@ -198,7 +198,7 @@ func (a *Agent) candidatesNote(msg string) string {
 		}
 	}
 	if len(fit) == 0 {
-		return "; router: " + routeAdvice(a.cfg.Skills.Route(msg), a.otherLanguage(msg))
+		return "; router: " + routeAdvice(a.routeCandidates(msg), a.otherLanguage(msg))
 	}
 	return "; the router's candidates for this message, best first: " + strings.Join(fit, ", ")
 }
@@ -486,10 +486,12 @@ func (a *Agent) recommendSkills(ctx context.Context, question string, k int) (js
 		Coverage    float64  `json:"coverage"`
 		Matched     []string `json:"matched,omitempty"`
 		Glossary    []string `json:"glossary_terms,omitempty"`
+		Bridged     []string `json:"terms_in_translation,omitempty"`
 		Fits        bool     `json:"fits"`
 	}
 	var out []rec
-	for _, c := range a.cfg.Skills.Route(question) {
+	cs := a.routeCandidates(question)
+	for _, c := range cs {
 		if len(out) == k {
 			break
 		}
@@ -498,14 +500,14 @@ func (a *Agent) recommendSkills(ctx context.Context, question string, k int) (js
 			continue
 		}
 		out = append(out, rec{Skill: c.Name, DisplayName: sk.DisplayName, Description: sk.Summary(),
-			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Glossary: c.Glossary, Fits: c.Fits()})
+			Score: round2(c.Score), Coverage: round2(c.Coverage), Matched: c.Matched, Glossary: c.Glossary, Bridged: c.Bridged, Fits: c.Fits()})
 	}
 	res := map[string]any{"question": question, "candidates": out}
-	if m := a.cfg.Skills.Match(question); m != "" {
+	if m := skills.Pick(cs); m != "" {
 		res["best"] = m
 	} else {
 		res["best"] = nil
-		res["note"] = routeAdvice(a.cfg.Skills.Route(question), a.otherLanguage(question))
+		res["note"] = routeAdvice(cs, a.otherLanguage(question))
 		var ev []map[string]any
 		for _, e := range a.sourceEvidence(ctx, question) {
 			if len(e.Terms) >= minEvidenceTerms && len(ev) < 2 {

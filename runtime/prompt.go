@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -84,7 +85,7 @@ func (a *Agent) systemPrompt(ctx context.Context, t *turn, msg string, all []kno
 		for _, h := range a.cfg.Skills.Headers() {
 			fmt.Fprintf(&sb, "- %s: %s\n", h.Name, h.Summary())
 		}
-		cs := a.cfg.Skills.Route(msg)
+		cs := a.routeCandidates(msg)
 		sb.WriteString(routeHint(cs, a.otherLanguage(msg)))
 		if !anyFits(cs) {
 			// The router's vocabulary found nothing strong: what the
@@ -425,7 +426,7 @@ func routeAdvice(cs []skills.Candidate, across []string) string {
 				break
 			}
 			p := fmt.Sprintf("%s (%.2f", c.Name, c.Score)
-			if m := c.Glossary; terms && len(m) > 0 {
+			if m := append(slices.Clip(c.Glossary), c.Bridged...); terms && len(m) > 0 {
 				if len(m) > 4 {
 					m = m[:4]
 				}

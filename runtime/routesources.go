@@ -232,8 +232,8 @@ func (a *Agent) route(ctx context.Context, msg string) (string, string) {
 }
 
 func (a *Agent) routeReason(ctx context.Context, msg string) (string, string) {
-	cs := a.cfg.Skills.Route(msg)
-	if m := a.cfg.Skills.Match(msg); m != "" {
+	cs := a.routeCandidates(msg)
+	if m := skills.Pick(cs); m != "" {
 		for _, c := range cs {
 			if c.Name == m {
 				if c.ProseOnly() && len(a.cfg.Skills.Headers()) > 1 {
@@ -269,6 +269,9 @@ func candidateReason(c skills.Candidate) string {
 	}
 	if len(c.Sections) > 0 {
 		parts = append(parts, "sections "+strings.Join(c.Sections, ", "))
+	}
+	if len(c.Bridged) > 0 {
+		parts = append(parts, "terms in translation "+strings.Join(c.Bridged, ", "))
 	}
 	s := fmt.Sprintf("%s (score %.2f, coverage %.2f", c.Name, c.Score, c.Coverage)
 	if len(parts) > 0 {

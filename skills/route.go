@@ -406,6 +406,12 @@ type Candidate struct {
 	// of this skill's sources and of no other skill: the message names a
 	// section of its books.
 	Sections []string `json:"sections,omitempty"`
+	// Bridged lists the glossary terms the message names in translation,
+	// as the search bridge carries it over to the skill's sources (the
+	// runtime's: "Kui Gang" and "Yang Blade" name 魁罡 and 阳刃 through
+	// the characters' English words and pinyin): the router's own
+	// vocabulary holds none of these words.
+	Bridged []string `json:"bridged,omitempty"`
 }
 
 func (r *router) route(text string) []Candidate {
@@ -505,7 +511,13 @@ func (c Candidate) Fits() bool {
 
 // ProseOnly reports whether the candidate shares only words of prose with
 // the message: none of its whole terms and no section of its books.
-func (c Candidate) ProseOnly() bool { return len(c.Matched) == 0 && len(c.Sections) == 0 }
+func (c Candidate) ProseOnly() bool {
+	return len(c.Matched) == 0 && len(c.Sections) == 0 && len(c.Bridged) == 0
+}
+
+// names reports whether the message names a term of the candidate's
+// glossary, in its own words or in translation (Bridged).
+func (c Candidate) names() bool { return len(c.Glossary) > 0 || len(c.Bridged) > 0 }
 
 // tieMargin is how much the best candidate must lead the second by, when
 // neither holds one of its terms whole, for the text to be about it rather
@@ -521,7 +533,13 @@ const tieMargin = 1.1
 // Yao Lue" names 金匮 of a medical skill, while "causes of disease" are
 // words a fate-reading skill's books use too.
 func (s *Set) Match(text string) string {
-	cs := s.Route(text)
+	return Pick(s.Route(text))
+}
+
+// Pick returns the skill [Set.Match] chooses among the candidates cs, best
+// first (those of [Set.Route], with the terms a caller found the text to
+// name in translation in their Bridged): "" when none fits.
+func Pick(cs []Candidate) string {
 	if len(cs) == 0 {
 		return ""
 	}
@@ -537,7 +555,7 @@ func (s *Set) Match(text string) string {
 			}
 		}
 	}
-	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched) <= len(cs[1].Matched) {
+	if len(cs) > 1 && cs[0].Score < tieMargin*cs[1].Score && len(cs[0].Matched)+len(cs[0].Bridged) <= len(cs[1].Matched)+len(cs[1].Bridged) {
 		return ""
 	}
 	return cs[0].Name
@@ -548,7 +566,7 @@ func (s *Set) Match(text string) string {
 func namedOnly(cs []Candidate) string {
 	name := ""
 	for _, c := range cs {
-		if len(c.Glossary) > 0 {
+		if c.names() {
 			if name != "" {
 				return ""
 			}
@@ -559,13 +577,13 @@ func namedOnly(cs []Candidate) string {
 }
 
 // Named returns the candidates the text names a glossary term of (in any
-// language: a term, a synonym, an English rendering, its pinyin), best
-// first: a router must never tell the model that no skill fits such a
-// text.
+// language: a term, a synonym, an English rendering, its pinyin, or in
+// translation: Bridged), best first: a router must never tell the model
+// that no skill fits such a text.
 func Named(cs []Candidate) []Candidate {
 	var out []Candidate
 	for _, c := range cs {
-		if len(c.Glossary) > 0 {
+		if c.names() {
 			out = append(out, c)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,12 +140,22 @@ var everydayQuestionsEN = []string{
 	"My wife and I argue every day, what should we do?",
 }
 
+// termQuestionsEN name a term of the bazi books in translation, in words
+// the glossary built offline lists no rendering of: the characters'
+// English words and pinyin name them, as the search bridge composes them
+// (七杀, 丙火 and 日主, 甲木, 四柱).
+var termQuestionsEN = []string{
+	"What does the seven killings star do in a chart?", "How should a Bing fire day master born in winter be read?",
+	"What does Jia wood need in autumn?", "What are the four pillars of a person?",
+}
+
 // The bazi books built offline with no hand glossary carry the built-in
 // table of the characters' English glosses (the Unicode Han Database's).
-// The router reads the glossary's terms, renderings and pinyin, never the
-// characters' glosses: with a second skill installed (examples/sourdough,
-// so the only-skill path does not answer), no everyday English question
-// is routed to bazi.
+// With a second skill installed (examples/sourdough, so the only-skill
+// path does not answer), no everyday English question is routed to bazi,
+// though its words gloss characters of the terms, while a question naming
+// a term in translation is (the router is told the terms the search bridge
+// names, runtime/routebridge.go).
 func TestEverydayEnglishQuestionsReachNoChineseSkill(t *testing.T) {
 	dir := copyWorkspace(t, bareBaziWorkspace(t))
 	if g, _ := os.ReadFile(filepath.Join(dir, "skills", "bazi", "knowledge", "glossary.yaml")); !strings.Contains(string(g), "\ncharacters:") {
@@ -159,6 +170,9 @@ func TestEverydayEnglishQuestionsReachNoChineseSkill(t *testing.T) {
 	f.WriteString("version: 1\nskill: bazi\ncases:\n")
 	for i, q := range everydayQuestionsEN {
 		fmt.Fprintf(&f, "  - id: everyday-en-%02d\n    tags: [en, off-topic]\n    question: %q\n    skill: none\n", i+1, q)
+	}
+	for i, q := range termQuestionsEN {
+		fmt.Fprintf(&f, "  - id: term-en-%02d\n    tags: [en, passage]\n    question: %q\n    skill: bazi\n", i+1, q)
 	}
 	file := filepath.Join(t.TempDir(), "route.yaml")
 	if err := os.WriteFile(file, []byte(f.String()), 0o644); err != nil {
@@ -183,12 +197,18 @@ func TestEverydayEnglishQuestionsReachNoChineseSkill(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cases) != len(everydayQuestionsEN) {
-		t.Fatalf("%d cases scored, want %d", len(rep.Cases), len(everydayQuestionsEN))
+	if len(rep.Cases) != len(everydayQuestionsEN)+len(termQuestionsEN) {
+		t.Fatalf("%d cases scored, want %d", len(rep.Cases), len(everydayQuestionsEN)+len(termQuestionsEN))
 	}
 	reached := 0
 	for _, c := range rep.Cases {
 		q, got := c.Turns[0].User, c.Turns[0].Skill
+		if slices.Contains(termQuestionsEN, q) {
+			if got != "bazi" {
+				t.Errorf("%q -> %q, want bazi (it names a term in translation)", q, got)
+			}
+			continue
+		}
 		if got == "bazi" {
 			t.Errorf("everyday question %q -> bazi, want another skill or none", q)
 		}
