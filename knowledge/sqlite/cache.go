@@ -105,12 +105,8 @@ type view struct {
 // returns the search's view of the cache, emptying the cache when the store
 // has changed since it was filled.
 func (s *Store) begin(ctx context.Context, theme string) (view, error) {
-	st, err := s.stmt(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0), `+storeGenExpr)
-	if err != nil {
-		return view{}, err
-	}
 	var v view
-	if err := st.QueryRowContext(ctx, theme).Scan(&v.themeGen, &v.gen); err != nil {
+	if err := s.scanStmt(ctx, `SELECT coalesce((SELECT gen FROM theme_gen WHERE theme = ?), 0), `+storeGenExpr, []any{theme}, &v.themeGen, &v.gen); err != nil {
 		return view{}, err
 	}
 	c := s.rc
@@ -360,12 +356,8 @@ func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks [
 	if err != nil {
 		return nil, st, false, err
 	}
-	genSt, err := s.stmt(ctx, `SELECT `+storeGenExpr)
-	if err != nil {
-		return nil, st, false, err
-	}
 	var gen int64
-	if err := genSt.QueryRowContext(ctx).Scan(&gen); err != nil {
+	if err := s.scanStmt(ctx, `SELECT `+storeGenExpr, nil, &gen); err != nil {
 		return nil, st, false, err
 	}
 	if gen != v.gen {

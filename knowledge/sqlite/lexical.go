@@ -991,11 +991,7 @@ func (s *Store) TermCounts(ctx context.Context, theme string, toks []string) (kn
 	if err != nil {
 		return out, fmt.Errorf("term counts %s: %w", theme, err)
 	}
-	st, err := s.stmt(ctx, `SELECT coalesce((SELECT chunks FROM lex_theme WHERE theme = ?), 0)`)
-	if err != nil {
-		return out, err
-	}
-	if err := st.QueryRowContext(ctx, theme).Scan(&out.Chunks); err != nil {
+	if err := s.scanStmt(ctx, `SELECT coalesce((SELECT chunks FROM lex_theme WHERE theme = ?), 0)`, []any{theme}, &out.Chunks); err != nil {
 		return out, fmt.Errorf("term counts %s: %w", theme, err)
 	}
 	if out.Chunks == 0 || len(toks) == 0 {

@@ -153,13 +153,47 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// queryStmt runs the prepared query (see stmt).
+// queryStmt runs the prepared query (see stmt), one of a search's short
+// statements: see shortCtx.
 func (s *Store) queryStmt(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	qctx, err := shortCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(qctx, args...)
+}
+
+// scanStmt runs the prepared query (see stmt), one of a search's short
+// statements (see shortCtx), and scans its one row into dest.
+func (s *Store) scanStmt(ctx context.Context, query string, args []any, dest ...any) error {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	qctx, err := shortCtx(ctx)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(qctx, args...).Scan(dest...)
+}
+
+// shortCtx is the context of one of a search's short statements: ctx's
+// error when it is done, else ctx without its cancellation. The driver
+// watches a cancellable context for the whole of each statement (a
+// goroutine and a channel, database/sql another for the rows, and SQLite's
+// progress handler every 1000 steps): about 15 % of a hybrid search's CPU
+// at 5,599 chunks, over its five or so statements (docs/retrieval.md, Cost
+// against BM25). These statements take well under a millisecond each, so
+// the search is cancelled between them instead.
+func shortCtx(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
 }
 
 // jsonInts is ns as a JSON array, for json_each.
@@ -583,7 +617,8 @@ func (s *Store) loadChunks(ctx context.Context, v view, ids []string, byID map[s
 // vectors returns the theme's vectors as of its generation gen, read
 // before them (Store.begin): a write in between makes the cached copy look
 // stale and reloaded next time, never the reverse.
-func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVectors, error) {
+func (s *Store) vectors(ctx context.Context, v view, theme string) (*themeVectors, error) {
+	gen := v.themeGen
 	s.mu.Lock()
 	if tv, ok := s.cache[theme]; ok && tv.gen == gen {
 		s.mu.Unlock()
@@ -598,7 +633,7 @@ func (s *Store) vectors(ctx context.Context, theme string, gen int64) (*themeVec
 	// With each vector, its chunk's lexical index number (a hybrid
 	// search's lexical candidates are found by number, idsByNum), and the
 	// theme's generation, in the same statement: the same snapshot.
-	rows, err := s.db.QueryContext(ctx, `SELECT e.rowid, e.chunk_id, e.vector, coalesce(c.lex_num, 0), coalesce((SELECT gen FROM theme_gen WHERE theme = ?1), 0)
+	rows, err := s.db.QueryContext(ctx, `SELECT e.rowid, e.chunk_id, e.vector, coalesce(c.lex_num, 0), coalesce((SELECT gen FROM theme_gen WHERE theme = ?1), 0)`+genColumn+`
 FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORDER BY e.chunk_id`, theme)
 	if err != nil {
 		return nil, err
@@ -606,11 +641,13 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 	defer rows.Close()
 	tv := &themeVectors{gen: gen}
 	var row []float32
+	var storeGen int64 // read with the rows: the generation they are of
+	pre := prefill{fill: true}
 	for rows.Next() {
 		var rowid, num int64
 		var id string
 		var blob sql.RawBytes
-		if err := rows.Scan(&rowid, &id, &blob, &num, &tv.numGen); err != nil {
+		if err := rows.Scan(&rowid, &id, &blob, &num, &tv.numGen, &storeGen); err != nil {
 			return nil, err
 		}
 		if tv.dims == 0 {
@@ -627,6 +664,7 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 		if len(tv.ids) == n {
 			break // written after the count; the next search sees it
 		}
+		pre.add(rowid, id, theme, blob)
 		decodeBlob(row, blob)
 		normalize(row)
 		// Column-major from the start: codes[j*n+i] is dimension j of
@@ -642,6 +680,7 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	v.putVectors(storeGen, pre.rowids, pre.vs)
 	slices.SortFunc(tv.byNum, func(a, b numbered) int { return cmp.Compare(a.num, b.num) })
 	if len(tv.ids) < n { // rows deleted after the count
 		tv.codes = compact(tv.codes, tv.dims, n, len(tv.ids))
@@ -708,7 +747,7 @@ func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []f
 			return hits, nil
 		}
 	}
-	tv, err := s.vectors(ctx, theme, v.themeGen)
+	tv, err := s.vectors(ctx, v, theme)
 	if err != nil {
 		return nil, fmt.Errorf("vector: %w", err)
 	}
@@ -790,7 +829,11 @@ func DecodeVector(b []byte) []float32 {
 }
 
 // quantizeInto writes the int8 code of the unit vector v to codes[0],
-// codes[stride], codes[2*stride]... and returns its scale.
+// codes[stride], codes[2*stride]... and returns its scale. The codes must
+// be zeros (as made): a zero of v (or -0) is left as it is, its code being
+// 0, so that a sparse vector's load writes only its nonzero dimensions (a
+// column-major write is a cache miss each; start-up at 5,599 chunks of the
+// local embedder, docs/retrieval.md).
 func quantizeInto(v []float32, codes []int8, stride int) float32 {
 	m := float32(0)
 	for _, x := range v {
@@ -801,7 +844,9 @@ func quantizeInto(v []float32, codes []int8, stride int) float32 {
 	}
 	scale := m / 127
 	for j, x := range v {
-		codes[j*stride] = int8(math.Round(float64(x / scale)))
+		if x != 0 {
+			codes[j*stride] = int8(math.Round(float64(x / scale)))
+		}
 	}
 	return scale
 }
@@ -890,4 +935,36 @@ func (tv *themeVectors) approx(q []float32, buf *[]float32) []float32 {
 		acc[i] *= tv.scale[i]
 	}
 	return acc
+}
+
+// prefill collects the exact vectors a theme's load reads (Store.vectors),
+// in the form the read cache keeps them, until the next would pass the
+// cache's budget for vectors; the load puts them in the cache. The exact
+// rerank of a search would read them from the table one query at a time
+// (17.7 vectors a query at 5,599 chunks, almost every vector of the theme
+// over the bench's 300 queries), each a page SQLite fetches and sets up,
+// while the load has each one's blob in hand: a theme of up to about
+// 23,000 of the local embedder's vectors (1.4 KB each in the cache) is
+// reranked from memory from its first search, a larger one's first
+// 32 MB. The cache's bound is unchanged (a long-running process fills it
+// as searches read), so the memory a search process can reach is too.
+type prefill struct {
+	fill   bool
+	bytes  int
+	rowids []int64
+	vs     []*cachedVector
+}
+
+func (p *prefill) add(rowid int64, id, theme string, blob []byte) {
+	if !p.fill {
+		return
+	}
+	cv := cachedFromBlob(id, theme, blob)
+	if p.bytes+cv.bytes() > cacheVectorBytes {
+		p.fill = false
+		return
+	}
+	p.bytes += cv.bytes()
+	p.rowids = append(p.rowids, rowid)
+	p.vs = append(p.vs, cv)
 }
