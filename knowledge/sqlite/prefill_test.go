@@ -100,8 +100,9 @@ func sameHits(a, b []knowledge.Hit) bool {
 	return true
 }
 
-// TestPrefillStopsAtTheBudget checks that the vectors a load keeps never
-// pass the cache's budget for vectors, and that it keeps them up to it.
+// TestPrefillStopsAtTheBudget checks that a load keeps the exact vectors
+// of a theme whose vectors all fit in the cache's budget for vectors, and
+// none of a larger one's: told the theme's size, or finding it larger.
 func TestPrefillStopsAtTheBudget(t *testing.T) {
 	local := embedding.NewLocal(1024)
 	vs, err := local.Embed(context.Background(), []string{"甲子乙丑丙寅丁卯戊辰己巳庚午辛未壬申癸酉甲戌乙亥丙子丁丑"})
@@ -109,16 +110,27 @@ func TestPrefillStopsAtTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	blob := storeVector(vs[0])
-	var p prefill
-	p.fill = true
-	added := 0
-	for p.fill {
-		p.add(int64(added+1), "c_0123456789abcdef", "theme", blob)
-		added++
-	}
 	per := cachedFromBlob("c_0123456789abcdef", "theme", blob).bytes()
-	if p.bytes > cacheVectorBytes || p.bytes+per <= cacheVectorBytes || len(p.vs) != added-1 || len(p.rowids) != len(p.vs) {
-		t.Fatalf("kept %d vectors of %d bytes each (%d bytes) of %d offered, budget %d", len(p.vs), per, p.bytes, added, cacheVectorBytes)
+	fits := cacheVectorBytes / per
+	for _, tc := range []struct {
+		told, offered int
+		keep          bool
+	}{
+		{fits, fits, true},
+		{fits + 1, fits + 1, false}, // found larger than the budget
+		{2*fits + 2, fits, false},   // told it is twice the budget
+		{2 * fits, fits, true},      // told it may fit, and it does
+		{fits, fits + 1, false},     // found larger than told
+		{10, 10, true},
+	} {
+		p := newPrefill(tc.told)
+		for i := 0; i < tc.offered; i++ {
+			p.add(int64(i+1), "c_0123456789abcdef", "theme", blob)
+		}
+		kept := len(p.vs)
+		if tc.keep && (kept != tc.offered || len(p.rowids) != kept || p.bytes != kept*per) || !tc.keep && (kept != 0 || p.bytes != 0 || len(p.rowids) != 0) {
+			t.Errorf("told %d, offered %d of %d bytes (budget %d): kept %d (%d bytes), want all: %v", tc.told, tc.offered, per, cacheVectorBytes, kept, p.bytes, tc.keep)
+		}
 	}
 }
 

@@ -642,7 +642,7 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 	tv := &themeVectors{gen: gen}
 	var row []float32
 	var storeGen int64 // read with the rows: the generation they are of
-	pre := prefill{fill: true}
+	pre := newPrefill(n)
 	for rows.Next() {
 		var rowid, num int64
 		var id string
@@ -938,33 +938,40 @@ func (tv *themeVectors) approx(q []float32, buf *[]float32) []float32 {
 }
 
 // prefill collects the exact vectors a theme's load reads (Store.vectors),
-// in the form the read cache keeps them, until the next would pass the
+// in the form the read cache keeps them, when all of the theme's fit in the
 // cache's budget for vectors; the load puts them in the cache. The exact
-// rerank of a search would read them from the table one query at a time
-// (17.7 vectors a query at 5,599 chunks, almost every vector of the theme
-// over the bench's 300 queries), each a page SQLite fetches and sets up,
-// while the load has each one's blob in hand: a theme of up to about
-// 23,000 of the local embedder's vectors (1.4 KB each in the cache) is
-// reranked from memory from its first search, a larger one's first
-// 32 MB. The cache's bound is unchanged (a long-running process fills it
-// as searches read), so the memory a search process can reach is too.
+// rerank of a search would read them from the table a few at a time (17.7
+// vectors a query at 5,599 chunks, almost every vector of the theme over
+// the bench's 300 queries), each a page SQLite fetches and sets up, while
+// the load has each one's blob in hand. A theme of up to about 23,000 of
+// the local embedder's vectors (1.4 KB each in the cache) is reranked from
+// memory from its first search; a larger theme's load keeps none, so its
+// start-up memory is what it was (the cache fills as its searches read,
+// to the same bound).
 type prefill struct {
-	fill   bool
+	n      int  // the theme's vectors
+	fill   bool // still collecting
 	bytes  int
 	rowids []int64
 	vs     []*cachedVector
 }
+
+func newPrefill(n int) *prefill { return &prefill{n: n, fill: true} }
 
 func (p *prefill) add(rowid int64, id, theme string, blob []byte) {
 	if !p.fill {
 		return
 	}
 	cv := cachedFromBlob(id, theme, blob)
-	if p.bytes+cv.bytes() > cacheVectorBytes {
-		p.fill = false
+	b := cv.bytes()
+	// Past the budget none is kept; a theme whose first vector's size
+	// times its vectors is twice the budget is not collected at all (the
+	// sizes vary, so the first is only a guess).
+	if len(p.vs) == 0 && b*p.n > 2*cacheVectorBytes || p.bytes+b > cacheVectorBytes {
+		p.fill, p.bytes, p.rowids, p.vs = false, 0, nil, nil
 		return
 	}
-	p.bytes += cv.bytes()
+	p.bytes += b
 	p.rowids = append(p.rowids, rowid)
 	p.vs = append(p.vs, cv)
 }
