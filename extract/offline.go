@@ -28,16 +28,20 @@ const (
 var dottedSectionOpen = regexp.MustCompile(`^\d+(?:\.\d+)+\s*\p{Han}`)
 
 // offlineTier2Cap is how many tier-2 rules the heuristic extractor keeps
-// from sources of n chunks: one a chunk, at least the design's maxTier2 and
-// at most knowledge.MaxOfflineTier2. The design's 30-50 is the size of a rule file a
-// model curates, which can afford to merge; offline rules are quoted
-// sentences, one fact each, and get_rules retrieves them by relevance (the
-// prompt lists tier 1 only), so 50 of a new theme's few hundred
-// rule-like sentences missed most of its questions (docs/blind.md: the
-// answering rule was not in the file for 9 of travel-leave's 14 dev rule
-// questions).
+// from sources of n chunks: two a chunk, at least the design's maxTier2
+// and at most knowledge.MaxOfflineTier2. The design's 30-50 is the size of
+// a rule file a model curates, which can afford to merge; offline rules
+// are quoted sentences, one fact each, and get_rules retrieves them by
+// relevance (the prompt lists tier 1 only), so 50 of a new theme's few
+// hundred rule-like sentences missed most of its questions (docs/blind.md:
+// the answering rule was not in the file for 9 of travel-leave's 14 dev
+// rule questions). One a chunk still left out the answer to 5 of its dev
+// rule questions once its reader-addressed sentences were read
+// (enSectionRule): a handbook states about two rules a chunk (travel-leave
+// 197 candidates from 109 chunks; the shanghan books 2.4 a chunk, the
+// chess books 0.5).
 func offlineTier2Cap(n int) int {
-	return min(max(maxTier2, n), knowledge.MaxOfflineTier2)
+	return min(max(maxTier2, 2*n), knowledge.MaxOfflineTier2)
 }
 
 // sentence is one candidate span of a chunk: Text is a verbatim substring of
@@ -206,27 +210,107 @@ func appendBlock(out []span, text string, from, to int) []span {
 		start += len(m)
 		enum = true
 	}
+	return appendSentences(out, text, start, to, enum)
+}
+
+// appendSentences splits text[start:to] into sentences, the first marked
+// enum. An English sentence may end inside its closing quote or bracket
+// (“Use or Lose.” Comp time expires…); an English aside in brackets that
+// holds sentences of its own ("(The rule is that … fifty moves. However,
+// … afresh.)") is read as those sentences.
+func appendSentences(out []span, text string, start, to int, enum bool) []span {
 	add := func(a, b int) {
-		if s, off := cleanSpan(text, a, b); s != "" {
-			out = append(out, span{Text: s, Off: off, Enum: enum})
-			enum = false
+		s, off := cleanSpan(text, a, b)
+		if s == "" {
+			return
 		}
+		if inner, ok := bracketedSentences(s); ok {
+			out = appendSentences(out, text, off+1, off+1+len(inner), enum)
+			enum = false
+			return
+		}
+		out = append(out, span{Text: s, Off: off, Enum: enum})
+		enum = false
 	}
 	seg := start
-	outsideBrackets(text[start:to], func(i int, r rune) bool {
+	depth := 0
+	for i, r := range text[start:to] {
 		i += start
+		n := utf8.RuneLen(r)
 		switch {
+		case isOpener(r):
+			depth++
+		case isCloser(r):
+			if depth == 0 {
+				break
+			}
+			depth--
+			if depth == 0 && (r == '”' || r == '’' || r == ')') && enSentenceEnd(text[seg:i]) && upperAfter(text[i+n:to]) {
+				add(seg, i+n)
+				seg = i + n
+			}
+		case depth > 0:
 		case strings.ContainsRune("。！？；!?;", r):
-			add(seg, i+utf8.RuneLen(r))
-			seg = i + utf8.RuneLen(r)
+			add(seg, i+n)
+			seg = i + n
 		case r == '.' && (i+1 >= to || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\r') && !abbrevBefore(text[seg:i]):
 			add(seg, i+1)
 			seg = i + 1
 		}
-		return true
-	})
+	}
 	add(seg, to)
 	return out
+}
+
+// enSentenceEnd reports that s, the text before a closing quote or
+// bracket, ends an English sentence: a full stop (not an abbreviation's),
+// a question or an exclamation mark.
+func enSentenceEnd(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	switch r {
+	case '!', '?':
+		return true
+	case '.':
+		return !abbrevBefore(s[:len(s)-1])
+	}
+	return false
+}
+
+// upperAfter reports that s opens with white space and then a capital
+// Latin letter: the next English sentence.
+func upperAfter(s string) bool {
+	t := strings.TrimLeft(s, " \t\r\n")
+	if len(t) == len(s) || t == "" {
+		return false
+	}
+	return t[0] >= 'A' && t[0] <= 'Z'
+}
+
+// bracketedSentences returns the inside of s when s is one English aside
+// in round brackets, "(…)" or "(…).", that holds more than one sentence.
+func bracketedSentences(s string) (string, bool) {
+	if !strings.HasPrefix(s, "(") {
+		return "", false
+	}
+	body := strings.TrimSuffix(s, ".")
+	if !strings.HasSuffix(body, ")") || isHan(body) {
+		return "", false
+	}
+	inner := body[1 : len(body)-1]
+	if unclosed(inner) >= 0 || !balanced(inner) {
+		return "", false
+	}
+	for i := strings.Index(inner, ". "); i >= 0; {
+		if upperAfter(inner[i+1:]) && !abbrevBefore(inner[:i]) {
+			return inner, true
+		}
+		j := strings.Index(inner[i+2:], ". ")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return "", false
 }
 
 // outsideBrackets calls f with the byte index of each rune of s that is not
@@ -445,7 +529,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 	rank := newRuleRanker(sents, len(docIdx), glossary)
 	narr := narrativeDocs(chunks, docIdx)
 
-	var t1, t2, t3 []cand[knowledge.Rule]
+	var t1, t2, t3, bySection []cand[knowledge.Rule]
 	topics := map[*chunk.Chunk]string{}
 	topicKinds := headingTopicKinds(chunks)
 	recurring := hanBigramSentences(sents)
@@ -480,6 +564,20 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 			continue
 		}
 		p, ok := parseRule(s.Text, s.Zh)
+		sectionTopic := ""
+		if !ok && !s.Zh && narr[s.Doc] == nil {
+			// "You can receive 15 Military Leave days each year…" under
+			// "Military leave": the subject is the section's
+			// (enSectionRule).
+			if q, needTopic, qok := enSectionRule(s.Text); qok && !needTopic {
+				p, ok = q, true
+			} else if qok {
+				if t := enSectionTopic(s.Chunk); t != "" {
+					q.Cond, sectionTopic = t, t
+					p, ok = q, true
+				}
+			}
+		}
 		if !ok {
 			continue
 		}
@@ -490,7 +588,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		}
 		ev := []knowledge.Evidence{{Chunk: s.Chunk.ID, Quote: s.Text}}
 		score := p.score + sal.of(p.Cond+p.Concl)
-		if f, ok := redFlagOf(p, s.Text); ok {
+		if f, ok := redFlagOf(p, s.Text); ok && sectionTopic == "" {
 			f.Evidence = ev
 			flags = append(flags, cand[knowledge.RedFlag]{s: s, v: f, score: score - 2*float64(sevRank(f.Severity))})
 		}
@@ -555,6 +653,28 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 				r.Condition = p.Cond
 			}
 		}
+		if sectionTopic != "" && !strings.Contains(s.Chunk.Text, sectionTopic) {
+			// The topic is its section's heading, which this chunk does
+			// not hold: the rule cites the heading too.
+			h, ok := headingEvidence(chunks, s.Chunk, sectionTopic)
+			if !ok {
+				continue
+			}
+			r.Evidence = append(r.Evidence, h)
+		}
+		if sectionTopic != "" {
+			// Its condition is the heading's, not the sentence's: an extra
+			// rule get_rules finds, never a core or must-know one (the
+			// core says what the skill is about; "QUEEN AGAINST ROOK →
+			// The rule is that … fifty moves" in chess's core gave it the
+			// words of a travel handbook's question).
+			r.Conclusion, r.Confidence = p.Concl, p.Confidence
+			if p.Tier == 1 {
+				r.Confidence = "high"
+			}
+			bySection = append(bySection, cand[knowledge.Rule]{s: s, v: r, score: score})
+			continue
+		}
 		switch p.Tier {
 		case 1:
 			// "Never seal the jar airtight: the gas can crack the glass":
@@ -616,6 +736,12 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 		core[c.s.Seq] = true
 	}
 	kept2 := best(t2all, offlineTier2Cap(len(chunks)), spread, ruleKey)
+	if room := offlineTier2Cap(len(chunks)) - len(kept2); room > 0 && len(bySection) > 0 {
+		// The rules whose condition is their section's heading
+		// (enSectionRule) fill what room the others leave.
+		kept2 = append(kept2, best(bySection, room, spread, ruleKey)...)
+		sort.SliceStable(kept2, func(i, j int) bool { return kept2[i].s.Seq < kept2[j].s.Seq })
+	}
 	tier2 := values(kept2)
 	for i, c := range kept2 {
 		tier2[i].Extra = !core[c.s.Seq]

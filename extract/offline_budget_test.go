@@ -9,13 +9,13 @@ import (
 	"github.com/vibelife/vibe/knowledge"
 )
 
-// An offline build keeps a tier 2 sized to its sources, one rule a chunk
+// An offline build keeps a tier 2 sized to its sources, two rules a chunk
 // (at least the design's 50, at most knowledge.MaxOfflineTier2): a
 // handbook of 120 sections, each with its own rule, keeps far more than 50
 // of them (the design's 30-50 left the answering rule out for most of a
 // new theme's questions; docs/blind.md).
 func TestOfflineTier2SizedToTheSources(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{10, maxTier2}, {120, 120}, {5000, knowledge.MaxOfflineTier2}} {
+	for _, c := range []struct{ n, want int }{{10, maxTier2}, {120, 240}, {5000, knowledge.MaxOfflineTier2}} {
 		if got := offlineTier2Cap(c.n); got != c.want {
 			t.Errorf("offlineTier2Cap(%d) = %d, want %d", c.n, got, c.want)
 		}

@@ -57,7 +57,7 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 		}
 		return whole(zhRule(s))
 	}
-	if r := runeLen(s); r < 6 || r > 160 || hasCorruption(s) {
+	if r := runeLen(s); r < 6 || r > enMaxRunes || hasCorruption(s) {
 		return ruleParse{}, false
 	}
 	if p, ok := whole(enStatedRule(s)); ok {
@@ -70,6 +70,12 @@ func parseRule(s string, zh bool) (ruleParse, bool) {
 	p.Cond, p.Concl, p.Reason = unemphasise(p.Cond), unemphasise(p.Concl), unemphasise(p.Reason)
 	return p, ok
 }
+
+// enMaxRunes is the longest English sentence read as a rule. (240 let in
+// "Pawn moves always create weaknesses, either by leaving …" but also a
+// chess book's long commentary on its games: "White can exchange this
+// Knight later on, and thus make P-K5 possible as soon as …".)
+const enMaxRunes = 160
 
 // enEmphasis is a span of a sentence the author set in italics or bold
 // (Markdown _…_, *…*, **…**).
@@ -427,6 +433,16 @@ func zhMaxim(cond string) bool {
 // how says which ("then", "word", "zhe", "pair"; "" when none applies).
 func zhSplit(after string, opened bool) (cond, concl, how string) {
 	if i := zhThen(after); i > 0 {
+		// 若酒客病，不可与桂枝汤，得汤则呕: the verdict comes before the 则,
+		// which only gives its reason; cut at 则, the condition would hold
+		// a verdict (zhCondClean) and the rule be lost. Only after an
+		// opening word: without one (喜木生扶，不宜过旺，旺则火炎) the first
+		// clause leans on the text before for its subject.
+		for k, c := range clausesOf(after[:i]) {
+			if opened && k > 0 && hasPrefixAny(c.Text, zhCondVerdict) != "" {
+				return after[:c.Start], after[c.Start:], "word"
+			}
+		}
 		cond, concl = after[:i], after[i+len("则"):]
 		last := strings.TrimRight(cond, " 　")
 		if r, _ := utf8.DecodeLastRuneInString(last); !strings.ContainsRune("，,：:", r) {
@@ -463,8 +479,30 @@ func zhSplit(after string, opened bool) (cond, concl, how string) {
 		return after[:cl[0].End], after[cl[1].Start:], "zhe"
 	case opened && len(cl) == 2:
 		return after[:cl[1].Start], after[cl[1].Start:], "pair"
+	case len(cl) >= 2 && hasSuffixAny(strings.TrimRight(cl[len(cl)-1].Text, zhParticle), zhPrescribe) != "":
+		// 太阳病，头痛发热，汗出恶风者，桂枝汤主之; 喘家作桂枝汤，加厚朴杏子佳:
+		// the last clause prescribes, the clauses before are the case.
+		last := cl[len(cl)-1]
+		return after[:last.Start], after[last.Start:], "end"
 	}
 	return "", "", ""
+}
+
+// zhCondVerdict open a clause that gives a verdict: not part of a condition
+// (zhCondClean).
+var zhCondVerdict = []string{"不宜", "不可", "切忌", "忌", "宜", "必", "须", "切"}
+
+// zhPrescribe end a clause that prescribes what to do in the case the
+// clauses before it state: 桂枝汤主之, 加厚朴杏子佳, 宜之.
+var zhPrescribe = []string{"主之", "宜之", "佳"}
+
+func hasSuffixAny(s string, list []string) string {
+	for _, p := range list {
+		if strings.HasSuffix(s, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // zhThen returns the byte index of the 则 that starts the consequent of s,
@@ -1150,7 +1188,7 @@ func hanOrPunct(r rune) bool {
 // of parallel verdicts cut in the middle).
 func zhCondClean(cond string) bool {
 	for i, c := range clausesOf(cond) {
-		if i > 0 && hasPrefixAny(c.Text, []string{"不宜", "不可", "切忌", "忌", "宜", "必", "须", "切"}) != "" {
+		if i > 0 && hasPrefixAny(c.Text, zhCondVerdict) != "" {
 			return false
 		}
 		if j := strings.Index(c.Text, "者"); j > 0 && j+len("者") < len(c.Text) {
