@@ -94,8 +94,9 @@ var (
 	// another character, a transliteration.
 	noGloss = regexp.MustCompile(`(?i)^((a |the )?surname|kangxi radical\b.*|radical( number)? \d+.*|\d+(st|nd|rd|th) (heavenly stem|terrestrial branch|earthly branch)|(an? )?(variant|same as|ancient form|non-classical form|corrupted form|simplified form|abbreviated form|standard form|interchangeable|used in|used for|used as|see|phonetic|transliteration|-\w+)\b.*)$`)
 	leading = regexp.MustCompile(`(?i)^(to|a|an|the) `)
-	// quote is a quotation mark around a word ("'male' principle").
-	quote = regexp.MustCompile(`(^|\s)['"]|['"](\s|$)`)
+	// quote is a quotation mark around a word ("'male' principle",
+	// "“and so forth”").
+	quote = regexp.MustCompile(`(^|\s)['"“”‘’]|['"“”‘’](\s|$)`)
 )
 
 // CleanDefinition cuts a kDefinition value into glosses, the words a
@@ -130,7 +131,8 @@ func CleanDefinition(def string) []string {
 				len(strings.Fields(g)) > MaxGlossWords {
 				continue
 			}
-			g = strings.ToLower(g[:1]) + g[1:]
+			r, n := utf8.DecodeRuneInString(g)
+			g = string(unicode.ToLower(r)) + g[n:]
 			dup := false
 			for _, o := range out {
 				dup = dup || o == g

@@ -3,6 +3,7 @@ package unihan
 import (
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCleanDefinition(t *testing.T) {
@@ -19,6 +20,8 @@ func TestCleanDefinition(t *testing.T) {
 		"to gag or bribe; (Cant.) to guess, reckon mentally; to bud": {"gag or bribe", "bud"},
 		"a star, planet; any point of light":                         {"star", "planet", "any point of light"},
 		"change, convert, reform; -ize":                              {"change", "convert", "reform"},
+		"rank, grade; to wait; equal, “and so forth”":                {"rank", "grade", "wait", "equal", "and so forth"},
+		"turtle beak; 20th lunar mansions; λ Orionis (Meissa)":       {"turtle beak", "20th lunar mansions", "λ Orionis"},
 		"vehicles and garments (commonly used in feudal times to reward vassals), covering on the crossbar at the ends of carriage poles": {"vehicles and garments"},
 	} {
 		if got := CleanDefinition(def); !slices.Equal(got, want) {
@@ -42,6 +45,15 @@ func TestGlosses(t *testing.T) {
 	}
 	if n := Len(); n < 19000 || n > 21000 {
 		t.Errorf("the table holds %d characters, want the about 19,800 of U+4E00–U+9FFF and U+3400–U+4DBF with a definition", n)
+	}
+	// Every gloss is valid UTF-8: a gloss starting with a character of
+	// several bytes ("“and so forth”" of 等) was once cut in the middle of it.
+	for r := rune(0x3400); r <= 0x9FFF; r++ {
+		for _, g := range Glosses(r) {
+			if !utf8.ValidString(g) {
+				t.Errorf("Glosses(%c) holds %q, no valid UTF-8", r, g)
+			}
+		}
 	}
 	if Glosses('𠀀') != nil || Glosses('a') != nil {
 		t.Errorf("a character of Extension B or a letter has glosses")
