@@ -114,10 +114,16 @@ func (u *Usage) add(r llm.Usage) {
 type Config struct {
 	Skills *skills.Set
 	// Model is nil in offline (retrieval-only) mode.
-	Model    Model
-	Searcher Searcher
-	Embedder QueryEmbedder
-	Memory   knowledge.MemoryStore
+	Model Model
+	// Dictionary gives the English renderings of a Chinese word or
+	// character from the user's dictionary (vibe.yaml glossary.dictionary,
+	// CC-CEDICT), none for one it lacks; nil: the built-in table of the
+	// characters' glosses alone. A Chinese question over English sources
+	// is searched with them offline (the reverse bridge, reverseWords).
+	Dictionary func(word string) []string
+	Searcher   Searcher
+	Embedder   QueryEmbedder
+	Memory     knowledge.MemoryStore
 	// ModelName is passed in requests (empty: the client's default).
 	ModelName     string
 	MaxSteps      int
@@ -263,7 +269,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model != nil {
 		a.cfg.Model = observedModel{Model: cfg.Model, m: a.metrics, tracer: a.tracer}
 	}
-	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName}
+	a.bridger = &Bridger{Model: a.cfg.Model, ModelName: a.cfg.ModelName, Dictionary: cfg.Dictionary}
 	return a, nil
 }
 

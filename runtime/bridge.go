@@ -291,8 +291,9 @@ func SourceLanguage(g *Glossary, text string) string {
 type Bridged struct {
 	// SearchedAs is the text searched besides the question when the
 	// question is in another language than the sources: the model's
-	// rewrite or the glossary's terms; BridgedBy says which ("llm",
-	// "glossary"). Both are empty when nothing was added.
+	// rewrite, the glossary's terms, or the theme's words a Chinese
+	// question's words gloss (reverseWords); BridgedBy says which ("llm",
+	// "glossary", "words"). Both are empty when nothing was added.
 	SearchedAs, BridgedBy string
 	// Unbridged is set when the question is in another language than the
 	// sources and could not be carried over (no model, or its rewrite
@@ -327,6 +328,9 @@ type Bridger struct {
 	Model Model
 	// ModelName is passed in requests (empty: the client's default).
 	ModelName string
+	// Dictionary is Config.Dictionary: the user's dictionary's English
+	// renderings of a Chinese word (nil: none).
+	Dictionary func(word string) []string
 
 	rewrites rewriteCache
 }
@@ -348,6 +352,8 @@ func (b *Bridger) Bridge(ctx context.Context, query, sourceLang string, g *Gloss
 		res.SearchedAs, res.BridgedBy = rw, "llm"
 	} else if terms := g.Terms(query, sourceLang, theme...); len(terms) > 0 {
 		res.SearchedAs, res.BridgedBy = strings.Join(terms, " "), "glossary"
+	} else if words := g.knownWords(reverseWords(query, b.Dictionary)); res.QueryLang == langZH && sourceLang == langEN && len(words) > 0 {
+		res.SearchedAs, res.BridgedBy = strings.Join(words, " "), bridgedByWords
 	} else {
 		res.Unbridged = true
 	}

@@ -113,6 +113,13 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 			return ans, err
 		}
 		br := a.bridger.Bridge(ctx, question, a.themeLanguage(sk, question), idx.glossary, sk.Name, sk.Theme)
+		if br.BridgedBy == bridgedByWords {
+			// Words a question's characters gloss find a passage worth
+			// reading, but a rule holding one ("king") is filler, where
+			// get_rules must answer or say it cannot (as 2f944dc keeps
+			// carried characters out of its bridge).
+			br = Bridged{QueryLang: br.QueryLang, SourceLang: br.SourceLang, Unbridged: true}
+		}
 		if br.SearchedAs != "" && ans.SearchedAs == "" {
 			ans.SearchedAs, ans.BridgedBy = br.SearchedAs, br.BridgedBy
 		}

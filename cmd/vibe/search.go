@@ -251,7 +251,7 @@ func (a *app) searchBridge(ctx context.Context, theme string) (func(string) runt
 			lang = runtime.TextLanguage(string(b))
 		}
 	}
-	br := &runtime.Bridger{}
+	br := &runtime.Bridger{Dictionary: a.userDictionary()}
 	switch {
 	case a.chatModel != nil:
 		br.Model = a.chatModel

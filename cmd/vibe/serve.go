@@ -127,6 +127,7 @@ func (a *app) newAgentWith(ctx context.Context, opt agentOptions) (*runtime.Agen
 		// serve.command_plugins: [] (or null) refuses every command plugin.
 		CommandPluginSkills: append([]string{}, cfg.Serve.CommandPlugins...),
 	}
+	rc.Dictionary = a.userDictionary()
 	if cfg.Serve.WebSearch {
 		p, err := searchProvider(cfg)
 		if err != nil {
