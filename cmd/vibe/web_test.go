@@ -277,7 +277,10 @@ func TestChatPageInChromium(t *testing.T) {
 		js(`document.getElementById("input").value = ""`),
 		chromedp.SendKeys(C("#input"), "How hot should the water be for green tea in a 300 ml cup?"), chromedp.Click(C("#send")),
 		poll(`[...document.querySelectorAll(".msg.assistant .body")].some(b => b.textContent.includes("(answer 3)"))`),
-		poll(`document.getElementById("editing").hidden`))
+		poll(`document.getElementById("editing").hidden`),
+		// The answer's text streams before the turn is saved; Regenerate
+		// comes back once the turn has ended (and is saved).
+		poll(`document.querySelector(".msg.assistant .act.regenerate") !== null`))
 	edited := eval[string](br, `document.querySelector(".msg.assistant")._answer.conv`)
 	hist := getJSON(t, ts.URL+"/api/conversations/"+edited, "ka")
 	var shown []string
