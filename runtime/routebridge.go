@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/vibelife/vibe/skills"
@@ -21,7 +22,9 @@ import (
 //
 // Only whole terms named surely enough count, each a term of two
 // characters at least (of a Chinese skill), named by two words of the
-// question at least, never a single character a word is carried over as
+// question at least (or by its pinyin written as one word, "Shaoyin",
+// when that is no English word: joinedPinyin), never a single character a
+// word is carried over as
 // (one word glosses too many characters: "father" 父, "good" 吉, "day"
 // 日):
 //   - by one of the entry's own names (its pinyin "kui gang", a rendering),
@@ -70,7 +73,10 @@ func bridgedNames(g *Glossary, msg, lang string, omit ...string) []string {
 	var out []string
 	g.terms(msg, lang, func(s namedSpan) {
 		t := s.entry.Term
-		if s.words < minBridgedWords || slices.Contains(out, t) || s.start+s.words > len(tokens) {
+		if slices.Contains(out, t) || s.start+s.words > len(tokens) {
+			return
+		}
+		if s.words < minBridgedWords && !g.joinedPinyin(s.entry, tokens[s.start]) {
 			return
 		}
 		if lang == langZH && (!isHanOnly(t) || utf8.RuneCountInString(t) < minBridgedRunes) {
@@ -84,6 +90,27 @@ func bridgedNames(g *Glossary, msg, lang string, omit ...string) []string {
 		out = append(out, t)
 	}, omit...)
 	return out
+}
+
+// minJoinedPinyin is the shortest pinyin written as one word that names a
+// term alone (joinedPinyin): shorter ones are English words too often
+// ("fare" is 发热's).
+const minJoinedPinyin = 6
+
+// joinedPinyin reports whether the word is the entry's pinyin written as
+// one word, of two syllables at least and minJoinedPinyin letters
+// ("shaoyin" 少阴, "kuigang" 魁罡), and no English word the characters'
+// glosses hold: a word an English sentence does not hold by chance.
+func (g *Glossary) joinedPinyin(e *glossEntry, w string) bool {
+	if utf8.RuneCountInString(e.Term) < minBridgedRunes || !isHanOnly(e.Term) || len(w) < minJoinedPinyin || g.charWords[charStem(w)] != nil {
+		return false
+	}
+	for _, p := range e.Pinyin {
+		if p = strings.ToLower(skills.FoldMarks(strings.TrimSpace(p))); p == w && !strings.Contains(p, " ") {
+			return true
+		}
+	}
+	return false
 }
 
 // surelyComposed reports whether the words name the term's characters,

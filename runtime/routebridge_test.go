@@ -15,6 +15,8 @@ var bridgeRouteSkills = map[string]string{
 	"mingli/knowledge/glossary.yaml": "terms:\n  - term: 阳刃\n    from: mined\n  - term: 七杀\n    from: mined\n  - term: 父母\n    from: mined\n" +
 		"  - term: 吉神\n    from: mined\n  - term: 日主\n    from: mined\n  - term: 太阳\n    from: mined\n" +
 		"  - term: 大枣\n    from: mined\n  - term: 时断\n    from: mined\n" +
+		"  - term: 少阴\n    pinyin: [shào yīn, shao yin, shaoyin]\n    from: mined\n" +
+		"  - term: 发热\n    pinyin: [fā rè, fa re, fare]\n    from: mined\n" +
 		"characters:\n" +
 		"  阳: {english: [male principle, light, sun], pinyin: [yang]}\n" +
 		"  刃: {english: [edge of blade, blade, knife edge], pinyin: [ren]}\n" +
@@ -49,6 +51,7 @@ func TestRouteByTermsInTranslation(t *testing.T) {
 		{"What is the Yang Blade, and what should restrain it?", "mingli", "阳刃"},
 		{"How do the seven killings act in a chart?", "mingli", "七杀"},
 		{"Is a Ren Jia day master strong?", "mingli", "日主"},
+		{"What is done when a Shaoyin pattern comes with a cold back?", "mingli", "少阴"},
 		{"How big is the sun?", "", ""},
 		{"How do I grow a big tree?", "", ""},
 		{"Can I get time off to vote?", "", ""},
@@ -65,6 +68,13 @@ func TestRouteByTermsInTranslation(t *testing.T) {
 		}
 		if tt.term != "" && !strings.Contains(why, tt.term) {
 			t.Errorf("%q: reason %q does not name %s", tt.msg, why, tt.term)
+		}
+	}
+	// A short pinyin written as one word is an English word too often:
+	// "fare" (发热's) names no term in translation.
+	for _, c := range a.routeCandidates("What is the bus fare to the airport?") {
+		if len(c.Bridged) > 0 {
+			t.Errorf("bus fare: %s named in translation %v", c.Name, c.Bridged)
 		}
 	}
 	m := &fakeModel{}
