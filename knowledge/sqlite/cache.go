@@ -332,10 +332,10 @@ func (f *fifo[K, V]) clear() {
 
 // cachedTermRows is termRows through the cache of v: the tokens not cached
 // are read in one statement, and cached when the store's generation read
-// after it is still that of v (no write came between, so the rows cached
-// and those read are of one state of the store, as termRows's one
-// statement reads them); otherwise every token is read again in one
-// statement, and nothing is cached.
+// with them (or, when none has a row, after them) is still that of v (no
+// write came between, so the rows cached and those read are of one state
+// of the store, as termRows's one statement reads them); otherwise every
+// token is read again in one statement, and nothing is cached.
 //
 // atGen reports whether the rows are known to be of the store's generation
 // v.gen (cached, or read with no write since v began).
@@ -345,26 +345,27 @@ func (s *Store) cachedTermRows(ctx context.Context, v view, theme string, toks [
 		return terms, st, true, nil
 	}
 	if v.c == nil {
-		terms, st, err := s.termRows(ctx, theme, toks)
+		terms, st, _, err := s.termRows(ctx, theme, toks)
 		return terms, st, false, err
 	}
 	ask := make([]string, len(missing))
 	for k, i := range missing {
 		ask[k] = toks[i]
 	}
-	got, gst, err := s.termRows(ctx, theme, ask)
+	got, gst, gen, err := s.termRows(ctx, theme, ask)
 	if err != nil {
 		return nil, st, false, err
 	}
-	var gen int64
-	if err := s.scanStmt(ctx, `SELECT `+storeGenExpr, nil, &gen); err != nil {
-		return nil, st, false, err
+	if gen < 0 { // no row to read it with
+		if err := s.scanStmt(ctx, `SELECT `+storeGenExpr, nil, &gen); err != nil {
+			return nil, st, false, err
+		}
 	}
 	if gen != v.gen {
 		if len(missing) == len(toks) {
 			return got, gst, false, nil
 		}
-		terms, st, err := s.termRows(ctx, theme, toks)
+		terms, st, _, err := s.termRows(ctx, theme, toks)
 		return terms, st, false, err
 	}
 	for k, i := range missing {

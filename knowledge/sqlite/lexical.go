@@ -839,9 +839,10 @@ func (s *Store) lexTopK(ctx context.Context, v view, theme string, toks []string
 
 // termRows reads the posting rows of each of toks in the theme (from every
 // segment), counts its postings in the other themes, and reads the store's
-// statistics, all in one statement, so that they are of one snapshot. The
-// statistics are zero when no token has a row.
-func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]lexindex.Term, lexindex.Stats, error) {
+// statistics and generation, all in one statement, so that they are of one
+// snapshot. The statistics are zero, and gen -1, when no token has a row.
+func (s *Store) termRows(ctx context.Context, theme string, toks []string) (_ []lexindex.Term, _ lexindex.Stats, gen int64, _ error) {
+	gen = -1
 	var st lexindex.Stats
 	out := make([]lexindex.Term, len(toks))
 	at := make(map[string]int, len(toks))
@@ -850,36 +851,36 @@ func (s *Store) termRows(ctx context.Context, theme string, toks []string) ([]le
 	}
 	list, err := jsonStrings(toks)
 	if err != nil {
-		return nil, st, err
+		return nil, st, gen, err
 	}
 	// Each segment in turn (number order), each token's rows in it: a
 	// term's rows of the theme come in number order (the order is the
 	// primary key's within a segment: SQLite sorts nothing).
 	rows, err := s.queryStmt(ctx, `SELECT p.term, p.theme = ?1, p.first, p.last, p.n, p.maxtf, p.minlen, CASE WHEN p.theme = ?1 THEN p.data END,
-	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)
+	(SELECT coalesce(sum(chunks), 0) FROM lex_theme), (SELECT coalesce(sum(tokens), 0) FROM lex_theme)`+genColumn+`
 FROM lex_seg s CROSS JOIN lex_posting p WHERE p.seg = s.seg AND p.term IN (SELECT value FROM json_each(?2)) ORDER BY s.seg, p.term, p.theme, p.first`, theme, list)
 	if err != nil {
-		return nil, st, err
+		return nil, st, gen, err
 	}
 	defer rows.Close()
 	var term sql.RawBytes
 	for rows.Next() {
 		var mine bool
 		var r lexindex.Row
-		if err := rows.Scan(&term, &mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data, &st.Chunks, &st.Tokens); err != nil {
-			return nil, st, err
+		if err := rows.Scan(&term, &mine, &r.First, &r.Last, &r.N, &r.MaxTF, &r.MinLen, &r.Data, &st.Chunks, &st.Tokens, &gen); err != nil {
+			return nil, st, gen, err
 		}
 		i, ok := at[string(term)]
 		switch {
 		case !ok:
-			return nil, st, fmt.Errorf("posting row of %q, not asked for", term)
+			return nil, st, gen, fmt.Errorf("posting row of %q, not asked for", term)
 		case mine:
 			out[i].Rows = append(out[i].Rows, r)
 		default:
 			out[i].Elsewhere += int64(r.N)
 		}
 	}
-	return out, st, rows.Err()
+	return out, st, gen, rows.Err()
 }
 
 // lexHits turns ranked chunk numbers into hits carrying the chunk id (or,

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -762,22 +761,25 @@ func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []f
 	buf := approxPool.Get().(*[]float32)
 	defer approxPool.Put(buf)
 	approx := tv.approx(q, buf)
-	// The candidates: the best by the codes' scores.
-	cand := newTopN(min(len(tv.ids), rerankCandidates(n)))
+	// The candidates: the best by the codes' scores, by their index in
+	// tv.ids. The ids are in order and offered in that order, so a tie
+	// goes to the smaller id, as topN breaks ties, without comparing
+	// strings.
+	cand := newTopRows(min(len(tv.ids), rerankCandidates(n)))
 	for i, a := range approx {
-		// Once full, a score below the last is refused by add: not
+		// Once full, a score not above the last is refused by add: not
 		// called (most of the theme).
-		if k := len(cand.s); k > 0 && k == cand.n && a < cand.s[k-1] {
+		if k := len(cand.s); k > 0 && k == cand.n && a <= cand.s[k-1] {
 			continue
 		}
-		cand.add(tv.ids[i], a)
+		cand.add(int64(i), a)
 	}
 	// Read by rowid, saving the lookup in the chunk id index; a row of
 	// another theme (rows rewritten since the codes were read) is not read,
 	// and the id read is the row's own.
 	rowids := make([]int64, len(cand.ids))
-	for i, id := range cand.ids {
-		rowids[i] = tv.rows[sort.SearchStrings(tv.ids, id)] // ids are in order
+	for k, i := range cand.ids {
+		rowids[k] = tv.rows[i]
 	}
 	top := newTopN(n)
 	if err := s.exactByRowid(ctx, v, theme, rowids, q, top); err != nil {
