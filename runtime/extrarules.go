@@ -144,27 +144,51 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	over := func(r scoredRule) bool {
 		return r.Extra && bestCore > 0 && r.Score >= minExtraLead*bestCore
 	}
+	var qs []query
+	for _, p := range parts {
+		qs = append(qs, idx.prepare(p.text))
+	}
+	// A core rule whose condition states nothing of the question matches
+	// it only by its conclusion's words ("that’s the case → … after you
+	// get back" for "How much meal per diem do I get on the day I fly
+	// out and the day I fly back?"): an extra rule whose condition
+	// states what the question asks and that scores above it on the
+	// whole file takes its place (Meals and Incidental Expenses (M&IE) →
+	// This reduced rate is always 75% of normal M&IE…).
+	fullScore, fullAt := map[string]float64{}, map[string]int{}
+	for _, r := range all {
+		fullScore[r.ID], fullAt[r.ID] = r.Score, r.at
+	}
+	weakest := -1.0 // the best score on the whole file of a core rule matching by its conclusion only
+	if len(missing) == 0 {
+		for _, r := range rules {
+			if at := slices.IndexFunc(all, func(o scoredRule) bool { return o.ID == r.ID }); at < 0 || !idx.condStates(all[at].at, qs) {
+				weakest = max(weakest, fullScore[r.ID])
+			}
+		}
+	}
+	displaces := func(r scoredRule) bool {
+		return r.Extra && weakest >= 0 && r.Score > weakest && idx.condStates(r.at, qs)
+	}
 	if len(rules) >= k && len(missing) == 0 && (len(terms) == 0 || statesAll(rules[0].Condition, terms)) &&
-		(len(all) == 0 || !over(all[0])) {
+		(len(all) == 0 || !over(all[0])) && !slices.ContainsFunc(all, displaces) {
 		return rules, missing
 	}
 	for _, m := range missing {
 		terms = append(terms, glossEntry{names: []string{m}})
 	}
-	var qs []query
-	for _, p := range parts {
-		qs = append(qs, idx.prepare(p.text))
-	}
 	var extras []scoredRule
 	about := false // an extra rule joined for naming what the question does
 	byLead := map[int]bool{}
+	ahead := map[int]bool{} // about the question, and over the core or displacing its filler
 	for _, r := range all {
 		switch {
 		case !r.Extra:
 		case len(terms) > 0 && aboutAll(r.Condition, terms):
 			extras = append(extras, r)
 			about = true
-		case over(r):
+			ahead[r.at] = over(r) || displaces(r)
+		case over(r) || displaces(r):
 			extras = append(extras, r)
 			byLead[r.at] = true
 		case len(terms) > 0:
@@ -193,19 +217,56 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 	// core rule below it that does not ("伤官见官会怎样": 伤官见官 → 为祸百端
 	// before the core's 恒不喜见官星 → 忌倒食).
 	merged := slices.Clip(rules)
+	byScore := func(x scoredRule) int {
+		at := slices.IndexFunc(merged, func(r scoredRule) bool {
+			s, ok := fullScore[r.ID]
+			if !ok {
+				s = r.Score
+			}
+			return s < x.Score
+		})
+		if at < 0 {
+			return len(merged)
+		}
+		return at
+	}
 	for _, x := range extras {
 		at := len(merged)
 		if byLead[x.at] {
-			// It takes its place by score among the core's rules.
-			at = slices.IndexFunc(merged, func(r scoredRule) bool { return r.Score < x.Score })
-			if at < 0 {
-				at = len(merged)
-			}
+			// It takes its place by score among the core's rules, on
+			// the whole file.
+			at = byScore(x)
 		} else if statesAll(x.Condition, terms) {
 			for i, r := range merged {
 				if !r.Extra && r.Score < x.Score && !statesAll(r.Condition, terms) {
 					at = i
 					break
+				}
+			}
+			if ahead[x.at] {
+				// One far above the core or matching by its condition
+				// where the core does not goes before the first core
+				// rule below it whose condition holds less of the
+				// question, whether or not it states the term: "Black
+				// recaptures with the pawn" (0.97) states "pawns" but
+				// not "doubled" for "Are doubled pawns always a
+				// weakness?", where "doubled pawns when ISOLATED →
+				// Doubled pawns are weak" scores 1.38; 格局：伤官见官果难辨
+				// holds as much of 伤官见官会怎样 as 伤官见官 → 为祸百端 and
+				// stays first.
+				share := idx.condShare(x.at, qs)
+				for i, r := range merged {
+					if i >= at {
+						break
+					}
+					fs, ok := fullScore[r.ID]
+					if !ok {
+						fs = r.Score
+					}
+					if j, ok := fullAt[r.ID]; !r.Extra && fs < x.Score && (!ok || idx.condShare(j, qs) < share) {
+						at = i
+						break
+					}
 				}
 			}
 		}
@@ -224,6 +285,25 @@ func (idx *ruleIndex) withExtras(question string, parts []weighted, rules []scor
 			return r.Score < minExtraShare*best && !statesAll(r.Condition, terms)
 		})
 	}
+	// Likewise once an extra rule joined for matching by its condition
+	// (displaces), a core rule whose condition states nothing of the
+	// question and that scores below minExtraShare of it on the whole
+	// file is filler: "Can I get time off work to vote in a local
+	// election?" keeps the two rules under "Voting and poll volunteering"
+	// (0.39) and drops "you’re in a full-day event … → mark that time on
+	// your calendar" (0.14).
+	bestCond := 0.0
+	for _, r := range merged {
+		if r.Extra && displaces(r) {
+			bestCond = max(bestCond, r.Score)
+		}
+	}
+	if bestCond > 0 {
+		merged = slices.DeleteFunc(merged, func(r scoredRule) bool {
+			at, ok := fullAt[r.ID]
+			return !r.Extra && (!ok || !idx.condStates(at, qs) && fullScore[r.ID] < minExtraShare*bestCond)
+		})
+	}
 	if len(merged) > k {
 		merged = merged[:k]
 	}
@@ -239,4 +319,43 @@ func (idx *ruleIndex) coversSubject(i int, qs []query) bool {
 		}
 	}
 	return false
+}
+
+// condStates reports whether rule i's condition states something of one
+// of the queries: a word, or a Han bigram neither of whose characters is
+// of a question's frame (relevant's test, on the condition alone).
+func (idx *ruleIndex) condStates(i int, qs []query) bool {
+	cond := idx.fields[i][fieldCondition]
+	for _, q := range qs {
+		for _, qg := range q.grams {
+			if !cond[qg.g] {
+				continue
+			}
+			r := []rune(qg.g)
+			if !hasHan(qg.g) || len(r) == 2 && !modernFunction[r[0]] && !modernFunction[r[1]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// condShare is the largest share of a query's weight rule i's condition
+// holds.
+func (idx *ruleIndex) condShare(i int, qs []query) float64 {
+	cond := idx.fields[i][fieldCondition]
+	best := 0.0
+	for _, q := range qs {
+		if q.mass == 0 {
+			continue
+		}
+		held := 0.0
+		for _, qg := range q.grams {
+			if cond[qg.g] {
+				held += qg.w
+			}
+		}
+		best = max(best, held/q.mass)
+	}
+	return best
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +236,91 @@ func TestExtraRuleFarAboveTheCoreJoins(t *testing.T) {
 	}
 	if len(got) > 3 {
 		t.Errorf("%s: %d rules, want at most 3", q, len(got))
+	}
+}
+
+// A core rule whose condition states nothing of the question (it matches
+// by its conclusion's words: "after you get back") does not keep out an
+// extra rule whose condition states the question's subject and that
+// scores above it on the whole file: the travel policies built offline
+// answered "How much meal per diem do I get on the day I fly out and the
+// day I fly back?" with three such core rules and left out Meals and
+// Incidental Expenses (M&IE) → This reduced rate is always 75%…, and "Can I
+// get time off work to vote…?" without the rule under "Voting and poll
+// volunteering" (voting is vote).
+func TestExtraRuleAboutTheQuestionOutranksCoreFiller(t *testing.T) {
+	var rs knowledge.Rules
+	core := [][2]string{
+		{"that is the case", "proceed as normal and return to this step when creating your voucher after you get back"},
+		{"you are requesting leave for multiple days", "return to the top and enter the last full day you are traveling"},
+		{"you spent less than the allowance", "you get to keep the difference, and if you spend more, you must pay the difference"},
+		{"you are required to work additional hours", "you will receive overtime or comp time"},
+		{"you expect not to be available", "mark that time on your calendar"},
+		{"your flight is cancelled", "call the travel agency"},
+	}
+	for i, c := range core {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium"})
+	}
+	extra := [][2]string{
+		{"Meals and Incidental Expenses (M&IE)", "This reduced rate is always 75% of normal M&IE, regardless of how much of the day was spent traveling"},
+		{"selecting your location", "it will auto-populate the per diem location"},
+		{"Voting and poll volunteering", "You can receive up to 4 hours for each election event"},
+		{"Paid Parental Leave", "You are entitled to 12 weeks of paid time off for the birth of a child"},
+		{"laundry on long trips", "Laundry may be reimbursed after four nights"},
+	}
+	for i, c := range extra {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", len(core)+i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium", Extra: true})
+	}
+	idx := indexRules(rs.All(), nil)
+	idx.core = indexRules(rs.Core(), nil)
+	for q, want := range map[string]string{
+		"How much meal per diem do I get on the day I fly out and the day I fly back?": "75%",
+		"Can I get time off work to vote in a local election?":                         "4 hours",
+	} {
+		for _, k := range []int{3, 10} {
+			got, _ := idx.answer(q, Bridged{}, k)
+			if len(got) == 0 || !strings.Contains(got[0].Conclusion, want) {
+				t.Errorf("%s (k=%d): %v, want the rule saying %s first", q, k, got, want)
+			}
+			if len(got) > k {
+				t.Errorf("%s: %d rules, want at most %d", q, len(got), k)
+			}
+		}
+	}
+}
+
+// An extra rule far above the core (minExtraLead) takes its place by score
+// even when its subject names the glossary term the question does and so
+// do the core's rules: "Doubled pawns are weak" came fourth, after three
+// core rules on a pawn, for "Are doubled pawns always a weakness?".
+func TestExtraRuleFarAboveTheCoreJoinsWhenAboutTheTerm(t *testing.T) {
+	var rs knowledge.Rules
+	core := [][2]string{
+		{"Black recaptures with the pawn", "he must lose a move with the Bishop to avoid an isolated doubled pawn"},
+		{"the King is more than one rank ahead of his pawn", "the end-game can always be won"},
+		{"a passed Pawn", "a passed Pawn increases in strength as the pieces diminish"},
+		{"the Queen recaptures", "White obtains too great an advantage in development"},
+		{"a King is unable to move", "the King is said to be stale-mated"},
+	}
+	for i, c := range core {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium"})
+	}
+	extra := [][2]string{
+		{"doubled pawns when isolated", "Doubled pawns are weak"},
+		{"a pawn", "a pawn can only capture pieces on squares of the same colour"},
+		{"the rooks reach the seventh rank", "the game is usually won"},
+	}
+	for i, c := range extra {
+		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", len(core)+i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium", Extra: true})
+	}
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{{Term: "pawns"}}})
+	idx := indexRules(rs.All(), g)
+	idx.core = indexRules(rs.Core(), g)
+	q := "Are doubled pawns always a weakness?"
+	for _, k := range []int{3, 10} {
+		got, _ := idx.answer(q, Bridged{}, k)
+		if !slices.ContainsFunc(got[:min(3, len(got))], func(r scoredRule) bool { return r.Conclusion == "Doubled pawns are weak" }) {
+			t.Errorf("%s (k=%d): %v, want Doubled pawns are weak among the first 3", q, k, got)
+		}
 	}
 }

@@ -781,14 +781,17 @@ var stopWords = map[string]bool{
 }
 
 // grams returns the lower-cased word tokens (stop words left out) and CJK
-// characters and character bigrams of s.
+// characters and character bigrams of s. A word is taken in the form the
+// search bridge compares words in (matchForm): a rule under "Voting and
+// poll volunteering" is about "vote", one saying "touches one of his
+// pieces" about "touch".
 func grams(s string) map[string]bool {
 	out := map[string]bool{}
 	var word []rune
 	var prev rune
 	flush := func() {
 		if w := string(word); len(word) > 1 && !stopWords[w] {
-			out[skills.Stem(w)] = true
+			out[matchForm(w)] = true
 		}
 		word = word[:0]
 	}
