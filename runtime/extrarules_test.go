@@ -249,6 +249,33 @@ func TestExtraRuleFarAboveTheCoreJoins(t *testing.T) {
 // get time off work to vote…?" without the rule under "Voting and poll
 // volunteering" (voting is vote).
 func TestExtraRuleAboutTheQuestionOutranksCoreFiller(t *testing.T) {
+	rs := fillerRulesFixture()
+	idx := indexRules(rs.All(), nil)
+	idx.core = indexRules(rs.Core(), nil)
+	for q, want := range fillerQuestions {
+		for _, k := range []int{3, 10} {
+			got, _ := idx.answer(q, Bridged{}, k)
+			if len(got) == 0 || !strings.Contains(got[0].Conclusion, want) {
+				t.Errorf("%s (k=%d): %v, want the rule saying %s first", q, k, got, want)
+			}
+			if len(got) > k {
+				t.Errorf("%s: %d rules, want at most %d", q, len(got), k)
+			}
+		}
+	}
+}
+
+// fillerQuestions are travel questions the extra rules of
+// fillerRulesFixture answer, with what the answering rule says.
+var fillerQuestions = map[string]string{
+	"How much meal per diem do I get on the day I fly out and the day I fly back?": "75%",
+	"Can I get time off work to vote in a local election?":                         "4 hours",
+}
+
+// fillerRulesFixture is a travel handbook's offline rules: a core whose
+// rules match the questions of fillerQuestions only by words of their
+// conclusions, and extra rules that answer them.
+func fillerRulesFixture() knowledge.Rules {
 	var rs knowledge.Rules
 	core := [][2]string{
 		{"that is the case", "proceed as normal and return to this step when creating your voucher after you get back"},
@@ -271,22 +298,7 @@ func TestExtraRuleAboutTheQuestionOutranksCoreFiller(t *testing.T) {
 	for i, c := range extra {
 		rs.Tier2 = append(rs.Tier2, knowledge.Rule{ID: fmt.Sprintf("R%03d", len(core)+i+1), Condition: c[0], Conclusion: c[1], Confidence: "medium", Extra: true})
 	}
-	idx := indexRules(rs.All(), nil)
-	idx.core = indexRules(rs.Core(), nil)
-	for q, want := range map[string]string{
-		"How much meal per diem do I get on the day I fly out and the day I fly back?": "75%",
-		"Can I get time off work to vote in a local election?":                         "4 hours",
-	} {
-		for _, k := range []int{3, 10} {
-			got, _ := idx.answer(q, Bridged{}, k)
-			if len(got) == 0 || !strings.Contains(got[0].Conclusion, want) {
-				t.Errorf("%s (k=%d): %v, want the rule saying %s first", q, k, got, want)
-			}
-			if len(got) > k {
-				t.Errorf("%s: %d rules, want at most %d", q, len(got), k)
-			}
-		}
-	}
+	return rs
 }
 
 // An extra rule far above the core (minExtraLead) takes its place by score
@@ -323,4 +335,49 @@ func TestExtraRuleFarAboveTheCoreJoinsWhenAboutTheTerm(t *testing.T) {
 			t.Errorf("%s (k=%d): %v, want Doubled pawns are weak among the first 3", q, k, got)
 		}
 	}
+}
+
+// The get_rules tool ranks a skill's rules as its answer does (and as
+// Agent.Rules, which the evals score): the extra rule placed before the
+// core's filler stays first, not re-sorted below core rules whose scores
+// come from the core alone.
+func TestGetRulesToolKeepsTheAnswersOrder(t *testing.T) {
+	rs := fillerRulesFixture()
+	body, err := yaml.Marshal(knowledge.RulesFile{Rules: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := writeSkills(t, "", map[string]string{
+		"trav/SKILL.md":             "---\nname: trav\ndescription: Travel and leave rules of a federal agency's handbook\n---\n# trav\n",
+		"trav/knowledge/rules.yaml": string(body),
+	})
+	a := agentOver(t, root, nil, nil)
+	for q, want := range fillerQuestions {
+		for _, k := range []int{3, 10} {
+			ids := getRules(t, a, "trav", q, k)
+			rules, err := a.Rules("trav", q, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evalIDs []string
+			for _, r := range rules {
+				evalIDs = append(evalIDs, r.ID)
+			}
+			if !slices.Equal(ids, evalIDs) {
+				t.Errorf("%s (k=%d): get_rules gives %v, Agent.Rules %v", q, k, ids, evalIDs)
+			}
+			if len(ids) == 0 || !strings.Contains(ruleByID(rs, ids[0]).Conclusion, want) {
+				t.Errorf("%s (k=%d): get_rules gives %v first, want the rule saying %s", q, k, ids, want)
+			}
+		}
+	}
+}
+
+func ruleByID(rs knowledge.Rules, id string) knowledge.Rule {
+	for _, r := range rs.All() {
+		if r.ID == id {
+			return r.Rule
+		}
+	}
+	return knowledge.Rule{}
 }

@@ -96,7 +96,10 @@ func nonNilRules(rs []skillRule) []skillRule {
 // the rest by score.
 func (a *Agent) rulesAcross(ctx context.Context, active []string, question string, k int) (rulesAnswer, error) {
 	var ans rulesAnswer
-	var best, rest, partial []scoredSkillRule
+	// best holds each skill's first rule (when several skills are active);
+	// rest and partial the others, a list a skill, in its answer's order.
+	var best []scoredSkillRule
+	var rest, partial [][]scoredSkillRule
 	type skillAnswer struct {
 		name    string
 		rules   []scoredRule
@@ -154,38 +157,61 @@ func (a *Agent) rulesAcross(ctx context.Context, active []string, question strin
 	}
 	for _, p := range per {
 		n, rules, missing := p.name, p.rules, p.missing
+		var more []scoredSkillRule
 		for i, r := range rules {
 			sr := scoredSkillRule{skillRule{r.TieredRule, n}, r.Score}
-			switch {
-			case len(missing) > 0:
-				partial = append(partial, sr)
-			case i == 0 && len(active) > 1:
+			if i == 0 && len(missing) == 0 && len(active) > 1 {
 				best = append(best, sr)
-			default:
-				rest = append(rest, sr)
+				continue
 			}
+			more = append(more, sr)
+		}
+		if len(missing) > 0 {
+			partial = append(partial, more)
+		} else {
+			rest = append(rest, more)
 		}
 		ans.Missing = append(ans.Missing, missing...)
 	}
-	take := func(xs []scoredSkillRule) []skillRule {
-		sort.SliceStable(xs, func(i, j int) bool { return xs[i].score > xs[j].score })
-		var out []skillRule
-		for _, r := range xs {
-			if len(out) == k {
-				break
-			}
-			out = append(out, r.skillRule)
-		}
-		return out
-	}
 	sort.SliceStable(best, func(i, j int) bool { return best[i].score > best[j].score })
-	ans.Rules = take(append(best, rest...))
+	for _, r := range best[:min(k, len(best))] {
+		ans.Rules = append(ans.Rules, r.skillRule)
+	}
+	ans.Rules = append(ans.Rules, mergeRanked(rest, k-len(ans.Rules))...)
 	if len(ans.Rules) == 0 {
-		ans.Partial = take(partial)
+		ans.Partial = mergeRanked(partial, k)
 	} else {
 		ans.Missing = nil
 	}
 	return ans, nil
+}
+
+// mergeRanked returns the first k rules of lists, the skills' answers,
+// taken by score and each list in its own order: a skill's answer places
+// an extra rule among its core's by the whole file's score (withExtras),
+// which the rules' own scores (a core rule's from the core alone) do not
+// show, so sorting one skill's rules again by them would undo it, and
+// get_rules would rank otherwise than [Agent.Rules] and the evals measure.
+func mergeRanked(lists [][]scoredSkillRule, k int) []skillRule {
+	var out []skillRule
+	at := make([]int, len(lists))
+	for len(out) < k {
+		pick := -1
+		for i, l := range lists {
+			if at[i] == len(l) {
+				continue
+			}
+			if pick < 0 || l[at[i]].score > lists[pick][at[pick]].score {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		out = append(out, lists[pick][at[pick]].skillRule)
+		at[pick]++
+	}
+	return out
 }
 
 // answer ranks the rules for a question bridged as br: the question, and
