@@ -407,3 +407,131 @@ func TestIDsByNumAreTheChunks(t *testing.T) {
 	write(c.Docs[len(c.Docs)-1])
 	check("renumbered")
 }
+
+// A hybrid search loads its candidates' chunks by the chunks table's rowid
+// its theme's vectors hold: they are the chunks of those ids, a rowid that
+// no longer holds its chunk (rows renumbered) falls back to the id, and
+// after a write the rowids of the generation before are not used.
+func TestChunksByRowidAreTheChunks(t *testing.T) {
+	ctx := context.Background()
+	local := embedding.NewLocal(256)
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
+	write := func(d storetest.SyntheticDoc) {
+		t.Helper()
+		texts := make([]string, len(d.Chunks))
+		for i, ch := range d.Chunks {
+			texts[i] = ch.Text
+		}
+		if d.Vectors, err = local.Embed(ctx, texts); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range c.Docs[:len(c.Docs)-1] {
+		write(d)
+	}
+	search := func(text string) []knowledge.Hit {
+		t.Helper()
+		vs, err := local.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := s.Search(ctx, knowledge.Query{Theme: "t", Text: text, Vector: vs[0], K: 5, Mode: knowledge.SearchHybrid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	check := func(label string) view {
+		t.Helper()
+		search(c.Query().Text) // loads the vectors
+		v, err := s.begin(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id, rowid FROM chunks WHERE theme = 't' ORDER BY rowid DESC`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		want := map[string]int64{}
+		for rows.Next() {
+			var id string
+			var r int64
+			if err := rows.Scan(&id, &r); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+			want[id] = r
+		}
+		rows.Close()
+		byRow, rest := s.chunkRowids("t", v.themeGen, ids)
+		if len(rest) != 0 || len(byRow) != len(ids) {
+			t.Fatalf("%s: %d of %d chunks by rowid", label, len(byRow), len(ids))
+		}
+		for _, r := range byRow {
+			if want[r.id] != r.num {
+				t.Fatalf("%s: chunk %s by rowid %d, its rowid is %d", label, r.id, r.num, want[r.id])
+			}
+		}
+		if byRow, _ := s.chunkRowids("t", v.themeGen-1, ids); len(byRow) != 0 {
+			t.Fatalf("%s: rowids used for another generation", label)
+		}
+		load := func(what string) {
+			t.Helper()
+			emptyCache(s)
+			got := map[string]chunk.Chunk{}
+			some := ids[:len(ids)/3]
+			if err := s.loadChunks(ctx, v, "t", some, got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(some) {
+				t.Fatalf("%s, %s: %d chunks loaded of %d", label, what, len(got), len(some))
+			}
+			for _, id := range some {
+				if w, err := s.Chunk(ctx, id); err != nil || !reflect.DeepEqual(got[id], w) {
+					t.Fatalf("%s, %s: chunk %s loaded is not the stored one (%v)", label, what, id, err)
+				}
+			}
+		}
+		load("by rowid")
+		// The rowids moved one chunk on, as if the rows were renumbered.
+		s.mu.Lock()
+		tv := *s.cache["t"]
+		tv.chunkRows = append(tv.chunkRows[1:len(tv.chunkRows):len(tv.chunkRows)], tv.chunkRows[0])
+		s.cache["t"] = &tv
+		s.mu.Unlock()
+		load("rowids of other chunks")
+		return v
+	}
+	check("written")
+	// The last document written is deleted and another written: a search
+	// finds the new chunks, with their text.
+	last := c.Docs[len(c.Docs)-2]
+	if err := s.DeleteDocument(ctx, "t", last.Doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	newDoc := c.Docs[len(c.Docs)-1]
+	write(newDoc)
+	check("rewritten")
+	want := newDoc.Chunks[0]
+	hits := search(want.Text)
+	if len(hits) == 0 || hits[0].Chunk.ID != want.ID || hits[0].Chunk.Text != want.Text {
+		t.Fatalf("search after a write: %d hits, first %q, want the new chunk %s", len(hits), firstID(hits), want.ID)
+	}
+}
+
+func firstID(hits []knowledge.Hit) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Chunk.ID
+}

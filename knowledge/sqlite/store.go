@@ -78,6 +78,11 @@ type themeVectors struct {
 	// that generation (numbered: number order; see idsByNum).
 	numGen int64
 	byNum  []numbered
+	// chunkRows is the chunks table's rowid of each of ids (0: no chunk),
+	// of generation numGen, for loading the chunks by rowid (loadChunks);
+	// sorted is whether ids are in ascending order, as binary search needs.
+	chunkRows []int64
+	sorted    bool
 }
 
 // numbered is a chunk's lexical index number and id.
@@ -530,7 +535,7 @@ func (s *Store) Search(ctx context.Context, q knowledge.Query) ([]knowledge.Hit,
 			return s.lexicalSearchIn(ctx, v, q.Theme, q.Text, n, q.Mode == knowledge.SearchLexical)
 		},
 		func(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit, error) {
-			return s.fillIn(ctx, v, hits)
+			return s.fillIn(ctx, v, q.Theme, hits)
 		})
 	if err != nil {
 		return nil, err
@@ -547,11 +552,12 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 	if err != nil {
 		return nil, err
 	}
-	return s.fillIn(ctx, v, hits)
+	return s.fillIn(ctx, v, "", hits)
 }
 
-// fillIn is fill with the search's view of the cache.
-func (s *Store) fillIn(ctx context.Context, v view, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+// fillIn is fill with the search's view of the cache, for a search in
+// theme ("" for none).
+func (s *Store) fillIn(ctx context.Context, v view, theme string, hits []knowledge.Hit) ([]knowledge.Hit, error) {
 	var ids []string
 	byID := make(map[string]chunk.Chunk, len(hits))
 	for _, h := range hits {
@@ -564,7 +570,7 @@ func (s *Store) fillIn(ctx context.Context, v view, hits []knowledge.Hit) ([]kno
 		}
 	}
 	for start := 0; start < len(ids); start += fillBatch {
-		if err := s.loadChunks(ctx, v, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
+		if err := s.loadChunks(ctx, v, theme, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
 			return nil, err
 		}
 	}
@@ -585,13 +591,43 @@ func (s *Store) fillIn(ctx context.Context, v view, hits []knowledge.Hit) ([]kno
 const fillBatch = 500
 
 // loadChunks adds the chunks of ids (at least one) to byID, and to the
-// cache of v.
-func (s *Store) loadChunks(ctx context.Context, v view, ids []string, byID map[string]chunk.Chunk) error {
-	list, err := jsonStrings(ids)
+// cache. The chunks whose rowid the theme's vectors hold, read at the
+// theme's generation v began at, are read by rowid (one b-tree search each,
+// not two through the id's index); a row read so is kept only when it is
+// the chunk asked for (the store may have changed since), and what is not
+// found so is read by id.
+func (s *Store) loadChunks(ctx context.Context, v view, theme string, ids []string, byID map[string]chunk.Chunk) error {
+	byRow, rest := s.chunkRowids(theme, v.themeGen, ids)
+	if len(byRow) > 0 {
+		asked := make(map[string]bool, len(byRow))
+		rowids := make([]int64, 0, len(byRow))
+		for _, r := range byRow {
+			asked[r.id] = true
+			rowids = append(rowids, r.num)
+		}
+		if err := s.readChunks(ctx, v, `SELECT `+chunkCols+genColumn+` FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`, jsonInts(rowids), asked, byID); err != nil {
+			return err
+		}
+		for _, r := range byRow {
+			if _, ok := byID[r.id]; !ok {
+				rest = append(rest, r.id)
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	list, err := jsonStrings(rest)
 	if err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
-	rows, err := s.queryStmt(ctx, `SELECT `+chunkCols+genColumn+` FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, list)
+	return s.readChunks(ctx, v, `SELECT `+chunkCols+genColumn+` FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, list, nil, byID)
+}
+
+// readChunks adds the chunks the statement q reads with arg (those in
+// asked, unless nil) to byID, and to the cache.
+func (s *Store) readChunks(ctx context.Context, v view, q, arg string, asked map[string]bool, byID map[string]chunk.Chunk) error {
+	rows, err := s.queryStmt(ctx, q, arg)
 	if err != nil {
 		return fmt.Errorf("load chunks: %w", err)
 	}
@@ -603,6 +639,9 @@ func (s *Store) loadChunks(ctx context.Context, v view, ids []string, byID map[s
 		if err != nil {
 			return fmt.Errorf("load chunks: %w", err)
 		}
+		if asked != nil && !asked[c.ID] {
+			continue
+		}
 		byID[c.ID] = c
 		got = append(got, c)
 	}
@@ -611,6 +650,29 @@ func (s *Store) loadChunks(ctx context.Context, v view, ids []string, byID map[s
 	}
 	v.putChunks(gen, got, nil)
 	return nil
+}
+
+// chunkRowids splits ids into those whose chunk's rowid the theme's
+// vectors hold, read at the theme's generation gen (num the rowid), and
+// the rest.
+func (s *Store) chunkRowids(theme string, gen int64, ids []string) (byRow []numbered, rest []string) {
+	var tv *themeVectors
+	if theme != "" {
+		s.mu.Lock()
+		tv = s.cache[theme]
+		s.mu.Unlock()
+	}
+	if tv == nil || tv.numGen != gen || !tv.sorted {
+		return nil, ids
+	}
+	for _, id := range ids {
+		if i, found := slices.BinarySearch(tv.ids, id); found && tv.chunkRows[i] > 0 {
+			byRow = append(byRow, numbered{tv.chunkRows[i], id})
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	return byRow, rest
 }
 
 // vectors returns the theme's vectors as of its generation gen, read
@@ -632,21 +694,21 @@ func (s *Store) vectors(ctx context.Context, v view, theme string) (*themeVector
 	// With each vector, its chunk's lexical index number (a hybrid
 	// search's lexical candidates are found by number, idsByNum), and the
 	// theme's generation, in the same statement: the same snapshot.
-	rows, err := s.db.QueryContext(ctx, `SELECT e.rowid, e.chunk_id, e.vector, coalesce(c.lex_num, 0), coalesce((SELECT gen FROM theme_gen WHERE theme = ?1), 0)`+genColumn+`
+	rows, err := s.db.QueryContext(ctx, `SELECT e.rowid, e.chunk_id, e.vector, coalesce(c.lex_num, 0), coalesce(c.rowid, 0), coalesce((SELECT gen FROM theme_gen WHERE theme = ?1), 0)`+genColumn+`
 FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORDER BY e.chunk_id`, theme)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	tv := &themeVectors{gen: gen}
+	tv := &themeVectors{gen: gen, sorted: true}
 	var row []float32
 	var storeGen int64 // read with the rows: the generation they are of
 	pre := newPrefill(n)
 	for rows.Next() {
-		var rowid, num int64
+		var rowid, num, crow int64
 		var id string
 		var blob sql.RawBytes
-		if err := rows.Scan(&rowid, &id, &blob, &num, &tv.numGen, &storeGen); err != nil {
+		if err := rows.Scan(&rowid, &id, &blob, &num, &crow, &tv.numGen, &storeGen); err != nil {
 			return nil, err
 		}
 		if tv.dims == 0 {
@@ -669,8 +731,12 @@ FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id WHERE e.theme = ?1 ORD
 		// Column-major from the start: codes[j*n+i] is dimension j of
 		// vector i.
 		i := len(tv.ids)
+		if i > 0 && id <= tv.ids[i-1] {
+			tv.sorted = false
+		}
 		tv.ids = append(tv.ids, id)
 		tv.rows = append(tv.rows, rowid)
+		tv.chunkRows = append(tv.chunkRows, crow)
 		tv.scale = append(tv.scale, quantizeInto(row, tv.codes[i:], n))
 		if num > 0 {
 			tv.byNum = append(tv.byNum, numbered{num, id})
