@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
+
+	"github.com/vibelife/vibe/internal/unihan"
 
 	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
@@ -152,6 +156,11 @@ type vocabulary struct {
 	gloss map[string]bool    // lower-cased names of the glossary's entries
 	heads map[string]bool    // Han bigrams of the sources' headings
 	feats map[string]float64 // feature -> weight
+	// pinyin holds the features of the glossary's pinyin names that are
+	// English words too (englishPinyin: "fare" of 发热) and no other word
+	// of the skill's: they weigh as words of prose, and only next to a
+	// term of the skill, unless the message writes them with tone marks.
+	pinyin map[string]bool
 }
 
 // term is a whole term, parsed once for matching.
@@ -181,7 +190,11 @@ func (t term) matches(low string, words map[string]bool) bool {
 // addTerm adds a whole term. A term of several English words ("marriage
 // luck") lends its words only the weight of prose: they tell of the skill
 // when they come together, which the whole-term bonus rewards.
-func (v *vocabulary) addTerm(t string) {
+func (v *vocabulary) addTerm(t string) { v.addTermBut(t, nil) }
+
+// addTermBut adds a whole term, its features in skip left out of the
+// skill's words (they are still the term's own, matched with the rest).
+func (v *vocabulary) addTermBut(t string, skip map[string]bool) {
 	t = strings.TrimSpace(FoldMarks(t))
 	if t == "" {
 		return
@@ -191,7 +204,11 @@ func (v *vocabulary) addTerm(t string) {
 	if len(runs) == 0 && len(words) > 1 {
 		w = textWeight
 	}
-	v.addText(t, w)
+	for f := range features(t) {
+		if !skip[f] && v.feats[f] < w {
+			v.feats[f] = w
+		}
+	}
 	lt := strings.ToLower(t)
 	if v.seen[lt] || triggerSpecificity(t) < 2 {
 		return // a single word or character is matched as a feature only
@@ -271,6 +288,7 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 			v.addTerm(t)
 		}
 	}
+	var loose []string // the glossary's pinyin names that are English words too
 	if b, err := fs.ReadFile(sk.fsys, GlossaryPath); err == nil {
 		g, err := ParseGlossary(b, GlossaryPath)
 		if err != nil {
@@ -278,7 +296,11 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 		}
 		for _, t := range g.Terms {
 			for _, n := range t.Names() {
-				v.addTerm(n)
+				skip := englishPinyin(t, n)
+				for f := range skip {
+					loose = append(loose, f)
+				}
+				v.addTermBut(n, skip)
 				v.gloss[strings.ToLower(strings.TrimSpace(FoldMarks(n)))] = true
 			}
 		}
@@ -309,7 +331,70 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 			}
 		}
 	}
+	// A pinyin name that is an English word ("fare" 发热) and no other
+	// word of the skill's vocabulary weighs as a word of prose, and only
+	// next to a term of the skill (router.route).
+	for _, f := range loose {
+		if v.feats[f] == 0 || v.pinyin[f] {
+			if v.pinyin == nil {
+				v.pinyin = map[string]bool{}
+			}
+			v.feats[f] = textWeight
+			v.pinyin[f] = true
+		}
+	}
 	return v, nil
+}
+
+// englishPinyin returns, when n is only a pinyin name of the entry, the
+// features of its syllables (or of the word it is, joined) that are English
+// words too once their tone marks are folded (EnglishWord): "fare" (发热),
+// "ride" (日德), "mén" (门), the "hang" of "wu hang" (五行). An English
+// question holds such a word by chance ("What is the bus fare to the
+// airport?", "Why did she hang the picture?"), so it names the term no
+// more surely than a word of the skill's prose does, and only next to a
+// term of the skill, unless the question writes it with tone marks
+// (router.route); spaced pinyin matched whole ("kui gang", "fa re") and
+// joined pinyin no English word ("shaoyin") still name it.
+func englishPinyin(t GlossaryTerm, n string) map[string]bool {
+	n = FoldMarks(strings.TrimSpace(n))
+	if n == "" || strings.ContainsFunc(n, func(r rune) bool { return r != ' ' && (r < 'A' || r > 'Z' && r < 'a' || r > 'z') }) {
+		return nil
+	}
+	is := func(p string) bool { return strings.EqualFold(FoldMarks(strings.TrimSpace(p)), n) }
+	if !slices.ContainsFunc(t.Pinyin, is) || is(t.Term) || slices.ContainsFunc(t.Aliases, is) || slices.ContainsFunc(t.English, is) {
+		return nil
+	}
+	var out map[string]bool
+	for f := range features(n) {
+		if EnglishWord(f) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[f] = true
+		}
+	}
+	return out
+}
+
+var (
+	glossStemsOnce sync.Once
+	glossStems     map[string]bool
+)
+
+// EnglishWord reports whether w is an English word: a word of the built-in
+// table of the Han characters' English glosses (unihan.Words, some ten
+// thousand everyday words: "fare", "ride", "men", "long") or of a word's
+// stem there ("fares"). Case is ignored.
+func EnglishWord(w string) bool {
+	glossStemsOnce.Do(func() {
+		glossStems = map[string]bool{}
+		for g := range unihan.Words() {
+			glossStems[stem(g)] = true
+		}
+	})
+	w = strings.ToLower(w)
+	return unihan.Words()[w] || glossStems[stem(w)]
 }
 
 // walkKnowledge adds the strings of a decoded knowledge file: names as
@@ -415,6 +500,7 @@ type Candidate struct {
 }
 
 func (r *router) route(text string) []Candidate {
+	marked := markedWords(text)
 	text = FoldMarks(text)
 	q := features(text)
 	if len(q) == 0 || len(r.names) == 0 {
@@ -435,14 +521,29 @@ func (r *router) route(text string) []Candidate {
 	for _, name := range r.names {
 		v := r.vocab[name]
 		c := Candidate{Name: name}
+		// loose is the weight of the skill's pinyin names the message
+		// holds as English words (vocabulary.pinyin): it counts only
+		// next to other evidence, a term of the skill (strong).
+		loose, strong := 0.0, false
 		for f := range q {
-			if w := v.feats[f]; w > 0 {
-				s := w * r.idf(f)
-				c.Score += s
-				c.Coverage += s
+			w := v.feats[f]
+			if w == 0 {
+				continue
 			}
+			if v.pinyin[f] {
+				if !marked[f] {
+					loose += w * r.idf(f)
+					continue
+				}
+				// "fārè" is the pinyin, not the English word.
+				w = termWeight
+			}
+			strong = strong || w >= termWeight
+			s := w * r.idf(f)
+			c.Score += s
+			c.Coverage += s
 		}
-		if c.Score == 0 {
+		if c.Score == 0 && loose == 0 {
 			continue
 		}
 		for f := range q {
@@ -466,6 +567,13 @@ func (r *router) route(text string) []Candidate {
 				rare = math.Max(rare, r.idf(f))
 			}
 			c.Score += matchedTermBonus * rare
+		}
+		if strong || len(c.Matched) > 0 || len(c.Sections) > 0 {
+			c.Score += loose
+			c.Coverage += loose
+		}
+		if c.Score == 0 {
+			continue
 		}
 		c.Coverage /= mass
 		// In units of a term only this skill knows, whatever the number
@@ -672,6 +780,24 @@ func features(s string) map[string]bool {
 	}
 	flushWord()
 	flushRun()
+	return out
+}
+
+// markedWords returns the features of the words of s written with
+// diacritics (pinyin's tone marks: "fārè" gives "fare"), nil when s is
+// ASCII.
+func markedWords(s string) map[string]bool {
+	if FoldMarks(s) == s {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) }) {
+		if f := FoldMarks(w); f != w {
+			for k := range features(f) {
+				out[k] = true
+			}
+		}
+	}
 	return out
 }
 

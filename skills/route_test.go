@@ -207,3 +207,66 @@ func TestMatchPrefersANamedTermOverProse(t *testing.T) {
 		t.Errorf("Match of the question without the book's name = %q, want fate", got)
 	}
 }
+
+// A glossary's pinyin written as one word without tone marks that is an
+// English word too ("fare" 发热, "ride" 日德, "men" 门), or such a syllable
+// of spaced pinyin ("she" of "she gan", "hang" of "wu hang"), names no term
+// by itself: an everyday English question holds it by chance. Spaced
+// pinyin whole, joined pinyin no English word and tone-marked pinyin still
+// do.
+func TestPinyinThatIsAnEnglishWordNamesNoTermAlone(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "shanghan", map[string]string{
+		"SKILL.md": "---\nname: shanghan\ndescription: 伤寒论的条文\n---\n# shanghan\n",
+		GlossaryPath: "terms:\n" +
+			"  - term: 发热\n    pinyin: [fā rè, fa re, fare]\n    from: mined\n" +
+			"  - term: 日德\n    pinyin: [rì dé, ri de, ride]\n    from: mined\n" +
+			"  - term: 门\n    pinyin: [mén, men]\n    from: mined\n" +
+			"  - term: 少阴\n    pinyin: [shào yīn, shao yin, shaoyin]\n    from: mined\n" +
+			"  - term: 魁罡\n    pinyin: [kuí gāng, kui gang, kuigang]\n    from: mined\n" +
+			"  - term: 五行\n    pinyin: [wǔ xíng, wu xing, wu hang]\n    from: mined\n" +
+			"  - term: 射干\n    pinyin: [shè gān, she gan]\n    from: mined\n",
+	})
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"What is the bus fare to the airport?", ""},
+		{"Are train fares cheaper at night?", ""},
+		{"Can I ride my bike to work?", ""},
+		{"Where do men buy shoes?", ""},
+		{"Why did she hang the picture?", ""},
+		{"What do the wu hang say?", "shanghan"},
+		{"What is done in a Shaoyin pattern?", "shanghan"},
+		{"What is a Kui Gang day?", "shanghan"},
+		{"Is fārè serious?", "shanghan"},
+		{"Where is the mén?", "shanghan"},
+	} {
+		if got := s.Match(tt.text); got != tt.want {
+			t.Errorf("Match(%q) = %q, want %q (candidates %+v)", tt.text, got, tt.want, s.Route(tt.text))
+		}
+	}
+	// Next to a term of the skill, the word still counts.
+	score := func(q string) float64 {
+		for _, c := range s.Route(q) {
+			if c.Name == "shanghan" {
+				return c.Score
+			}
+		}
+		return 0
+	}
+	if with, without := score("Is fare a sign of Shaoyin?"), score("Is it a sign of Shaoyin?"); with <= without {
+		t.Errorf("Route: 'fare' next to Shaoyin scores %.2f, without it %.2f", with, without)
+	}
+	for _, w := range []string{"fare", "Fares", "ride", "men"} {
+		if !EnglishWord(w) {
+			t.Errorf("EnglishWord(%q) = false", w)
+		}
+	}
+	for _, w := range []string{"shaoyin", "kuigang", "jueyin"} {
+		if EnglishWord(w) {
+			t.Errorf("EnglishWord(%q) = true", w)
+		}
+	}
+}

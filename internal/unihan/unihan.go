@@ -51,6 +51,31 @@ func Glosses(r rune) []string {
 	return table[r]
 }
 
+// Words returns the English words of all the table's glosses, lower-cased
+// (each maximal run of the letters a to z: "thorough-fare" holds
+// "thorough" and "fare"): a vocabulary of everyday English words, with
+// some romanized names among them ("guishui", a river). It is built on
+// the first call and shared: callers must not change it.
+func Words() map[string]bool {
+	wordsOnce.Do(func() {
+		once.Do(load)
+		words = map[string]bool{}
+		for _, gs := range table {
+			for _, g := range gs {
+				for _, w := range strings.FieldsFunc(strings.ToLower(g), func(r rune) bool { return r < 'a' || r > 'z' }) {
+					words[w] = true
+				}
+			}
+		}
+	})
+	return words
+}
+
+var (
+	wordsOnce sync.Once
+	words     map[string]bool
+)
+
 // Len is the number of characters in the table.
 func Len() int {
 	once.Do(load)
