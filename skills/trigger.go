@@ -111,17 +111,53 @@ func triggerParts(s string) (runs, words []string) {
 func Stem(w string) string { return stem(w) }
 
 // stem strips the English endings a user's phrasing may add or leave out:
-// teas -> tea, brewing -> brew, steeped -> steep, leaves -> leave.
+// teas -> tea, brewing -> brew, steeped -> steep, leaves -> leave. An -ing
+// or -ed form gets back the silent e its stripping took (silentE: giving ->
+// give, taking -> take, ruled -> rule), so it meets its base form.
 func stem(w string) string {
 	switch n := len(w); {
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return w[:n-3]
+		return silentE(w[:n-3])
 	case n > 4 && strings.HasSuffix(w, "ed"):
-		return w[:n-2]
+		return silentE(w[:n-2])
 	case n > 4 && strings.HasSuffix(w, "ies"):
 		return w[:n-3] + "y"
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
 		return w[:n-1]
 	}
 	return w
+}
+
+// silentE returns the stem of an -ing or -ed form with the silent e its base
+// form ends in: a stem of one syllable ending in a consonant, a vowel and a
+// consonant other than w, x and y ("giv", "tak", "rul", "cod"), as the
+// Porter stemmer restores it; others are left as they are ("brew", "cook",
+// "eat", "open", "visit", "stopp").
+func silentE(s string) string {
+	n := len(s)
+	if n < 3 || !isConsonant(s, n-1) || isConsonant(s, n-2) || !isConsonant(s, n-3) || strings.ContainsRune("wxy", rune(s[n-1])) {
+		return s
+	}
+	// One syllable: no vowel before the last one's leading consonants.
+	for i := n - 3; i >= 0; i-- {
+		if !isConsonant(s, i) {
+			return s
+		}
+	}
+	return s + "e"
+}
+
+// isConsonant reports whether s[i] is a consonant: a letter other than a,
+// e, i, o, u, and y after a vowel or first ("yes", "toy"); y after a
+// consonant is a vowel ("cry").
+func isConsonant(s string, i int) bool {
+	switch c := s[i]; {
+	case c < 'a' || c > 'z':
+		return false
+	case strings.IndexByte("aeiou", c) >= 0:
+		return false
+	case c == 'y':
+		return i == 0 || !isConsonant(s, i-1)
+	}
+	return true
 }

@@ -74,3 +74,21 @@ func TestMatchPicksTheSkillAQuestionIsAbout(t *testing.T) {
 		}
 	}
 }
+
+// An -ing or -ed form meets its base form, a silent e included: "giving"
+// and "give", "ruled" and "rule"; other endings are stripped as before.
+func TestStemMeetsTheBaseForm(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"giving", "give"}, {"taking", "take"}, {"ruled", "rule"}, {"ruling", "rules"}, {"coded", "code"},
+		{"hoping", "hope"}, {"writing", "write"}, {"dated", "date"},
+		{"brewing", "brew"}, {"steeped", "steep"}, {"cooking", "cook"}, {"eating", "eat"},
+		{"visiting", "visit"}, {"opened", "open"}, {"teas", "tea"}, {"leaves", "leave"}, {"playing", "plays"},
+	} {
+		if a, b := Stem(pair[0]), Stem(pair[1]); a != b {
+			t.Errorf("Stem(%q) = %q, Stem(%q) = %q: they should meet", pair[0], a, pair[1], b)
+		}
+	}
+	if !MatchTrigger("What are you giving for the festival?", "give") {
+		t.Errorf(`MatchTrigger("…giving…", "give") = false`)
+	}
+}
