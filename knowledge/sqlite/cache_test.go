@@ -321,27 +321,8 @@ func TestCachedVectorDot(t *testing.T) {
 // once the theme's generation has moved on.
 func TestIDsByNumAreTheChunks(t *testing.T) {
 	ctx := context.Background()
-	local := embedding.NewLocal(256)
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
-	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
-	write := func(d storetest.SyntheticDoc) {
-		t.Helper()
-		texts := make([]string, len(d.Chunks))
-		for i, ch := range d.Chunks {
-			texts[i] = ch.Text
-		}
-		if d.Vectors, err = local.Embed(ctx, texts); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, c, write := zipfStore(t)
+	local := embedding.NewLocal(256) // the embedder write uses
 	for _, d := range c.Docs[:len(c.Docs)-1] {
 		write(d)
 	}
@@ -414,27 +395,8 @@ func TestIDsByNumAreTheChunks(t *testing.T) {
 // after a write the rowids of the generation before are not used.
 func TestChunksByRowidAreTheChunks(t *testing.T) {
 	ctx := context.Background()
-	local := embedding.NewLocal(256)
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
-	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
-	write := func(d storetest.SyntheticDoc) {
-		t.Helper()
-		texts := make([]string, len(d.Chunks))
-		for i, ch := range d.Chunks {
-			texts[i] = ch.Text
-		}
-		if d.Vectors, err = local.Embed(ctx, texts); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, c, write := zipfStore(t)
+	local := embedding.NewLocal(256) // the embedder write uses
 	for _, d := range c.Docs[:len(c.Docs)-1] {
 		write(d)
 	}
@@ -534,4 +496,35 @@ func firstID(hits []knowledge.Hit) string {
 		return ""
 	}
 	return hits[0].Chunk.ID
+}
+
+// zipfStore opens a fresh store (closed when the test ends) and returns it
+// with a Zipf corpus of 300 chunks in documents of 20, and write, which
+// stores one of its documents embedded by the local embedder.
+func zipfStore(t *testing.T) (*Store, *storetest.Corpus, func(storetest.SyntheticDoc)) {
+	t.Helper()
+	ctx := context.Background()
+	local := embedding.NewLocal(256)
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
+	write := func(d storetest.SyntheticDoc) {
+		t.Helper()
+		texts := make([]string, len(d.Chunks))
+		for i, ch := range d.Chunks {
+			texts[i] = ch.Text
+		}
+		vecs, err := local.Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, vecs, info); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, c, write
 }
