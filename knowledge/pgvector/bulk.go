@@ -115,7 +115,9 @@ func (s *Store) BeginBulk(ctx context.Context, chunks int) (func(context.Context
 	return func(ctx context.Context) error {
 		err := errors.New("bulk load: finished twice")
 		once.Do(func() {
-			s.bulk.Add(-1)
+			if s.bulk.Add(-1) == 0 {
+				s.dropTails()
+			}
 			defer closeConn()
 			if _, err = conn.Exec(ctx, `SELECT pg_advisory_unlock_shared(hashtextextended($1, 0))`, s.bulkLockKey()); err != nil {
 				err = fmt.Errorf("bulk load: %w (the next open or ingest rebuilds the indexes)", err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -564,4 +565,174 @@ func TestHNSWForWideVectors(t *testing.T) {
 	if strings.Contains(vectorQuery(hnswMaxDims+1), "halfvec") {
 		t.Errorf("above %d dimensions the query orders by halfvec: %s", hnswMaxDims, vectorQuery(hnswMaxDims+1))
 	}
+}
+
+// postingRows returns every kb_lex_posting row of the store, data included,
+// one line each in key order.
+func postingRows(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), `SELECT term, theme, first, last, n, maxtf, minlen, encode(data, 'hex') FROM kb_lex_posting ORDER BY term COLLATE "C", theme COLLATE "C", first`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var term, theme, data string
+		var first, last int64
+		var n, maxtf, minlen int
+		if err := rows.Scan(&term, &theme, &first, &last, &n, &maxtf, &minlen, &data); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %s %d %d %d %d %d %s", term, theme, first, last, n, maxtf, minlen, data))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBulkLoadKnowsLastRows: during a bulk load each write reads only the
+// last posting rows of terms the load has not written or read before (a
+// write into a theme without chunks reads none), and another writer of the
+// theme, or a replaced document, makes the next write read them again. The
+// posting rows, and so lexical search, are exactly those of the same
+// writes made without a bulk load.
+func TestBulkLoadKnowsLastRows(t *testing.T) {
+	ctx := context.Background()
+	c := storetest.NewCorpus(storetest.Zipf, "t", 1500, 15, 16, 41)
+	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}
+	// The same writes into two stores: docs 0-29 by the first process,
+	// doc 30 by a second one, 31-59 by the first again, then doc 5
+	// replaced (its text changed) and 60-99 by the first.
+	changed := c.Docs[5]
+	changed.Doc.ContentHash += "-2"
+	changed.Chunks = append([]chunk.Chunk(nil), changed.Chunks...)
+	for i := range changed.Chunks {
+		changed.Chunks[i].Text += " 新加的字 appended words"
+	}
+	type step struct {
+		d     storetest.SyntheticDoc
+		other bool
+	}
+	var steps []step
+	for i, d := range c.Docs[:100] {
+		if i == 60 {
+			steps = append(steps, step{d: changed})
+		}
+		steps = append(steps, step{d: d, other: i == 30})
+	}
+	run := func(bulk bool) (*Store, []int64) {
+		s := openFreshURL(t, testURL(t))
+		t.Cleanup(func() { s.Close() })
+		other := openFreshURLInSchema(t, s)
+		t.Cleanup(func() { other.Close() })
+		finish := func(context.Context) error { return nil }
+		if bulk {
+			var err error
+			if finish, err = s.BeginBulk(ctx, 1500); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reads := make([]int64, len(steps))
+		for i, st := range steps {
+			w := s
+			if st.other {
+				w = other
+			}
+			before := s.tailReads.Load()
+			if err := w.ReplaceDocument(ctx, st.d.Doc, st.d.Chunks, st.d.Vectors, info); err != nil {
+				t.Fatal(err)
+			}
+			reads[i] = s.tailReads.Load() - before
+		}
+		if err := finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s, reads
+	}
+	live, liveReads := run(false)
+	bulk, bulkReads := run(true)
+	// Without a bulk load every write after the first reads its terms'
+	// last rows; in one, the first write (empty theme) reads none, nor do
+	// the writes after it until the other process writes (step 30) and doc
+	// 5 is replaced (step 60): the next write reads its terms again.
+	for i, n := range liveReads {
+		if i > 0 && !steps[i].other && n == 0 {
+			t.Fatalf("live step %d read no last rows", i)
+		}
+	}
+	var liveSum, bulkSum int64
+	for i := range steps {
+		liveSum += liveReads[i]
+		bulkSum += bulkReads[i]
+		switch {
+		case i <= 30 && bulkReads[i] != 0:
+			t.Fatalf("bulk step %d read %d last rows; before the other writer none are read", i, bulkReads[i])
+		case (i == 31 || i == 61) && bulkReads[i] == 0:
+			t.Fatalf("bulk step %d read no last rows after another writer or a replacement", i)
+		}
+	}
+	t.Logf("last rows read: %d live, %d in the bulk load", liveSum, bulkSum)
+	if bulkSum*2 > liveSum {
+		t.Fatalf("the bulk load read %d last rows, the live writes %d: want at most half", bulkSum, liveSum)
+	}
+	want, got := postingRows(t, live), postingRows(t, bulk)
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("posting rows after the bulk load (%d) differ from the live writes' (%d)", len(got), len(want))
+	}
+	checkLexIndex(t, bulk)
+	for _, q := range queries(c, 20) {
+		q.K, q.Mode = 10, knowledge.SearchLexical
+		w, err := live.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := bulk.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHits(t, q.Text, g, w)
+	}
+	if bulk.lexTails != nil {
+		t.Fatalf("the bulk load's cache outlived it: %d themes", len(bulk.lexTails))
+	}
+	// Four writers of the theme in one process during a bulk load, and one
+	// in another: the rows hold exactly the chunks' postings.
+	s := openFreshURL(t, testURL(t))
+	defer s.Close()
+	other := openFreshURLInSchema(t, s)
+	defer other.Close()
+	finish, err := s.BeginBulk(ctx, 1500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for w := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := s
+			if w == 4 {
+				st = other
+			}
+			for i := w; i < 100; i += 5 {
+				d := c.Docs[i]
+				if err := st.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, info); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLexIndex(t, s)
 }

@@ -59,29 +59,35 @@ func chunkTokens(chunks []chunk.Chunk) ([][]string, int64) {
 	return toks, total
 }
 
+// themeState is a theme's kb_theme_stats figures that change with every
+// write of its posting rows: a write of chunks raises next_num, a delete of
+// chunks lowers chunks. While both are what a process last left, no other
+// writer has changed the theme's posting rows since (tailCache).
+type themeState struct{ next, chunks int64 }
+
 // lockThemes locks the kb_theme_stats rows of themes (made when missing),
 // in name order so two writers never wait on each other in a circle, and
-// returns each theme's next chunk number. The locks are held to the end of
-// tx.
-func lockThemes(ctx context.Context, tx pgx.Tx, themes ...string) (map[string]int64, error) {
+// returns each theme's state (its next chunk number and chunk count). The
+// locks are held to the end of tx.
+func lockThemes(ctx context.Context, tx pgx.Tx, themes ...string) (map[string]themeState, error) {
 	sort.Strings(themes)
 	rows, err := tx.Query(ctx, `INSERT INTO kb_theme_stats AS s (theme, chunks, tokens)
 SELECT DISTINCT t, 0, 0 FROM unnest($1::text[]) AS t ORDER BY t
-ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks RETURNING theme, next_num`, themes)
+ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks RETURNING theme, next_num, chunks`, themes)
 	if err != nil {
 		return nil, fmt.Errorf("lock themes: %w", err)
 	}
-	next := map[string]int64{}
+	out := map[string]themeState{}
 	var theme string
-	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&theme, &n}, func() error {
-		next[theme] = n
+	var st themeState
+	_, err = pgx.ForEachRow(rows, []any{&theme, &st.next, &st.chunks}, func() error {
+		out[theme] = st
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lock themes: %w", err)
 	}
-	return next, nil
+	return out, nil
 }
 
 // readLexDoc returns the kb_lex_doc row of the document id, if any.
@@ -107,15 +113,35 @@ func readLexDoc(ctx context.Context, tx pgx.Tx, id string) (lexDoc, bool, error)
 // decode knowing only the row's first number (lexindex's encoding), so the
 // last rows are read without their data and the new run is appended on the
 // server (lexindex.Append of a row without data returns just that run).
-func indexDoc(ctx context.Context, tx pgx.Tx, theme, id string, first int64, toks [][]string, total int64) error {
+//
+// known, when not nil, gives the last rows (without data; N 0 for a term
+// without rows) of the terms it knows, which are then not read (a bulk
+// load's tailCache). indexDoc returns every term's last row after the
+// write, without data, and how many terms' last rows it read.
+func indexDoc(ctx context.Context, tx pgx.Tx, theme, id string, first int64, toks [][]string, total int64, known func(terms []string) map[string]lexindex.Row) ([]termTail, int, error) {
 	terms, lists := lexindex.Postings(first, toks)
-	tails := map[string]lexindex.Row{}
-	if len(terms) > 0 {
+	var tails map[string]lexindex.Row
+	if known != nil {
+		tails = known(terms)
+	}
+	if tails == nil {
+		tails = map[string]lexindex.Row{}
+	}
+	ask := terms
+	if len(tails) > 0 {
+		ask = make([]string, 0, len(terms)-len(tails))
+		for _, t := range terms {
+			if _, ok := tails[t]; !ok {
+				ask = append(ask, t)
+			}
+		}
+	}
+	if len(ask) > 0 {
 		rows, err := tx.Query(ctx, `SELECT q.term, p.first, p.last, p.n, p.maxtf, p.minlen FROM unnest($2::text[]) AS q(term)
 CROSS JOIN LATERAL (SELECT first, last, n, maxtf, minlen FROM kb_lex_posting WHERE term = q.term AND theme = $1 ORDER BY first DESC LIMIT 1) p`,
-			theme, terms)
+			theme, ask)
 		if err != nil {
-			return fmt.Errorf("read last posting rows: %w", err)
+			return nil, 0, fmt.Errorf("read last posting rows: %w", err)
 		}
 		var term string
 		var r lexindex.Row
@@ -124,12 +150,14 @@ CROSS JOIN LATERAL (SELECT first, last, n, maxtf, minlen FROM kb_lex_posting WHE
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("read last posting rows: %w", err)
+			return nil, 0, fmt.Errorf("read last posting rows: %w", err)
 		}
 	}
 	var up, ins rowBatch
+	after := make([]termTail, len(terms))
 	for i, term := range terms {
 		r := tails[term]
+		r.Data = nil
 		changed, more := lexindex.Append(r, lists[i])
 		if changed.N != r.N {
 			up.add(term, changed)
@@ -137,6 +165,12 @@ CROSS JOIN LATERAL (SELECT first, last, n, maxtf, minlen FROM kb_lex_posting WHE
 		for _, m := range more {
 			ins.add(term, m)
 		}
+		last := changed
+		if len(more) > 0 {
+			last = more[len(more)-1]
+		}
+		last.Data = nil
+		after[i] = termTail{term, last}
 	}
 	var b pgx.Batch
 	if len(up.terms) > 0 {
@@ -154,9 +188,110 @@ WHERE p.term = u.t AND p.theme = $1 AND p.first = u.f`, up.args(theme)...)
 ON CONFLICT (theme) DO UPDATE SET chunks = s.chunks + excluded.chunks, tokens = s.tokens + excluded.tokens, next_num = greatest(s.next_num, excluded.next_num)`,
 		theme, len(toks), total, hi+1)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("write posting rows: %w", err)
+		return nil, 0, fmt.Errorf("write posting rows: %w", err)
 	}
-	return nil
+	return after, len(ask), nil
+}
+
+// termTail is a term's last posting row (without data).
+type termTail struct {
+	term string
+	row  lexindex.Row
+}
+
+// maxCachedTails bounds a theme's tailCache (about 80 bytes a term); past
+// it the cache is dropped and the last rows are read again.
+const maxCachedTails = 2 << 20
+
+// tailCache holds, during a bulk load, the last posting row (without data)
+// of the terms of a theme this process wrote or read, so that the next
+// document's write reads only the rows of terms it has not seen: each
+// document reads and rewrites the last rows of its thousands of terms,
+// spread over a table that outgrows the server's buffers and the CPU's
+// caches as the load goes on, and the read was half of those visits. It is
+// good while the theme's state (read under the theme's lock) is the one
+// the cache was left at; any other writer changes that state, and the
+// cache is then dropped. complete says that every term of the theme is in
+// tails (the cache began with the theme holding no chunks).
+type tailCache struct {
+	state    themeState
+	complete bool
+	tails    map[string]lexindex.Row
+}
+
+// knownTails returns the function indexDoc asks for the theme's known last
+// rows: none when the theme holds no chunks (then it has no posting rows),
+// else the bulk load's tailCache when it is good for state; nil otherwise.
+func (s *Store) knownTails(theme string, state themeState) func([]string) map[string]lexindex.Row {
+	if state.chunks == 0 {
+		return func(terms []string) map[string]lexindex.Row {
+			out := make(map[string]lexindex.Row, len(terms))
+			for _, t := range terms {
+				out[t] = lexindex.Row{}
+			}
+			return out
+		}
+	}
+	if s.bulk.Load() == 0 {
+		return nil
+	}
+	return func(terms []string) map[string]lexindex.Row {
+		s.lexMu.Lock()
+		defer s.lexMu.Unlock()
+		c := s.lexTails[theme]
+		if c == nil || c.state != state {
+			return nil
+		}
+		out := make(map[string]lexindex.Row, len(terms))
+		for _, t := range terms {
+			if r, ok := c.tails[t]; ok {
+				out[t] = r
+			} else if c.complete {
+				out[t] = lexindex.Row{}
+			}
+		}
+		return out
+	}
+}
+
+// noteTails records, after a committed write of theme that found it in
+// state before and left it in after, the last rows of the terms it wrote.
+func (s *Store) noteTails(theme string, before, after themeState, tails []termTail) {
+	s.lexMu.Lock()
+	defer s.lexMu.Unlock()
+	if s.bulk.Load() == 0 {
+		s.lexTails = nil
+		return
+	}
+	c := s.lexTails[theme]
+	if c == nil || c.state != before {
+		// A new cache: it knows the terms of this write, and all of the
+		// theme's when the theme held no chunks before it.
+		c = &tailCache{complete: before.chunks == 0, tails: make(map[string]lexindex.Row, len(tails))}
+		if s.lexTails == nil {
+			s.lexTails = map[string]*tailCache{}
+		}
+		s.lexTails[theme] = c
+	}
+	for _, t := range tails {
+		c.tails[t.term] = t.row
+	}
+	c.state = after
+	if len(c.tails) > maxCachedTails {
+		delete(s.lexTails, theme)
+	}
+}
+
+// dropTails forgets the cached last rows of themes (all of them with none).
+func (s *Store) dropTails(themes ...string) {
+	s.lexMu.Lock()
+	defer s.lexMu.Unlock()
+	if len(themes) == 0 {
+		s.lexTails = nil
+	}
+	for _, t := range themes {
+		delete(s.lexTails, t)
+	}
 }
 
 // rowBatch gathers posting rows, column by column, for one statement.
@@ -281,7 +416,7 @@ func buildLexIndex(ctx context.Context, tx pgx.Tx) error {
 			return fmt.Errorf("document %s: %w", d.id, err)
 		}
 		toks, total := chunkTokens(chunks)
-		if err := indexDoc(ctx, tx, d.theme, d.id, first, toks, total); err != nil {
+		if _, _, err := indexDoc(ctx, tx, d.theme, d.id, first, toks, total, nil); err != nil {
 			return fmt.Errorf("document %s: %w", d.id, err)
 		}
 		next[d.theme] = first + int64(len(chunks))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge"
+	"github.com/vibelife/vibe/knowledge/lexindex"
 )
 
 // Store is a knowledge.Store in PostgreSQL.
@@ -32,6 +33,12 @@ type Store struct {
 
 	mu        sync.Mutex
 	bulkConns map[*pgx.Conn]bool // the connections holding bulk-load locks
+	// lexTails caches, by theme, the last posting rows a bulk load wrote
+	// (tailCache); guarded by lexMu, dropped when the bulk loads end.
+	lexMu    sync.Mutex
+	lexTails map[string]*tailCache
+	// tailReads counts the terms whose last posting rows writes read.
+	tailReads atomic.Int64
 	// ratesSwept is when this process last dropped idle rate buckets.
 	ratesSwept time.Time
 	// tokenDaysSwept is the UTC day this process last dropped old daily
@@ -168,11 +175,29 @@ func (s *Store) ReplaceDocument(ctx context.Context, doc knowledge.Document, chu
 		doc.UpdatedAt = time.Now().UTC()
 	}
 	toks, total := chunkTokens(chunks)
-	err := retryDeadlock(ctx, func() error { return s.replace(ctx, doc, chunks, vectors, info, toks, total) })
+	var w written
+	err := retryDeadlock(ctx, func() (err error) {
+		w, err = s.replace(ctx, doc, chunks, vectors, info, toks, total)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
+	s.tailReads.Add(int64(w.asked))
+	if w.replaced != nil {
+		s.dropTails(w.replaced...)
+	} else if s.bulk.Load() > 0 {
+		s.noteTails(doc.Theme, w.before, w.after, w.tails)
+	}
 	return nil
+}
+
+// written is what a committed replace tells the bulk load's tailCache.
+type written struct {
+	before, after themeState // the theme's state before and after
+	tails         []termTail
+	asked         int      // terms whose last rows were read
+	replaced      []string // the themes of a document that was replaced
 }
 
 // deadlockRetries bounds how often a write that PostgreSQL chose as a
@@ -198,8 +223,8 @@ func retryDeadlock(ctx context.Context, fn func() error) error {
 }
 
 // replace is ReplaceDocument's transaction.
-func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo, toks [][]string, total int64) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []chunk.Chunk, vectors [][]float32, info knowledge.EmbeddingInfo, toks [][]string, total int64) (w written, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One round trip: lock the document, read the recorded embedding
 		// space (share-locking it against a concurrent reset) and the
 		// document's lexical index entry.
@@ -242,14 +267,18 @@ func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []ch
 		if haveOld && old.theme != doc.Theme {
 			themes = append(themes, old.theme)
 		}
-		next, err := lockThemes(ctx, tx, themes...)
+		states, err := lockThemes(ctx, tx, themes...)
 		if err != nil {
 			return err
 		}
+		var known func([]string) map[string]lexindex.Row
 		if haveOld {
 			if err := unindexDoc(ctx, tx, doc.ID, old); err != nil {
 				return err
 			}
+			w.replaced = themes
+		} else {
+			known = s.knownTails(doc.Theme, states[doc.Theme])
 		}
 		// The document row goes with its chunks and vectors (by cascade)
 		// and comes back.
@@ -260,7 +289,7 @@ func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []ch
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
-		first := next[doc.Theme]
+		first := states[doc.Theme].next
 		if len(chunks) > 0 {
 			rows := make([][]any, len(chunks))
 			for i, c := range chunks {
@@ -283,8 +312,15 @@ func (s *Store) replace(ctx context.Context, doc knowledge.Document, chunks []ch
 				return fmt.Errorf("copy embeddings: %w", err)
 			}
 		}
-		return indexDoc(ctx, tx, doc.Theme, doc.ID, first, toks, total)
+		w.tails, w.asked, err = indexDoc(ctx, tx, doc.Theme, doc.ID, first, toks, total, known)
+		w.before = states[doc.Theme]
+		w.after = w.before
+		if len(toks) > 0 {
+			w.after = themeState{next: max(w.before.next, first+int64(len(toks))), chunks: w.before.chunks + int64(len(toks))}
+		}
+		return err
 	})
+	return w, err
 }
 
 // ensureSpace checks info against the recorded embedding space, recording
