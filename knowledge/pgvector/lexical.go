@@ -199,7 +199,7 @@ type termTail struct {
 	row  lexindex.Row
 }
 
-// maxCachedTails bounds a theme's tailCache (about 80 bytes a term); past
+// maxCachedTails bounds a theme's tailCache (about 60 bytes a term); past
 // it the cache is dropped and the last rows are read again.
 const maxCachedTails = 2 << 20
 
@@ -216,7 +216,18 @@ const maxCachedTails = 2 << 20
 type tailCache struct {
 	state    themeState
 	complete bool
-	tails    map[string]lexindex.Row
+	tails    map[string]tail
+}
+
+// tail is a last row's figures, as a tailCache keeps them (a Row less its
+// data, in 32 bytes).
+type tail struct {
+	first, last      int64
+	n, maxtf, minlen int32
+}
+
+func (t tail) row() lexindex.Row {
+	return lexindex.Row{First: t.first, Last: t.last, N: int(t.n), MaxTF: int(t.maxtf), MinLen: int(t.minlen)}
 }
 
 // knownTails returns the function indexDoc asks for the theme's known last
@@ -245,7 +256,7 @@ func (s *Store) knownTails(theme string, state themeState) func([]string) map[st
 		out := make(map[string]lexindex.Row, len(terms))
 		for _, t := range terms {
 			if r, ok := c.tails[t]; ok {
-				out[t] = r
+				out[t] = r.row()
 			} else if c.complete {
 				out[t] = lexindex.Row{}
 			}
@@ -267,14 +278,15 @@ func (s *Store) noteTails(theme string, before, after themeState, tails []termTa
 	if c == nil || c.state != before {
 		// A new cache: it knows the terms of this write, and all of the
 		// theme's when the theme held no chunks before it.
-		c = &tailCache{complete: before.chunks == 0, tails: make(map[string]lexindex.Row, len(tails))}
+		c = &tailCache{complete: before.chunks == 0, tails: make(map[string]tail, len(tails))}
 		if s.lexTails == nil {
 			s.lexTails = map[string]*tailCache{}
 		}
 		s.lexTails[theme] = c
 	}
 	for _, t := range tails {
-		c.tails[t.term] = t.row
+		r := t.row
+		c.tails[t.term] = tail{r.First, r.Last, int32(r.N), int32(r.MaxTF), int32(r.MinLen)}
 	}
 	c.state = after
 	if len(c.tails) > maxCachedTails {
