@@ -63,7 +63,9 @@ var deferredIndexes = []deferredIndex{
 // rebuilds any index still missing.
 //
 // The lexical index (kb_lex_posting) is written live in every case: each
-// document's transaction appends to its terms' rows.
+// document's transaction appends to its terms' rows. During a deferring
+// bulk load the store remembers the last rows it wrote (tailCache), so a
+// document reads only those of terms the load has not seen.
 func (s *Store) BeginBulk(ctx context.Context, chunks int) (func(context.Context) error, error) {
 	noop := func(ctx context.Context) error {
 		// Indexes a crash left missing, and Open could not rebuild (a bulk
