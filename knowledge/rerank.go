@@ -118,6 +118,7 @@ type proximity struct {
 	w     []float64 // idf of qtoks[k]
 	total float64
 	m     *tokenMatcher // nil for more than 64 tokens
+	sets  []uint64      // of's buffer for a chunk's sentences (a proximity serves one search)
 }
 
 func newProximity(qtoks []string, idf map[string]float64) *proximity {
@@ -158,8 +159,14 @@ func (p *proximity) of(c chunk.Chunk) float64 {
 	if p.m == nil {
 		return proximityBySets(c, p.qtoks, p.idf, p.total)
 	}
-	head := p.m.scan(strings.Join(append([]string{c.Title}, c.HeadingPath...), " "), false)[0]
-	sets := p.m.scan(c.Text, true)
+	// The title and headings, as scanned joined by spaces: a space ends
+	// a word and a CJK run, so each scanned on its own holds the same.
+	head := p.m.holds(c.Title)
+	for _, h := range c.HeadingPath {
+		head |= p.m.holds(h)
+	}
+	p.sets = p.m.scanInto(p.sets[:0], c.Text, true)
+	sets := p.sets
 	best := 0.0
 	for i, set := range sets {
 		set |= head
@@ -210,18 +217,26 @@ func newTokenMatcher(qtoks []string) *tokenMatcher {
 	return m
 }
 
+// holds returns the bits of the query tokens text holds (as one
+// sentence).
+func (m *tokenMatcher) holds(text string) uint64 {
+	var one [1]uint64
+	return m.scanInto(one[:0], text, false)[0]
+}
+
 func (m *tokenMatcher) markCJK(r rune) { m.cjk[uint32(r)%1024/64] |= 1 << (uint32(r) % 64) }
 
 // mayHold reports whether r may be a rune of a CJK query token (false: it
 // is not).
 func (m *tokenMatcher) mayHold(r rune) bool { return m.cjk[uint32(r)%1024/64]&(1<<(uint32(r)%64)) != 0 }
 
-// scan returns, per sentence of text (cut where [sentences] cuts when
-// split is set; otherwise the text is one sentence), the bits of the query
-// tokens it holds. Sentences of white space only are not counted, as
-// [sentences] drops them; a text without any gives one empty set.
-func (m *tokenMatcher) scan(text string, split bool) []uint64 {
-	var sets []uint64
+// scanInto appends to sets, per sentence of text (cut where [sentences]
+// cuts when split is set; otherwise the text is one sentence), the bits of
+// the query tokens it holds. Sentences of white space only are not
+// counted, as [sentences] drops them; a text without any gives one empty
+// set.
+func (m *tokenMatcher) scanInto(sets []uint64, text string, split bool) []uint64 {
+	start := len(sets)
 	var cur uint64
 	nonEmpty := false
 	// word is the current word, its runes lower-cased (lower-casing is
@@ -312,7 +327,7 @@ func (m *tokenMatcher) scan(text string, split bool) []uint64 {
 		}
 	}
 	flushWord()
-	if nonEmpty || len(sets) == 0 {
+	if nonEmpty || len(sets) == start {
 		sets = append(sets, cur)
 	}
 	return sets
@@ -418,11 +433,15 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 	}
 	byID := make(map[string]*cand, len(vector)+len(lex))
 	order := make([]*cand, 0, len(vector)+len(lex))
+	// The candidates in one allocation: the slab never grows past its
+	// capacity, so a pointer into it stays valid.
+	slab := make([]cand, 0, len(vector)+len(lex))
 	get := func(id string) *cand {
 		if p, ok := byID[id]; ok {
 			return p
 		}
-		p := &cand{Hit: Hit{Chunk: chunk.Chunk{ID: id}}}
+		slab = append(slab, cand{Hit: Hit{Chunk: chunk.Chunk{ID: id}}})
+		p := &slab[len(slab)-1]
 		byID[id] = p
 		order = append(order, p)
 		return p

@@ -322,3 +322,81 @@ func TestRerankTokenBoundKeepsHits(t *testing.T) {
 		t.Errorf("the token bound loaded %d chunks, as many as without it (%d)", pruned, all)
 	}
 }
+
+// TestProximityOfReusedAllocatesNothing: one query's proximity scores its
+// candidates one after another with the same buffers (the title and each
+// heading scanned on their own, not joined), as the plain computation
+// does, and allocates nothing a chunk.
+func TestProximityOfReusedAllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"甲木", "參天", "食神制煞", "伤官", "見官", "用神", "。", "！", "；", "，", "\n", " ", ". ", ".", "!", "Normandy", "LOCATED", "in", "3.5", "x" + strings.Repeat("y", 70), "、", "abc123", "\t", "A.", "\u0085", ""}
+	gen := func(n int) string {
+		var b strings.Builder
+		for ; n >= 0; n-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for i := 0; i < 300; i++ {
+		q := lexical.QueryTokens(pieces[r.IntN(len(pieces))] + " " + pieces[r.IntN(len(pieces))] + " 天 食神 located")
+		idf := map[string]float64{}
+		total := 0.0
+		for _, tok := range q {
+			idf[tok] = 0.5 + r.Float64()
+			total += idf[tok]
+		}
+		p := newProximity(q, idf)
+		for j := 0; j < 20; j++ {
+			c := chunk.Chunk{Title: gen(r.IntN(2)), Text: gen(r.IntN(40))}
+			for n := r.IntN(4); n > 0; n-- {
+				c.HeadingPath = append(c.HeadingPath, gen(r.IntN(3)))
+			}
+			if got, want := p.of(c), proximityBySets(c, q, idf, total); got != want {
+				t.Fatalf("proximity of %q (title %q, headings %q) for %q = %v, by sentences and tokens %v", c.Text, c.Title, c.HeadingPath, q, got, want)
+			}
+		}
+	}
+	q := lexical.QueryTokens("伤官 見官 located")
+	p := newProximity(q, map[string]float64{"伤官": 1, "見官": 2, "located": 0.5})
+	c := chunk.Chunk{Title: "Book", HeadingPath: []string{"伤官", "Normandy"}, Text: "伤官见官，为祸百端。Normandy is located in France. 見官！"}
+	if a := testing.AllocsPerRun(100, func() { p.of(c) }); a != 0 {
+		t.Fatalf("proximity of a chunk allocates %v times, want 0", a)
+	}
+}
+
+// TestRerankLoadingAllocationsDoNotGrowWithCandidates: the candidates are
+// made in one slab, not one allocation each.
+func TestRerankLoadingAllocationsDoNotGrowWithCandidates(t *testing.T) {
+	chunks := map[string]chunk.Chunk{}
+	var vec, lex []Hit
+	for i := 0; i < 200; i++ {
+		id := fmt.Sprintf("c%03d", i)
+		chunks[id] = chunk.Chunk{ID: id, Text: "伤官见官。"}
+		h := hit(id)
+		h.VectorScore = 0.9 - float64(i)*0.001
+		vec = append(vec, h)
+		h = hit(fmt.Sprintf("c%03d", 199-i))
+		h.LexicalScore = 20 - float64(i)*0.01
+		lex = append(lex, h)
+	}
+	got := map[string]chunk.Chunk{}
+	load := func(ids []string) (map[string]chunk.Chunk, error) {
+		clear(got)
+		for _, id := range ids {
+			got[id] = chunks[id]
+		}
+		return got, nil
+	}
+	q := lexical.QueryTokens("伤官")
+	idf := map[string]float64{"伤": 1, "官": 1, "伤官": 1}
+	allocs := func(n int) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if _, err := RerankLoading(vec[:n], lex[:n], load, q, idf, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if few, many := allocs(20), allocs(200); many-few > 20 {
+		t.Fatalf("RerankLoading allocates %v times for 20 candidates a side, %v for 200: more than 20 more", few, many)
+	}
+}

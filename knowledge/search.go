@@ -152,16 +152,23 @@ func Search(ctx context.Context, q Query, vector SideSearch, lexicalSide Lexical
 	default:
 		// The reranker loads the text of the candidates that can still
 		// rank, a few at a time.
+		// RerankLoading reads what load returns before it calls load
+		// again, so one slice and one map serve every call.
+		var hs []Hit
+		var out map[string]chunk.Chunk
 		load := func(ids []string) (map[string]chunk.Chunk, error) {
-			hs := make([]Hit, len(ids))
-			for i, id := range ids {
-				hs[i].Chunk.ID = id
+			hs = slices.Grow(hs[:0], len(ids))
+			for _, id := range ids {
+				hs = append(hs, Hit{Chunk: chunk.Chunk{ID: id}})
 			}
 			filled, err := fill(ctx, hs)
 			if err != nil {
 				return nil, err
 			}
-			out := make(map[string]chunk.Chunk, len(filled))
+			if out == nil {
+				out = make(map[string]chunk.Chunk, len(filled))
+			}
+			clear(out)
 			for _, h := range filled {
 				out[h.Chunk.ID] = h.Chunk
 			}

@@ -404,7 +404,11 @@ type collector struct {
 	kept []Hit
 }
 
-func newCollector(k int) *collector { return &collector{k: k} }
+// newCollector's slices are made at the size they can reach (offer
+// prunes kept at 4k+64; up to 1,024), so they are not grown a hit at a time.
+func newCollector(k int) *collector {
+	return &collector{k: k, heap: make([]float64, 0, min(k, 1024)), kept: make([]Hit, 0, min(4*k+64, 1024))}
+}
 
 func (c *collector) full() bool   { return len(c.heap) == c.k }
 func (c *collector) kth() float64 { return c.heap[0] }

@@ -893,25 +893,33 @@ func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bo
 	if load {
 		cols = chunkCols
 	}
-	byNum := make(map[int64]chunk.Chunk, len(top))
+	// The hits in top's order, each chunk set in place; the numbers not
+	// found in known or the cache are read below (into byNum).
+	out := make([]knowledge.Hit, len(top))
+	found := make([]bool, len(top))
 	var miss []int64
-	for _, h := range top {
+	for i, h := range top {
+		out[i].LexicalScore, out[i].LexicalTerms = h.Score, h.Terms
 		if id, ok := known[h.Num]; ok && !load {
-			byNum[h.Num] = chunk.Chunk{ID: id}
+			out[i].Chunk.ID, found[i] = id, true
 			continue
 		}
 		id, ok := v.id(h.Num)
 		if ok && load {
 			var c chunk.Chunk
 			if c, ok = v.chunk(id); ok {
-				byNum[h.Num] = c
+				out[i].Chunk, found[i] = c, true
 			}
 		} else if ok {
-			byNum[h.Num] = chunk.Chunk{ID: id}
+			out[i].Chunk.ID, found[i] = id, true
 		}
 		if !ok {
 			miss = append(miss, h.Num)
 		}
+	}
+	var byNum map[int64]chunk.Chunk
+	if len(miss) > 0 {
+		byNum = make(map[int64]chunk.Chunk, len(miss))
 	}
 	for start := 0; start < len(miss); start += fillBatch {
 		part := miss[start:min(start+fillBatch, len(miss))]
@@ -953,12 +961,18 @@ func (s *Store) lexHits(ctx context.Context, v view, top []lexindex.Hit, load bo
 			v.putIDs(gen, nums, ids)
 		}
 	}
-	out := make([]knowledge.Hit, 0, len(top))
-	for _, h := range top {
-		if c, ok := byNum[h.Num]; ok {
-			out = append(out, knowledge.Hit{Chunk: c, LexicalScore: h.Score, LexicalTerms: h.Terms})
+	kept := out[:0]
+	for i, h := range top {
+		if !found[i] {
+			c, ok := byNum[h.Num]
+			if !ok {
+				continue
+			}
+			out[i].Chunk = c
 		}
+		kept = append(kept, out[i])
 	}
+	out = kept
 	knowledge.SortHitsBy(out, func(h *knowledge.Hit) float64 { return h.LexicalScore })
 	return out, nil
 }

@@ -558,32 +558,42 @@ func (s *Store) fill(ctx context.Context, hits []knowledge.Hit) ([]knowledge.Hit
 // fillIn is fill with the search's view of the cache, for a search in
 // theme ("" for none).
 func (s *Store) fillIn(ctx context.Context, v view, theme string, hits []knowledge.Hit) ([]knowledge.Hit, error) {
+	// The hits in their order, each chunk set in place from the cache;
+	// the ids not cached are read below (into byID).
+	out := make([]knowledge.Hit, len(hits))
+	found := make([]bool, len(hits))
 	var ids []string
-	byID := make(map[string]chunk.Chunk, len(hits))
-	for _, h := range hits {
-		if h.Chunk.Doc == "" {
-			if c, ok := v.chunk(h.Chunk.ID); ok {
-				byID[c.ID] = c
-			} else {
-				ids = append(ids, h.Chunk.ID)
-			}
+	for i, h := range hits {
+		out[i] = h
+		if h.Chunk.Doc != "" {
+			found[i] = true
+		} else if c, ok := v.chunk(h.Chunk.ID); ok {
+			out[i].Chunk, found[i] = c, true
+		} else {
+			ids = append(ids, h.Chunk.ID)
 		}
 	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	byID := make(map[string]chunk.Chunk, len(ids))
 	for start := 0; start < len(ids); start += fillBatch {
 		if err := s.loadChunks(ctx, v, theme, ids[start:min(start+fillBatch, len(ids))], byID); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]knowledge.Hit, 0, len(hits))
-	for _, h := range hits {
-		if h.Chunk.Doc != "" {
-			out = append(out, h)
-		} else if c, ok := byID[h.Chunk.ID]; ok { // else deleted between ranking and loading
-			h.Chunk = c
-			out = append(out, h)
+	kept := out[:0]
+	for i := range out {
+		if !found[i] {
+			c, ok := byID[out[i].Chunk.ID]
+			if !ok { // deleted between ranking and loading
+				continue
+			}
+			out[i].Chunk = c
 		}
+		kept = append(kept, out[i])
 	}
-	return out, nil
+	return kept, nil
 }
 
 // fillBatch bounds the ids of one query, far under SQLite's limit on bound
