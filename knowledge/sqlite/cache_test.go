@@ -321,7 +321,7 @@ func TestCachedVectorDot(t *testing.T) {
 // once the theme's generation has moved on.
 func TestIDsByNumAreTheChunks(t *testing.T) {
 	ctx := context.Background()
-	s, c, write := zipfStore(t)
+	s, c, write := zipfStore(t, 300, 20, 9, "synthetic")
 	local := embedding.NewLocal(256) // the embedder write uses
 	for _, d := range c.Docs[:len(c.Docs)-1] {
 		write(d)
@@ -395,7 +395,7 @@ func TestIDsByNumAreTheChunks(t *testing.T) {
 // after a write the rowids of the generation before are not used.
 func TestChunksByRowidAreTheChunks(t *testing.T) {
 	ctx := context.Background()
-	s, c, write := zipfStore(t)
+	s, c, write := zipfStore(t, 300, 20, 9, "synthetic")
 	local := embedding.NewLocal(256) // the embedder write uses
 	for _, d := range c.Docs[:len(c.Docs)-1] {
 		write(d)
@@ -499,9 +499,10 @@ func firstID(hits []knowledge.Hit) string {
 }
 
 // zipfStore opens a fresh store (closed when the test ends) and returns it
-// with a Zipf corpus of 300 chunks in documents of 20, and write, which
-// stores one of its documents embedded by the local embedder.
-func zipfStore(t *testing.T) (*Store, *storetest.Corpus, func(storetest.SyntheticDoc)) {
+// with a Zipf corpus of n chunks in documents of perDoc (seed), and write,
+// which stores one of its documents embedded by the local embedder (256
+// dimensions), recorded as model's vectors.
+func zipfStore(t *testing.T, n, perDoc int, seed uint64, model string) (*Store, *storetest.Corpus, func(storetest.SyntheticDoc)) {
 	t.Helper()
 	ctx := context.Background()
 	local := embedding.NewLocal(256)
@@ -510,8 +511,8 @@ func zipfStore(t *testing.T) (*Store, *storetest.Corpus, func(storetest.Syntheti
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 20, 256, 9)
-	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 256}
+	c := storetest.NewCorpus(storetest.Zipf, "t", n, perDoc, 256, seed)
+	info := knowledge.EmbeddingInfo{Model: model, Dimensions: 256}
 	write := func(d storetest.SyntheticDoc) {
 		t.Helper()
 		texts := make([]string, len(d.Chunks))

@@ -3,13 +3,11 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
-	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
 // TestSearchStatementsDoNotWatchTheContext checks that a search under a
@@ -20,26 +18,10 @@ import (
 // between them instead.
 func TestSearchStatementsDoNotWatchTheContext(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	local := embedding.NewLocal(256)
-	c := storetest.NewCorpus(storetest.Zipf, "t", 300, 30, 256, 5)
-	info := knowledge.EmbeddingInfo{Model: local.Model(), Dimensions: 256}
+	s, c, write := zipfStore(t, 300, 30, 5, local.Model())
 	for _, d := range c.Docs {
-		texts := make([]string, len(d.Chunks))
-		for i, ch := range d.Chunks {
-			texts[i] = ch.Text
-		}
-		vs, err := local.Embed(ctx, texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, vs, info); err != nil {
-			t.Fatal(err)
-		}
+		write(d)
 	}
 	q := c.Query()
 	vs, err := local.Embed(ctx, []string{q.Text})

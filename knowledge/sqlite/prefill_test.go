@@ -4,12 +4,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge"
 	"github.com/vibelife/vibe/knowledge/embedding"
-	"github.com/vibelife/vibe/knowledge/storetest"
 )
 
 // TestVectorLoadFillsTheCache checks that loading a theme's vectors (its
@@ -19,27 +17,11 @@ import (
 // embeddings row, with the hits a search reading them returns.
 func TestVectorLoadFillsTheCache(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	local := embedding.NewLocal(256)
-	c := storetest.NewCorpus(storetest.Zipf, "t", 400, 40, 256, 5)
-	info := knowledge.EmbeddingInfo{Model: local.Model(), Dimensions: 256}
+	s, c, write := zipfStore(t, 400, 40, 5, local.Model())
 	n := 0
 	for _, d := range c.Docs {
-		texts := make([]string, len(d.Chunks))
-		for i, ch := range d.Chunks {
-			texts[i] = ch.Text
-		}
-		vs, err := local.Embed(ctx, texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, vs, info); err != nil {
-			t.Fatal(err)
-		}
+		write(d)
 		n += len(d.Chunks)
 	}
 	var queries []knowledge.Query
