@@ -60,6 +60,11 @@ type IngestOptions struct {
 	Rebuild bool
 	// Progress, when set, is called after each document.
 	Progress func(done, total int, doc string)
+	// IndexProgress, when set, is told when the store starts and ends
+	// building an index it deferred during the run's writes (a BulkLoader's
+	// rebuild at the end, minutes at 100k chunks, after the last document's
+	// Progress).
+	IndexProgress func(IndexBuild)
 	// Coverage returns what the chunks of the document converted from
 	// source (its front matter's source) must hold; nil means
 	// DefaultMinCoverage for every document.
@@ -102,17 +107,39 @@ type Failed struct {
 }
 
 // BulkLoader is implemented by stores that write many documents faster when
-// told in advance (the PostgreSQL store defers its HNSW and GIN index
-// maintenance to one build at the end). Ingest uses it when a run has
-// changed documents to write.
+// told in advance (the PostgreSQL store defers its HNSW index maintenance
+// to one build at the end). Ingest uses it when a run has changed documents
+// to write.
 type BulkLoader interface {
-	// BeginBulk announces that about chunks chunks are about to be written,
-	// one ReplaceDocument per document as usual. The store may defer index
-	// maintenance until finish is called; every write stays atomic and
-	// searches keep working meanwhile, only slower. finish must be called,
-	// after a failure too; when it cannot run (the process dies first) the
-	// store restores its indexes on its next open or bulk load.
-	BeginBulk(ctx context.Context, chunks int) (finish func(context.Context) error, err error)
+	// BeginBulk announces that about opts.Chunks chunks are about to be
+	// written, one ReplaceDocument per document as usual. The store may
+	// defer index maintenance until finish is called; every write stays
+	// atomic and searches keep working meanwhile, only slower. finish must
+	// be called, after a failure too; when it cannot run (the process dies
+	// first) the store restores its indexes on its next open or bulk load.
+	BeginBulk(ctx context.Context, opts BulkOptions) (finish func(context.Context) error, err error)
+}
+
+// BulkOptions describe a bulk load to a BulkLoader.
+type BulkOptions struct {
+	// Chunks is about how many chunks the load writes.
+	Chunks int
+	// IndexProgress, when set, is called when finish starts building an
+	// index and when that build ends.
+	IndexProgress func(IndexBuild)
+}
+
+// IndexBuild tells of the build of an index a store deferred.
+type IndexBuild struct {
+	// Index says which index: "vector" for the vector index.
+	Index string
+	// Chunks is the number of chunks (rows) the index is built over.
+	Chunks int64
+	// Done is false when the build starts; true when it has ended, Took
+	// and Err then say how long it took and how it ended.
+	Done bool
+	Took time.Duration
+	Err  error
 }
 
 // VectorIndexer is implemented by stores whose vector index is trained
@@ -269,7 +296,7 @@ func Ingest(ctx context.Context, store Store, opts IngestOptions) (rep IngestRep
 		todoBytes += int64(len(data))
 	}
 	if bl, ok := store.(BulkLoader); ok && len(todo) > 0 {
-		finish, berr := bl.BeginBulk(ctx, int(todoBytes/bytesPerChunk)+len(todo))
+		finish, berr := bl.BeginBulk(ctx, BulkOptions{Chunks: int(todoBytes/bytesPerChunk) + len(todo), IndexProgress: opts.IndexProgress})
 		if berr != nil {
 			return rep, fmt.Errorf("ingest %s: %w", opts.Theme, berr)
 		}

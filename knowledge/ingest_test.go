@@ -377,3 +377,63 @@ func TestIngestStoreFailureIsMarked(t *testing.T) {
 		t.Fatalf("bad document: %v", err)
 	}
 }
+
+// bulkStore is a BulkLoader that, like the PostgreSQL store, builds an
+// index when the load finishes and reports it through the load's options.
+type bulkStore struct {
+	knowledge.Store
+	announced int
+	docs      int // documents written when finish ran
+	writes    int
+}
+
+func (b *bulkStore) ReplaceDocument(ctx context.Context, d knowledge.Document, c []chunk.Chunk, v [][]float32, i knowledge.EmbeddingInfo) error {
+	b.writes++
+	return b.Store.ReplaceDocument(ctx, d, c, v, i)
+}
+
+func (b *bulkStore) BeginBulk(ctx context.Context, opts knowledge.BulkOptions) (func(context.Context) error, error) {
+	b.announced = opts.Chunks
+	return func(context.Context) error {
+		b.docs = b.writes
+		if opts.IndexProgress != nil {
+			opts.IndexProgress(knowledge.IndexBuild{Index: "vector", Chunks: 7})
+			opts.IndexProgress(knowledge.IndexBuild{Index: "vector", Chunks: 7, Done: true})
+		}
+		return nil
+	}, nil
+}
+
+// TestIngestReportsIndexBuild: Ingest hands IngestOptions.IndexProgress to
+// the bulk load, whose finish reports the index build after the last
+// document's progress.
+func TestIngestReportsIndexBuild(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(root, "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sp, _ := chunk.New(chunk.Options{})
+	storetest.WriteConverted(t, root, "t", "a", "alpha text", false)
+	storetest.WriteConverted(t, root, "t", "b", "beta text", false)
+	var events []string
+	bs := &bulkStore{Store: store}
+	opts := knowledge.IngestOptions{Theme: "t", Root: root, ConvertedDir: filepath.Join(root, "knowledge", "t", "converted"), Splitter: sp, Embedder: &countingEmbedder{},
+		Progress: func(done, total int, doc string) { events = append(events, fmt.Sprintf("doc %d/%d", done, total)) },
+		IndexProgress: func(b knowledge.IndexBuild) {
+			events = append(events, fmt.Sprintf("index %s %d done=%v", b.Index, b.Chunks, b.Done))
+		},
+	}
+	if _, err := knowledge.Ingest(ctx, bs, opts); err != nil {
+		t.Fatal(err)
+	}
+	want := "doc 1/2, doc 2/2, index vector 7 done=false, index vector 7 done=true"
+	if got := strings.Join(events, ", "); got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+	if bs.announced < 2 || bs.docs != 2 {
+		t.Errorf("announced %d chunks, finish after %d documents", bs.announced, bs.docs)
+	}
+}

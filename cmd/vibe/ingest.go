@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -136,6 +139,16 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 			}
 			prog.Step(ws.Rel(doc))
 		},
+		IndexProgress: func(b knowledge.IndexBuild) {
+			if a.quiet || opts.JSON {
+				return
+			}
+			if prog != nil {
+				prog.Done() // the documents' bar ends before the build's lines
+				prog = nil
+			}
+			fmt.Fprintln(opts.IO.ErrOut, indexBuildLine(b))
+		},
 	})
 	if prog != nil {
 		prog.Done()
@@ -186,4 +199,39 @@ func (a *app) runIngest(ctx context.Context, opts *IngestOptions) error {
 		return storeHint(err, opts.Theme)
 	}
 	return nil
+}
+
+// indexBuildLine is the line `vibe ingest` prints when the store starts or
+// ends the build of an index it deferred during a bulk load (PostgreSQL's
+// HNSW index: minutes at 100k chunks, with nothing else printed meanwhile).
+func indexBuildLine(b knowledge.IndexBuild) string {
+	n := groupThousands(b.Chunks)
+	switch {
+	case !b.Done:
+		return fmt.Sprintf("building the %s index over %s chunks…", b.Index, n)
+	case b.Err != nil:
+		return fmt.Sprintf("building the %s index over %s chunks failed after %s", b.Index, n, b.Took.Round(100*time.Millisecond))
+	default:
+		return fmt.Sprintf("built the %s index over %s chunks in %s", b.Index, n, b.Took.Round(100*time.Millisecond))
+	}
+}
+
+// groupThousands writes n with a comma between groups of three digits.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
 }

@@ -53,7 +53,7 @@ func bulkLoad(ctx context.Context, tb testing.TB, s *Store, docs []storetest.Syn
 		n += len(d.Chunks)
 	}
 	start := time.Now()
-	finish, err := s.BeginBulk(ctx, n)
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: n})
 	if err != nil {
 		tb.Fatal(err)
 	}

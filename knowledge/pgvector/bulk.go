@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,6 +37,8 @@ const (
 // deferredIndex is an index a bulk load drops and rebuilds once at the end.
 type deferredIndex struct {
 	name string
+	// what names it for a reader (knowledge.IndexBuild.Index).
+	what string
 	// create returns the CREATE INDEX statement for the store's schema;
 	// empty when the index cannot be built now (no vector size recorded
 	// yet, or too many dimensions for HNSW).
@@ -43,7 +46,7 @@ type deferredIndex struct {
 }
 
 var deferredIndexes = []deferredIndex{
-	{"kb_embedding_hnsw", func(schema string, dims int) string {
+	{"kb_embedding_hnsw", "vector", func(schema string, dims int) string {
 		if dims <= 0 || dims > hnswMaxDims {
 			return ""
 		}
@@ -66,11 +69,15 @@ var deferredIndexes = []deferredIndex{
 // document's transaction appends to its terms' rows. During a deferring
 // bulk load the store remembers the last rows it wrote (tailCache), so a
 // document reads only those of terms the load has not seen.
-func (s *Store) BeginBulk(ctx context.Context, chunks int) (func(context.Context) error, error) {
+//
+// opts.IndexProgress, when set, is told when finish starts and ends an
+// index's build (the HNSW index over 84k chunks takes minutes).
+func (s *Store) BeginBulk(ctx context.Context, opts knowledge.BulkOptions) (func(context.Context) error, error) {
+	chunks := opts.Chunks
 	noop := func(ctx context.Context) error {
 		// Indexes a crash left missing, and Open could not rebuild (a bulk
 		// load was running, or seemed to), are rebuilt now.
-		if err := s.ensureIndexes(ctx); err != nil {
+		if err := s.ensureIndexes(ctx, opts.IndexProgress); err != nil {
 			return fmt.Errorf("bulk load: %w", err)
 		}
 		return nil
@@ -125,7 +132,7 @@ func (s *Store) BeginBulk(ctx context.Context, chunks int) (func(context.Context
 				err = fmt.Errorf("bulk load: %w (the next open or ingest rebuilds the indexes)", err)
 				return
 			}
-			if err = s.ensureIndexesOn(ctx, conn); err != nil {
+			if err = s.ensureIndexesOn(ctx, conn, opts.IndexProgress); err != nil {
 				err = fmt.Errorf("bulk load: %w (the next open or ingest rebuilds them)", err)
 			}
 		})
@@ -135,16 +142,17 @@ func (s *Store) BeginBulk(ctx context.Context, chunks int) (func(context.Context
 
 // ensureIndexes builds the deferred indexes that are missing (or left
 // invalid), unless a bulk load is running (it builds them when it ends).
-func (s *Store) ensureIndexes(ctx context.Context) error {
+// report, when not nil, is told when each build starts and ends.
+func (s *Store) ensureIndexes(ctx context.Context, report func(knowledge.IndexBuild)) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("check indexes: %w", err)
 	}
 	defer conn.Release()
-	return s.ensureIndexesOn(ctx, conn.Conn())
+	return s.ensureIndexesOn(ctx, conn.Conn(), report)
 }
 
-func (s *Store) ensureIndexesOn(ctx context.Context, conn *pgx.Conn) error {
+func (s *Store) ensureIndexesOn(ctx context.Context, conn *pgx.Conn, report func(knowledge.IndexBuild)) error {
 	missing, dims, err := s.missingIndexes(ctx, conn)
 	if err != nil || len(missing) == 0 {
 		return err
@@ -166,6 +174,10 @@ func (s *Store) ensureIndexesOn(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("rebuild indexes: %w", err)
 	}
 	for _, ix := range missing {
+		if report != nil {
+			report(knowledge.IndexBuild{Index: ix.what, Chunks: rows})
+		}
+		start := time.Now()
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+s.qualified(ix.name)); err != nil { // an invalid leftover
 				return err
@@ -176,6 +188,9 @@ func (s *Store) ensureIndexesOn(ctx context.Context, conn *pgx.Conn) error {
 			_, err := tx.Exec(ctx, ix.create(s.schema, dims))
 			return err
 		})
+		if report != nil {
+			report(knowledge.IndexBuild{Index: ix.what, Chunks: rows, Done: true, Took: time.Since(start), Err: err})
+		}
 		if err != nil {
 			return fmt.Errorf("rebuild index %s: %w", ix.name, err)
 		}

@@ -97,7 +97,7 @@ func TestBulkLoad(t *testing.T) {
 		t.Fatalf("after the first write, indexes = %q", got)
 	}
 	// A small load keeps the indexes live.
-	finish, err := s.BeginBulk(ctx, 300)
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestBulkLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A large one defers them; searches stay right meanwhile.
-	finish, err = s.BeginBulk(ctx, 1250)
+	finish, err = s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1250})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestBulkLoad(t *testing.T) {
 	}
 	// A second concurrent bulk load (another process, say) is allowed.
 	other := openFreshURLInSchema(t, s)
-	finish2, err := other.BeginBulk(ctx, 1250)
+	finish2, err := other.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1250})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestBulkLoad(t *testing.T) {
 		t.Fatalf("%d documents, want %d", len(docs), len(c.Docs))
 	}
 	// A load of less than half of the resulting table keeps them live.
-	finish, err = s.BeginBulk(ctx, 1200)
+	finish, err = s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,23 +173,53 @@ func TestBulkLoadFirstWrite(t *testing.T) {
 	s := openFreshURL(t, testURL(t))
 	defer s.Close()
 	c := storetest.NewCorpus(storetest.Zipf, "t", 1200, 400, 16, 6)
-	finish, err := s.BeginBulk(ctx, 1200)
+	// The build is reported when it starts (the index not there yet) and
+	// when it ends (the index there).
+	var events []string
+	report := func(b knowledge.IndexBuild) {
+		events = append(events, fmt.Sprintf("%s %d done=%v err=%v indexes=%q", b.Index, b.Chunks, b.Done, b.Err, indexNames(t, s)))
+		if b.Done && b.Took <= 0 {
+			t.Errorf("build took %v", b.Took)
+		}
+	}
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1200, IndexProgress: report})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var chunks int
 	for _, d := range c.Docs {
 		if err := s.ReplaceDocument(ctx, d.Doc, d.Chunks, d.Vectors, knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}); err != nil {
 			t.Fatal(err)
 		}
+		chunks += len(d.Chunks)
 		if got := indexNames(t, s); got != "" {
 			t.Fatalf("index built during the bulk load: %q", got)
 		}
+	}
+	if len(events) != 0 {
+		t.Fatalf("index build reported during the load: %q", events)
 	}
 	if err := finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexNames(t, s); got != bothIndexes {
 		t.Fatalf("after the bulk load, indexes = %q", got)
+	}
+	want := []string{
+		fmt.Sprintf("vector %d done=false err=<nil> indexes=%q", chunks, ""),
+		fmt.Sprintf("vector %d done=true err=<nil> indexes=%q", chunks, bothIndexes),
+	}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("index build reports:\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	}
+	// A load that keeps the indexes live builds none and says nothing.
+	events = nil
+	finish, err = s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 10, IndexProgress: report})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := finish(ctx); err != nil || len(events) != 0 {
+		t.Fatalf("a small load: %v, reports %q", err, events)
 	}
 	checkSearch(t, s, c, queries(c, 5), "after the bulk load")
 }
@@ -357,7 +387,7 @@ func TestBulkLoadConnectionKilled(t *testing.T) {
 	c := storetest.NewCorpus(storetest.Zipf, "t", 1200, 300, 16, 8)
 	info := knowledge.EmbeddingInfo{Model: "synthetic", Dimensions: 16}
 	remove := dieOnDocument(t, s, c.Docs[2].Doc.ID)
-	finish, err := s.BeginBulk(ctx, 1200)
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +431,7 @@ func TestSmallLoadRebuildsMissingIndexes(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, `DROP INDEX kb_embedding_hnsw`); err != nil {
 		t.Fatal(err)
 	}
-	finish, err := s.BeginBulk(ctx, 100)
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,7 +660,7 @@ func TestBulkLoadKnowsLastRows(t *testing.T) {
 		finish := func(context.Context) error { return nil }
 		if bulk {
 			var err error
-			if finish, err = s.BeginBulk(ctx, 1500); err != nil {
+			if finish, err = s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1500}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -703,7 +733,7 @@ func TestBulkLoadKnowsLastRows(t *testing.T) {
 	defer s.Close()
 	other := openFreshURLInSchema(t, s)
 	defer other.Close()
-	finish, err := s.BeginBulk(ctx, 1500)
+	finish, err := s.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1500})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	s.schema = pgx.Identifier{s.schemaName}.Sanitize()
 	// Indexes an interrupted bulk load left missing are rebuilt now.
-	if err := s.ensureIndexes(ctx); err != nil {
+	if err := s.ensureIndexes(ctx, nil); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}

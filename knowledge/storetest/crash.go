@@ -50,7 +50,7 @@ func CrashChild(s knowledge.Store) {
 		os.Exit(3)
 	}
 	if bl, ok := s.(knowledge.BulkLoader); ok {
-		if _, err := bl.BeginBulk(ctx, 1<<20); err != nil {
+		if _, err := bl.BeginBulk(ctx, knowledge.BulkOptions{Chunks: 1 << 20}); err != nil {
 			fail(err)
 		}
 	}
