@@ -57,6 +57,12 @@ type Glossary struct {
 	// charPinyin maps a toneless syllable to the characters the
 	// Characters table gives it as pinyin.
 	charPinyin map[string]map[rune]bool
+	// charPhrase maps a phrasal verb a gloss is ("give up", the verb in
+	// charStem's form and its particle) to the characters it glosses,
+	// each with the place of that gloss; phraseOf to those it is one of
+	// the first glosses of (as charOf).
+	charPhrase map[string]map[rune]int
+	phraseOf   map[string][]rune
 	// wholeTerms leaves out of Terms the single characters words are
 	// carried over as, keeping the terms made of them (get_rules).
 	wholeTerms bool
@@ -136,9 +142,31 @@ func NewGlossary(g skills.Glossary) *Glossary {
 			}
 			for _, tok := range toks {
 				index(tok, rank)
+				// A gloss's word counts by the word it derives from
+				// too ("official" is office, as "officer" is), to
+				// name a term word by word, never to carry a word
+				// over as a character.
+				for _, d := range derivedWords(tok, true) {
+					index(d, rank)
+				}
 			}
 			if len(toks) == 1 && len(phraseTokens(w)) == 1 && rank < primaryGlosses && !slices.Contains(out.charOf[toks[0]], r) {
 				out.charOf[toks[0]] = append(out.charOf[toks[0]], r)
+			}
+			if key, ok := phrasalGloss(w); ok {
+				if out.charPhrase == nil {
+					out.charPhrase = map[string]map[rune]int{}
+					out.phraseOf = map[string][]rune{}
+				}
+				if out.charPhrase[key] == nil {
+					out.charPhrase[key] = map[rune]int{}
+				}
+				if old, ok := out.charPhrase[key][r]; !ok || rank < old {
+					out.charPhrase[key][r] = rank
+				}
+				if rank < primaryGlosses && !slices.Contains(out.phraseOf[key], r) {
+					out.phraseOf[key] = append(out.phraseOf[key], r)
+				}
 			}
 		}
 		for _, py := range e.Pinyin {
@@ -156,13 +184,165 @@ func NewGlossary(g skills.Glossary) *Glossary {
 
 // charStem takes a word one step further than phraseTokens' stem for
 // matching a character's glosses: "killings" and "killing" are "kill",
-// "illnesses" "illness".
+// "illnesses" "illness", and the irregular plurals of -man and child are
+// their singulars ("noblemen" nobleman, "children" child).
 func charStem(w string) string {
+	switch {
+	case w == "children":
+		return "child"
+	case w == "men" || len(w) >= 5 && strings.HasSuffix(w, "men"):
+		return w[:len(w)-3] + "man"
+	}
 	w = skills.Stem(w)
 	if strings.HasSuffix(w, "sse") {
 		w = w[:len(w)-1]
 	}
 	return w
+}
+
+// minDerivedBase is the shortest word a derived word is taken back to
+// (derivedWords): shorter ones are too often another word.
+const minDerivedBase = 3
+
+// derivedWords returns the words w (in charStem's form) may derive from
+// by an English derivational suffix, with the -i/-y and the e the
+// suffix took ("emptiness" empty, "weakness" weak, "nobility" noble,
+// "purity" pure, "glorious" glory, "harmful" harm). With shifts, also the
+// suffixes that make another kind of word of its base ("officer" and
+// "official" office, "killer" kill, "combination" combine, "punishment"
+// punish, "weakly" weak): those name a term word by word (as both the
+// question's and the gloss's word), never a lone character. The
+// words are candidates: only those a gloss holds are looked up.
+func derivedWords(w string, shifts bool) []string {
+	if hasHan(w) {
+		return nil
+	}
+	var out []string
+	add := func(b string) {
+		if len(b) >= minDerivedBase && b != w && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	// base adds the word before a suffix of n letters, with the forms
+	// its end takes before it: empti- empty, nobil- noble, pur- pure.
+	base := func(n int) {
+		b := w[:len(w)-n]
+		add(b)
+		if strings.HasSuffix(b, "i") {
+			add(b[:len(b)-1] + "y")
+		}
+		if strings.HasSuffix(b, "il") {
+			add(b[:len(b)-2] + "le")
+		}
+		add(b + "e")
+	}
+	suffixes := []string{"ness", "ity", "ful", "ous"}
+	if shifts {
+		// -ly makes the adverbs of a question's frame ("really",
+		// "usually"), no term's character.
+		suffixes = append(suffixes, "ly", "er", "ial", "al", "ation", "ion", "ment")
+	}
+	for _, suf := range suffixes {
+		if len(w) > len(suf)+minDerivedBase-1 && strings.HasSuffix(w, suf) {
+			base(len(suf))
+		}
+	}
+	return out
+}
+
+// phrasalParticles are the particles that make a verb before them a
+// phrasal verb (phrasalAt). Not "back", "over" or "through": a question's
+// "cold back" or "pain through to the back" holds nouns and prepositions,
+// no phrasal verb.
+var phrasalParticles = map[string]bool{"up": true, "down": true, "out": true, "off": true, "into": true, "onto": true, "away": true}
+
+// phrasalGloss returns the key of a gloss that is a phrasal verb, a verb
+// and one of phrasalParticles ("give up", "fall into"): the verb in
+// charStem's form, a space and the particle.
+func phrasalGloss(gloss string) (string, bool) {
+	f := strings.Fields(strings.ToLower(gloss))
+	if len(f) != 2 || !phrasalParticles[f[1]] || charStopWords[f[0]] || hasHan(f[0]) {
+		return "", false
+	}
+	return charStem(f[0]) + " " + f[1], true
+}
+
+// phrasalAt returns the key of the phrasal verb tokens[k:k+2] are (the
+// verb and one of phrasalParticles, as phrasalGloss keys a gloss), and
+// whether they are one.
+func phrasalAt(tokens []string, k int) (string, bool) {
+	if k+1 >= len(tokens) || !phrasalParticles[tokens[k+1]] || bridgeParticles[tokens[k]] || charStopWords[tokens[k]] || hasHan(tokens[k]) {
+		return "", false
+	}
+	return charStem(tokens[k]) + " " + tokens[k+1], true
+}
+
+// wordChar returns whether the question's word w glosses the character r
+// (charWords) and how far down its glosses, the word taken as it stands
+// (charStem) or, when no gloss holds it, by a word it derives from
+// (derivedWords, one place lower); loose is set for the latter.
+func (g *Glossary) wordChar(w string, r rune) (ok bool, rank int, loose bool) {
+	w = charStem(w)
+	if k, ok := g.charWords[w][r]; ok {
+		return true, k, false
+	}
+	if g.charWords[w] != nil {
+		return false, 0, false
+	}
+	best := -1
+	for _, d := range derivedWords(w, true) {
+		if k, ok := g.charWords[d][r]; ok && (best < 0 || k < best) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return false, 0, false
+	}
+	return true, best + 1, true
+}
+
+// compoundChars returns whether the closed compound w splits into two
+// words, each at least minDerivedBase letters, that gloss r1 and r2 in
+// order ("nobleman" noble + man for 贵人), and the sum of their places
+// among the glosses. A word a gloss holds as it stands is no compound.
+func (g *Glossary) compoundChars(w string, r1, r2 rune) (bool, int) {
+	w = charStem(w)
+	if g.charWords[w] != nil || hasHan(w) {
+		return false, 0
+	}
+	best := -1
+	for p := minDerivedBase; p+minDerivedBase <= len(w); p++ {
+		// Halves in English only: a word that is pinyin joined
+		// ("shaoyin") names its term by its pinyin, not as a compound.
+		if g.charPinyin[w[:p]][r1] || g.charPinyin[w[p:]][r2] {
+			continue
+		}
+		ok1, k1, _ := g.wordChar(w[:p], r1)
+		if !ok1 {
+			continue
+		}
+		if ok2, k2, _ := g.wordChar(w[p:], r2); ok2 && (best < 0 || k1+k2 < best) {
+			best = k1 + k2
+		}
+	}
+	return best >= 0, best
+}
+
+// carriedChars returns the characters the question's word w is carried
+// over as: those whose first glosses are the word (charOf), or, when none
+// is, a word it derives from without changing its kind ("emptiness" 空 by
+// empty, "weakness" 弱).
+func (g *Glossary) carriedChars(w string) []rune {
+	w = charStem(w)
+	if rs := g.charOf[w]; len(rs) > 0 || g.charWords[w] != nil {
+		return rs
+	}
+	for _, d := range derivedWords(w, false) {
+		if rs := g.charOf[d]; len(rs) > 0 {
+			return rs
+		}
+	}
+	return nil
 }
 
 // charStopWords are English words that gloss a character in a sense no
@@ -221,20 +401,45 @@ const maxComposedRunes = 4
 // one word per character (charWords): "seven killings" is 七杀, "Jia wood"
 // 甲木; and how far down the characters' glosses the words were found, the
 // less the better ("eating god" is 食神 by 食's first gloss, not 用神 by
-// 用's "eat or drink"). Terms of two to maxComposedRunes characters.
-func (g *Glossary) composedAt(tokens []string, s int, term []rune) (bool, int) {
-	if len(term) < 2 || len(term) > maxComposedRunes || s+len(term) > len(tokens) {
-		return false, 0
+// 用's "eat or drink"). Terms of two to maxComposedRunes characters. A
+// word may also stand for its character by the word it derives from
+// (wordChar), a closed compound for two characters (compoundChars:
+// "nobleman" 贵人) and a phrasal verb for the one its gloss is
+// (charPhrase: "giving up"); n is how many tokens the term took, and
+// loose is set when one of those three named it.
+func (g *Glossary) composedAt(tokens []string, s int, term []rune) (ok bool, rank, n int, loose bool) {
+	if len(term) < 2 || len(term) > maxComposedRunes || s >= len(tokens) {
+		return false, 0, 0, false
 	}
-	rank := 0
-	for i, r := range term {
-		k, ok := g.charWords[charStem(tokens[s+i])][foldVariant(r)]
-		if !ok {
-			return false, 0
+	j := s
+	for i := 0; i < len(term); {
+		if j >= len(tokens) {
+			return false, 0, 0, false
 		}
-		rank += k
+		r := foldVariant(term[i])
+		if key, ok := phrasalAt(tokens, j); ok {
+			if k, ok := g.charPhrase[key][r]; ok {
+				rank += k
+				i, j, loose = i+1, j+2, true
+				continue
+			}
+		}
+		if ok, k, l := g.wordChar(tokens[j], r); ok {
+			rank += k
+			loose = loose || l
+			i, j = i+1, j+1
+			continue
+		}
+		if i+1 < len(term) {
+			if ok, k := g.compoundChars(tokens[j], r, foldVariant(term[i+1])); ok {
+				rank += k + 1
+				i, j, loose = i+2, j+1, true
+				continue
+			}
+		}
+		return false, 0, 0, false
 	}
-	return true, rank
+	return true, rank, j - s, loose
 }
 
 // nameTokens are the tokens a glossary name is matched by (phraseTokens),
@@ -551,7 +756,13 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 	han := lang == langZH
 	tokens := phraseTokens(text)
 	forms := matchForms(tokens)
-	type match struct{ entry, start, n, rank int }
+	// loose is set for a term composed by a derived word, a closed
+	// compound or a phrasal verb (composedAt): the router does not
+	// take it (spans).
+	type match struct {
+		entry, start, n, rank int
+		loose                 bool
+	}
 	var ms []match
 	for i, e := range g.entries {
 		if namesOneOf(e, omit) {
@@ -560,11 +771,11 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 		for k, p := range e.forms {
 			for s := 0; s+len(p) <= len(forms); s++ {
 				if equalTokens(forms[s:s+len(p)], p) {
-					ms = append(ms, match{i, s, len(p), e.formRank[k]})
+					ms = append(ms, match{entry: i, start: s, n: len(p), rank: e.formRank[k]})
 				}
 			}
 			for _, sp := range relationSpans(forms, p) {
-				ms = append(ms, match{i, sp[0], sp[1], e.formRank[k] + 2})
+				ms = append(ms, match{entry: i, start: sp[0], n: sp[1], rank: e.formRank[k] + 2})
 			}
 		}
 		if han && len(g.charWords) > 0 {
@@ -574,14 +785,20 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 				}
 				term := []rune(n)
 				for s := range tokens {
-					if ok, rank := g.composedAt(tokens, s, term); ok {
-						ms = append(ms, match{i, s, len(term), 1 + rank})
+					if ok, rank, n, loose := g.composedAt(tokens, s, term); ok {
+						ms = append(ms, match{i, s, n, 1 + rank, loose})
 					}
 				}
 			}
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
+		// A term composed loosely comes after every other match, so
+		// that it never takes the words of a name ("shaoyin disease"
+		// is not 少阴病 by shao + yin over 少阴 by its own pinyin).
+		if ms[i].loose != ms[j].loose {
+			return !ms[i].loose
+		}
 		if ms[i].n != ms[j].n {
 			return ms[i].n > ms[j].n
 		}
@@ -646,7 +863,7 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 			chosen[m.entry] = true
 			add(g.entries[m.entry])
 		}
-		if spans != nil {
+		if spans != nil && !m.loose {
 			spans(namedSpan{entry: &g.entries[m.entry], start: m.start, words: m.n, rank: m.rank})
 		}
 	}
@@ -678,11 +895,19 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 	// (a dictionary's rendering of a mined term does not count).
 	rendered := slices.ContainsFunc(named, func(m match) bool { return m.rank == 0 })
 	if han && len(g.charOf) > 0 && !rendered {
-		for k, tok := range tokens {
+		for k := 0; k < len(tokens); k++ {
 			if covered[k] {
 				continue
 			}
-			for _, r := range g.charOf[charStem(tok)] {
+			rs := g.carriedChars(tokens[k])
+			// A phrasal verb is carried over as the character its
+			// gloss is ("give up"), or not at all: its verb alone
+			// means something else ("falls into" is not 秋, fall).
+			if key, ok := phrasalAt(tokens, k); ok && !covered[k+1] {
+				rs = g.phraseOf[key]
+				k++
+			}
+			for _, r := range rs {
 				if c := string(r); !seen[c] {
 					seen[c] = true
 					out = append(out, c)

@@ -55,11 +55,13 @@ func bareBaziWorkspace(t *testing.T) string {
 // "Kui Gang" reaches 论魁罡; SKILL.md names the theme in English too.
 // English questions in translation reach the books through the built-in
 // table of the characters' English glosses (the Unicode Han Database's:
-// "seven killings" is 七杀, "Geng metal" 庚金, "winter" 冬): measured
-// offline, 11 of the 20 English questions reach an answering passage in
-// the top 5 (2 before the table; 20 with examples/bazi/glossary.yaml; 12
-// with CC-CEDICT, TestDictionaryGlossaryOnTheBareBaziBooks; 1 before the
-// glossary was built).
+// "seven killings" is 七杀, "Geng metal" 庚金, "winter" 冬) and the
+// bridge's English morphology ("emptiness" empty 空, "falls into" no
+// autumn): measured offline, 12 of the 20 English questions reach an
+// answering passage in the top 5 (11 before the morphology, 2 before the
+// table; 20 with examples/bazi/glossary.yaml; 14 with CC-CEDICT,
+// TestDictionaryGlossaryOnTheBareBaziBooks; 1 before the glossary was
+// built).
 func TestBuiltGlossaryOnTheBareBaziBooks(t *testing.T) {
 	ws := bareBaziWorkspace(t)
 	b, err := os.ReadFile(filepath.Join(ws, "skills", "bazi", filepath.FromSlash(skills.GlossaryPath)))
@@ -113,8 +115,8 @@ func TestBuiltGlossaryOnTheBareBaziBooks(t *testing.T) {
 		}
 	}
 	t.Logf("offline, no hand glossary: %d of %d English questions reach an answering passage in the top 5", hits, len(englishBaziQuestions))
-	if hits < 11 {
-		t.Errorf("%d of %d English questions reach an answering passage, want at least the 11 measured", hits, len(englishBaziQuestions))
+	if hits < 12 {
+		t.Errorf("%d of %d English questions reach an answering passage, want at least the 12 measured", hits, len(englishBaziQuestions))
 	}
 }
 
