@@ -93,11 +93,33 @@ func isCloser(r rune) bool {
 }
 
 var (
-	// enumPrefix is an enumerator opening a line: "1. ", "2）", "一、", "- ".
-	enumPrefix = regexp.MustCompile(`^(?:\d{1,3}[.、)）]\s*|[一二三四五六七八九十]{1,3}[、.．]\s*|（[一二三四五六七八九十\d]{1,3}）\s*|[-*+•]\s+)`)
+	// enumPrefix is what may be an enumerator opening a line: "1. ", "2）",
+	// "10．" (a fullwidth full stop), "１０．" (fullwidth digits), "一、",
+	// "（三）", "- ". listNumber tells it from the sentence's own content.
+	enumPrefix = regexp.MustCompile(`^(?:[\d０-９]{1,3}[.、)）．]\s*|[一二三四五六七八九十]{1,3}[、.．]\s*|[（(][一二三四五六七八九十\d０-９]{1,3}[）)]\s*|[①-⑳]\s*|[-*+•]\s+)`)
 	// abbrevs end in a full stop that does not end the sentence.
 	abbrevs = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "mr": true, "mrs": true, "dr": true, "st": true, "no": true, "cf": true, "approx": true, "fig": true}
 )
+
+// listNumber returns the list numbering that opens t ("1. ", "10．",
+// "１０．", "一、", "（三）", "①", "- "), or "" when t opens with none or
+// with a number that is part of what it says: a decimal or a time
+// ("3.5 hours", "9.30"), or a count of two numerals (二、三日病犹在肺: "on
+// the second or third day", 七、八日; 一、二月).
+func listNumber(t string) string {
+	m := enumPrefix.FindString(t)
+	if m == "" {
+		return ""
+	}
+	next, _ := utf8.DecodeRuneInString(t[len(m):])
+	if last, _ := utf8.DecodeLastRuneInString(m); strings.ContainsRune(".．、", last) && (unicode.IsDigit(next) || strings.ContainsRune(zhNumerals, next)) {
+		return ""
+	}
+	return m
+}
+
+// zhNumerals are the Chinese numerals a count is written with.
+const zhNumerals = "一二三四五六七八九十百千两〇零"
 
 // splitSentences cuts a chunk's text into trimmed sentences that are
 // verbatim substrings of it, with their byte offsets. Headings, table rows
@@ -143,7 +165,7 @@ func splitSentences(text string) []span {
 			}
 		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```"):
 			flush("")
-		case enumPrefix.MatchString(t) || blockFrom < 0:
+		case listNumber(t) != "" || blockFrom < 0:
 			flush("")
 			blockFrom, blockTo = lineStart, end
 		default:
@@ -206,7 +228,7 @@ func appendBlock(out []span, text string, from, to int) []span {
 	t := strings.TrimLeft(line, " \t　")
 	start := from + len(line) - len(t)
 	enum := false
-	if m := enumPrefix.FindString(t); m != "" {
+	if m := listNumber(t); m != "" {
 		start += len(m)
 		enum = true
 	}
@@ -221,6 +243,13 @@ func appendBlock(out []span, text string, from, to int) []span {
 func appendSentences(out []span, text string, start, to int, enum bool) []span {
 	add := func(a, b int) {
 		s, off := cleanSpan(text, a, b)
+		if m := listNumber(s); m != "" && runeLen(s) > runeLen(m) {
+			// "…主之。11．下利…" on one line: the numbering opens the next
+			// item; it is not part of its sentence.
+			rest := s[len(m):]
+			t := strings.TrimLeft(rest, " \t　")
+			s, off, enum = t, off+len(m)+len(rest)-len(t), true
+		}
 		if s == "" {
 			return
 		}
@@ -633,7 +662,7 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 				} else {
 					// What the books present as fundamental first: a
 					// rule on its section's topic, a maxim.
-					if topic != "" && strings.Contains(p.Cond+p.Concl, topic) {
+					if topic != "" && statesTopic(p.Cond+p.Concl, topic) {
 						score += fundamentalWeight
 					}
 					if p.maxim {

@@ -282,6 +282,10 @@ func zhRule(s string) (ruleParse, bool) {
 		if p := hasPrefixAny(rest, zhLead); p != "" && !strings.HasPrefix(rest, "而后") {
 			rest, changed = trimLeadPunct(rest[len(p):]), true
 		}
+		if m := listNumber(rest); m != "" {
+			// 十、若下之，则死: an item's number is not part of it.
+			rest, changed = trimLeadPunct(rest[len(m):]), true
+		}
 		if m := zhQuoteIn.FindString(rest); m != "" {
 			rest, changed = trimLeadPunct(rest[len(m):]), true
 		}
@@ -293,6 +297,11 @@ func zhRule(s string) (ruleParse, bool) {
 	// the condition.
 	if i := strings.Index(rest, "："); i > 0 && runeLen(rest[:i]) <= 10 && !strings.ContainsAny(rest[:i], "，,") && hasPrefixAny(rest, zhOpen) == "" {
 		rest = rest[i+len("："):]
+	}
+	// 属性：1．太阳病，…: the item's number after its label is list
+	// numbering, not part of the condition.
+	if m := listNumber(rest); m != "" && m != rest {
+		rest = trimLeadPunct(rest[len(m):])
 	}
 	open := hasPrefixAny(rest, zhOpen)
 	if open == "" {
@@ -1253,9 +1262,13 @@ var headingNumeral = regexp.MustCompile(`^\d+(?:\.\d+)*\.?\s+`)
 // condition, after the subject the sentence names before it or, when the
 // rule does not name it, its section's topic (三夏壬水：四柱多金得地), so the
 // rule stands on its own.
+//
+// A rule names its topic when it names the term the heading is titled by,
+// without the heading's 方/法/论 (statesTopic): 喘家作桂枝汤 → 加厚朴杏子佳
+// under 桂枝汤方 is not written 桂枝汤方：喘家作桂枝汤.
 func ruleCondition(p ruleParse, topic string) string {
 	about := p.Subject
-	if about == "" && topic != "" && !strings.Contains(p.Cond+p.Concl, topic) {
+	if about == "" && topic != "" && !statesTopic(p.Cond+p.Concl, topic) {
 		about = topic
 	}
 	if about == "" || strings.Contains(p.Cond, about) || p.Subject == "" && strings.Contains(p.Cond, "者") {
@@ -1263,6 +1276,25 @@ func ruleCondition(p ruleParse, topic string) string {
 		return p.Cond
 	}
 	return about + "：" + p.Cond
+}
+
+// statesTopic reports whether text names topic, a heading's topic, as the
+// text names it: the term without the heading's trailing 方, 法 or 论
+// (topicTerm), so 桂枝汤 names 桂枝汤方 and 辨脉 names 辨脉法.
+func statesTopic(text, topic string) bool {
+	return strings.Contains(text, topicTerm(topic))
+}
+
+// topicTerm is a heading topic without the word that makes it a heading
+// (桂枝汤方 → 桂枝汤, 辨脉法 → 辨脉, 阴阳论 → 阴阳), when a term of two
+// characters or more is left; the topic itself otherwise.
+func topicTerm(t string) string {
+	for _, suf := range []string{"方", "法", "论"} {
+		if u := strings.TrimSuffix(t, suf); u != t && runeLen(u) >= 2 {
+			return u
+		}
+	}
+	return t
 }
 
 // zhThinCond reports a condition that does not say what it is about: a

@@ -461,3 +461,94 @@ func TestRuleTopicFromParagraph(t *testing.T) {
 		t.Errorf("no rule from %q", q)
 	}
 }
+
+// A list's numbering is not part of a rule: "10．" (a fullwidth full
+// stop), fullwidth digits, "一、" and a number after a line's label
+// (属性：1．) are cut from the sentence and the condition, while a number
+// the sentence says (二、三日: "two or three days", 3.5 hours) stays.
+func TestListNumberingLeavesTheRule(t *testing.T) {
+	text := "10．呕而肠鸣，心下痞者，半夏泻心汤主之。\n" +
+		"１１．下利后更烦，按之心下濡者，为虚烦也。\n" +
+		"二、三日病犹在肺，若脉浮者，则宜辛凉。\n" +
+		"三、太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。\n" +
+		"（四）若汗出多者，则不可再服。十二、若下之太早，则必死。\n\n" +
+		"3.5 hours of leave must be approved in advance.\n"
+	var got []string
+	for _, sp := range splitSentences(text) {
+		got = append(got, sp.Text)
+		if text[sp.Off:sp.Off+len(sp.Text)] != sp.Text {
+			t.Errorf("offset %d does not locate %q", sp.Off, sp.Text)
+		}
+	}
+	want := []string{
+		"呕而肠鸣，心下痞者，半夏泻心汤主之。",
+		"下利后更烦，按之心下濡者，为虚烦也。",
+		"二、三日病犹在肺，若脉浮者，则宜辛凉。",
+		"太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。",
+		"若汗出多者，则不可再服。",
+		"若下之太早，则必死。",
+		"3.5 hours of leave must be approved in advance.",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("sentences\n got %q\nwant %q", got, want)
+	}
+	for s, cond := range map[string]string{
+		"属性：1．呕而肠鸣，心下痞者，半夏泻心汤主之。": "呕而肠鸣，心下痞",
+		"属性：１０．若汗出多者，则不可再服。":      "汗出多",
+		"十、若下之太早，则必死。":            "下之太早",
+		"二、三日病犹在肺，若脉浮者，则宜辛凉。":     "脉浮",
+		"若二、三日不解者，则宜下之。":          "二、三日不解",
+	} {
+		p, ok := parseRule(s, true)
+		if !ok || p.Cond != cond {
+			t.Errorf("parseRule(%q) = %q (%v), want condition %q", s, p.Cond, ok, cond)
+		}
+	}
+	for s, want := range map[string]string{
+		"10．": "10．", "１０．": "１０．", "一、": "一、", "（三）": "（三）", "①": "①", "2) ": "2) ",
+		"3.5 hours": "", "二、三日": "", "七、八日": "", "1998．": "", "2.1.3 ": "",
+	} {
+		if got := listNumber(s + "呕"); got != want {
+			t.Errorf("listNumber(%q) = %q, want %q", s+"呕", got, want)
+		}
+	}
+}
+
+// A rule that names its section's formula is not prefixed with the
+// heading (桂枝汤方：喘家作桂枝汤 repeated it); one that does not name it
+// still carries it.
+func TestTopicNotRepeated(t *testing.T) {
+	chunks := []chunk.Chunk{{ID: "c1", Doc: "shl.md", HeadingPath: []string{"桂枝汤方"}, Text: "# 桂枝汤方\n\n" +
+		"桂枝汤方用桂枝三两。桂枝汤方啜热稀粥。桂枝汤方与麻黄汤方不同。桂枝汤方煮取三升。桂枝汤方去滓。\n\n" +
+		"喘家作桂枝汤，加厚朴杏子佳。\n\n" +
+		"若酒客病，不可与桂枝汤，得汤则呕，以酒客不喜甘故也。\n\n" +
+		"若脉浮而数者，可发汗。"}}
+	f, err := Offline(context.Background(), "t", chunks, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"喘家作桂枝汤，加厚朴杏子佳。": "喘家作桂枝汤",
+		"若脉浮而数者，可发汗。":    "桂枝汤方：脉浮而数",
+	}
+	for _, r := range f.Rules.Rules.All() {
+		if strings.Contains(r.Condition, "桂枝汤方") && strings.Contains(strings.TrimPrefix(r.Condition, "桂枝汤方")+r.Conclusion+r.Action, "桂枝汤") {
+			t.Errorf("%s: %s → %s%s names 桂枝汤 twice", r.ID, r.Condition, r.Conclusion, r.Action)
+		}
+		if w, ok := want[r.Evidence[0].Quote]; ok {
+			if r.Condition != w {
+				t.Errorf("%s: condition %q, want %q", r.ID, r.Condition, w)
+			}
+			delete(want, r.Evidence[0].Quote)
+		}
+	}
+	for q := range want {
+		t.Errorf("no rule from %q", q)
+	}
+	if got := topicTerm("辨脉法"); got != "辨脉" {
+		t.Errorf("topicTerm(辨脉法) = %q", got)
+	}
+	if got := topicTerm("方"); got != "方" {
+		t.Errorf("topicTerm(方) = %q", got)
+	}
+}
