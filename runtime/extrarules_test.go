@@ -140,7 +140,8 @@ func TestExtraRuleStatingTheTermComesFirst(t *testing.T) {
 	idx := indexRules(rs.All(), g)
 	idx.core = indexRules(rs.Core(), g)
 	q := "伤官见官会怎样"
-	coreAns, _ := idx.core.answer(q, Bridged{}, 5)
+	// What the core ranks (before heldOfBest) is what withExtras is given.
+	coreAns, _ := idx.core.answerRanked(q, Bridged{}, answerParts(q, Bridged{}), 5)
 	if len(coreAns) < 2 || coreAns[1].Condition != "恒不喜见官星" {
 		t.Fatalf("the core alone answers %q with %v, want 恒不喜见官星 second (the case this test is about)", q, coreAns)
 	}
@@ -380,4 +381,73 @@ func ruleByID(rs knowledge.Rules, id string) knowledge.Rule {
 		}
 	}
 	return knowledge.Rule{}
+}
+
+// A request for ten rules returns fewer when fewer answer: the rules that
+// share one common word with the question ("leave") pass every absolute
+// floor of rank, and with k = 3 only the rank kept them out of sight; with
+// k = 10 they filled the places after the answer. A rule stating less than
+// half of what the best rule states of the question is left out, whatever
+// k (heldOfBest), and the answer's order is kept.
+func TestGetRulesAtTenReturnsOnlyWhatAnswers(t *testing.T) {
+	var rs knowledge.Rules
+	core := []knowledge.Rule{
+		{Condition: "getting a COVID vaccine or recovering from vaccine side effects", Conclusion: "you can use Administrative Leave"},
+		{Condition: "you leave TTS", Conclusion: "award leave is not paid out"},
+		{Condition: "you leave GSA", Conclusion: "your comp time will be paid out"},
+		{Condition: "you leave GSA", Conclusion: "any unused travel comp time will be forfeited"},
+		{Condition: "you are running out of leave hours", Conclusion: "you can request advanced leave"},
+		{Condition: "recovering expired award leave", Conclusion: "Expired award leave cannot be recovered"},
+		{Condition: "you use your travel card", Conclusion: "pay the bill on time"},
+		{Condition: "you book a hotel outside of Concur", Conclusion: "check for nonrefundable fees"},
+		{Condition: "you need a rental car", Conclusion: "reserve it in Concur"},
+		{Condition: "you travel by train", Conclusion: "choose the Rail icon"},
+		{Condition: "your flight is cancelled", Conclusion: "call the travel agent"},
+		{Condition: "you work additional hours", Conclusion: "you will receive overtime or comp time"},
+		{Condition: "comp time", Conclusion: "Comp time expires one year after it is earned"},
+		{Condition: "you make the maximum salary", Conclusion: "you cannot receive comp time"},
+		{Condition: "you are a new federal employee", Conclusion: "check out the recommendations"},
+		{Condition: "you document all expenses correctly", Conclusion: "your card bill is paid off exactly"},
+		{Condition: "receipts", Conclusion: "Receipts are required for lodging"},
+		{Condition: "laundry expenses", Conclusion: "reimbursable after four consecutive nights"},
+		{Condition: "supervisors", Conclusion: "may be reimbursed for liability insurance"},
+		{Condition: "you are on jury duty", Conclusion: "you receive court leave"},
+		{Condition: "you vote in an election", Conclusion: "you can receive up to four hours"},
+		{Condition: "you are in the National Guard", Conclusion: "you receive military leave"},
+	}
+	for i, r := range core {
+		r.ID, r.Confidence = fmt.Sprintf("R%03d", i+1), "medium"
+		rs.Tier2 = append(rs.Tier2, r)
+	}
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{{Term: "leave", Aliases: []string{"time off"}}, {Term: "award leave"}, {Term: "comp time"}}})
+	idx := indexRules(rs.All(), g)
+	q := "Is there leave for getting a COVID booster or recovering from side effects?"
+	ranked, _ := idx.answerRanked(q, Bridged{}, answerParts(q, Bridged{}), 10)
+	if len(ranked) < 4 || !strings.HasPrefix(ranked[0].Condition, "getting a COVID") {
+		t.Fatalf("the rank gives %v; the test needs the COVID rule first and filler after it", ranked)
+	}
+	for _, k := range []int{3, 10} {
+		got, _ := idx.answer(q, Bridged{}, k)
+		if len(got) == 0 || got[0].ID != ranked[0].ID {
+			t.Fatalf("k=%d: %v, want the COVID rule first", k, got)
+		}
+		for _, r := range got[1:] {
+			t.Errorf("k=%d: %q → %q (%.3f) follows the answer: filler beside it", k, r.Condition, r.Conclusion, r.Score)
+		}
+	}
+	// A rule stating as much of the question as the best stays, in its
+	// place: both rules on comp time answer "When does comp time expire?".
+	got, _ := idx.answer("When does comp time expire?", Bridged{}, 10)
+	var ids []string
+	for _, r := range got {
+		ids = append(ids, r.ID)
+	}
+	if len(got) < 2 || got[0].ID != "R013" {
+		t.Errorf("When does comp time expire?: %v, want R013 first and the other comp time rules after it", ids)
+	}
+	for _, r := range got {
+		if !strings.Contains(strings.ToLower(r.Condition+" "+r.Conclusion), "comp time") {
+			t.Errorf("When does comp time expire?: %q → %q kept: it says nothing of comp time", r.Condition, r.Conclusion)
+		}
+	}
 }

@@ -233,7 +233,20 @@ func mergeRanked(lists [][]scoredSkillRule, k int) []skillRule {
 // A file with extra rules (an offline tier 2 of one rule a chunk) answers
 // from its core rules so, and adds the extra rules about what the question
 // names (withExtras).
+//
+// Whatever k, a rule stating less than minHeldOfBest of what the best
+// rule states of the question is left out (heldOfBest): a request for ten
+// rules returns fewer when fewer answer.
 func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, []string) {
+	parts := answerParts(question, br)
+	rules, missing := idx.answerRanked(question, br, parts, k)
+	return idx.heldOfBest(parts, rules), missing
+}
+
+// answerParts are the parts a question is ranked by: the question, what
+// a model carried it over as, and for a question in two scripts each
+// script's part at half weight.
+func answerParts(question string, br Bridged) []weighted {
 	parts := []weighted{{question, 1}}
 	if br.BridgedBy == "llm" {
 		parts = append(parts, weighted{br.SearchedAs, 1})
@@ -243,8 +256,85 @@ func (idx *ruleIndex) answer(question string, br Bridged, k int) ([]scoredRule, 
 	if han, other := splitScripts(question); han != "" && other != "" {
 		parts = append(parts, weighted{han, 0.5}, weighted{other, 0.5})
 	}
+	return parts
+}
+
+// minHeldOfBest is the share of the best rule's hold on the question a
+// rule of the answer needs (heldOfBest): minExtraShare, the bar an extra
+// rule or a core rule beside an answering one has to clear.
+const minHeldOfBest = minExtraShare
+
+// heldOfBest leaves out of rules those that state less than minHeldOfBest
+// of what the rule stating most of the question states (held): the filler
+// behind the answer that shares one weak word with the question ("you
+// leave GSA → your comp time will be paid out" for "Is there leave for
+// getting a COVID booster…", 0.04 of it, where the answering rule states
+// 0.81; "you were reimbursed to your bank account…" for "As a supervisor,
+// can I get reimbursed for professional liability insurance?"). Every
+// floor of rank is absolute (a term in common, minRuleScore,
+// matchedEnough), so filler passes them, and with k = 3 only the rank
+// kept it out of sight; the order of the rules kept is unchanged.
+func (idx *ruleIndex) heldOfBest(parts []weighted, rules []scoredRule) []scoredRule {
+	if len(rules) < 2 {
+		return rules
+	}
+	qs := idx.standIns(parts)
+	held := make([]float64, len(rules))
+	best := 0.0
+	for j, r := range rules {
+		i, ok := idx.pos[r.ID]
+		if !ok || r.ID == "" {
+			return rules // rules without ids (never a built skill's)
+		}
+		held[j] = idx.held(i, qs)
+		best = max(best, held[j])
+	}
+	if best == 0 {
+		return rules
+	}
+	out := rules[:0:0]
+	for j, r := range rules {
+		if held[j] >= minHeldOfBest*best {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// standIns are the queries a question's parts are ranked by, without the
+// glossary's expansion: each part, or for a part none of whose words any
+// rule holds, the glossary's terms it names in the rules' language (rank).
+func (idx *ruleIndex) standIns(parts []weighted) []query {
+	var qs []query
+	for _, p := range parts {
+		q := idx.prepare(p.text)
+		if !idx.reaches(q) {
+			other := idx.otherLanguage(QueryLanguage(p.text))
+			if t := idx.termGlossary.Terms(p.text, other); len(t) > 0 {
+				q = idx.prepare(strings.Join(t, " "))
+			}
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// held is the largest share of a query's weight rule i states in its
+// condition, conclusion or action, or its source's headings (matched).
+func (idx *ruleIndex) held(i int, qs []query) float64 {
+	h := 0.0
+	for _, q := range qs {
+		if q.mass > 0 {
+			h = max(h, idx.matched(i, q)/q.mass)
+		}
+	}
+	return h
+}
+
+// answerRanked is answer before heldOfBest.
+func (idx *ruleIndex) answerRanked(question string, br Bridged, parts []weighted, k int) ([]scoredRule, []string) {
 	if idx.core != nil {
-		rules, missing := idx.core.answer(question, br, k)
+		rules, missing := idx.core.answerRanked(question, br, parts, k)
 		return idx.withExtras(question, parts, rules, missing, k, minRuleScore)
 	}
 	rules := idx.rank(parts, k, minRuleScore)

@@ -69,6 +69,8 @@ type ruleIndex struct {
 	// file of the design's size, and an extra rule joins only when it is
 	// about what the question names (withExtras).
 	core *ruleIndex
+	// pos maps each rule's ID to its place in rules.
+	pos map[string]int
 }
 
 // languageShares returns the share of the rules whose stated text is in
@@ -202,10 +204,11 @@ func markFate(rules []knowledge.TieredRule, fate bool) []knowledge.TieredRule {
 
 // indexRules indexes rules, with the skill's glossary g (nil: none).
 func indexRules(rules []knowledge.TieredRule, g *Glossary) *ruleIndex {
-	idx := &ruleIndex{rules: rules, glossary: g}
+	idx := &ruleIndex{rules: rules, glossary: g, pos: make(map[string]int, len(rules))}
 	idx.df = map[string]int{}
 	total := 0
-	for _, r := range idx.rules {
+	for i, r := range idx.rules {
+		idx.pos[r.ID] = i
 		if !r.Extra {
 			idx.nCore++
 		}
