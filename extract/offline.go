@@ -118,6 +118,12 @@ func listNumber(t string) string {
 	return m
 }
 
+// zhAfter reports that s opens, after white space, with a Han character.
+func zhAfter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s, " \t　"))
+	return unicode.Is(unicode.Han, r)
+}
+
 // zhNumerals are the Chinese numerals a count is written with.
 const zhNumerals = "一二三四五六七八九十百千两〇零"
 
@@ -243,9 +249,10 @@ func appendBlock(out []span, text string, from, to int) []span {
 func appendSentences(out []span, text string, start, to int, enum bool) []span {
 	add := func(a, b int) {
 		s, off := cleanSpan(text, a, b)
-		if m := listNumber(s); m != "" && runeLen(s) > runeLen(m) {
+		if m := listNumber(s); m != "" && runeLen(s) > runeLen(m) && zhAfter(s[len(m):]) {
 			// "…主之。11．下利…" on one line: the numbering opens the next
-			// item; it is not part of its sentence.
+			// item; it is not part of its sentence. (Not in English: "1.
+			// P-K4 P-K4 2. PxP" numbers a game's moves.)
 			rest := s[len(m):]
 			t := strings.TrimLeft(rest, " \t　")
 			s, off, enum = t, off+len(m)+len(rest)-len(t), true

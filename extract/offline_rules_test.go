@@ -472,7 +472,8 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 		"二、三日病犹在肺，若脉浮者，则宜辛凉。\n" +
 		"三、太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。\n" +
 		"（四）若汗出多者，则不可再服。十二、若下之太早，则必死。\n\n" +
-		"3.5 hours of leave must be approved in advance.\n"
+		"3.5 hours of leave must be approved in advance.\n\n" +
+		"Black replies P-K4. 2. PxP wins a pawn.\n"
 	var got []string
 	for _, sp := range splitSentences(text) {
 		got = append(got, sp.Text)
@@ -488,6 +489,7 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 		"若汗出多者，则不可再服。",
 		"若下之太早，则必死。",
 		"3.5 hours of leave must be approved in advance.",
+		"Black replies P-K4.", "2. PxP wins a pawn.",
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("sentences\n got %q\nwant %q", got, want)
