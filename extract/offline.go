@@ -112,8 +112,14 @@ func listNumber(t string) string {
 		return ""
 	}
 	next, _ := utf8.DecodeRuneInString(t[len(m):])
-	if last, _ := utf8.DecodeLastRuneInString(m); strings.ContainsRune(".．、", last) && (unicode.IsDigit(next) || strings.ContainsRune(zhNumerals, next)) {
-		return ""
+	last, _ := utf8.DecodeLastRuneInString(m)
+	first, _ := utf8.DecodeRuneInString(m)
+	switch {
+	case !strings.ContainsRune(".．、", last):
+	case unicode.IsDigit(first) && unicode.IsDigit(next):
+		return "" // 3.5 hours, 2.1.3
+	case !unicode.IsDigit(first) && strings.ContainsRune(zhNumerals, next):
+		return "" // 二、三日: a count (11．六畜肉 is an item)
 	}
 	return m
 }

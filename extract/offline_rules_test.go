@@ -468,6 +468,7 @@ func TestRuleTopicFromParagraph(t *testing.T) {
 // the sentence says (二、三日: "two or three days", 3.5 hours) stays.
 func TestListNumberingLeavesTheRule(t *testing.T) {
 	text := "10．呕而肠鸣，心下痞者，半夏泻心汤主之。\n" +
+		"11．六畜肉，热血不断者，不可食之。\n" +
 		"１１．下利后更烦，按之心下濡者，为虚烦也。\n" +
 		"二、三日病犹在肺，若脉浮者，则宜辛凉。\n" +
 		"三、太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。\n" +
@@ -483,6 +484,7 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 	}
 	want := []string{
 		"呕而肠鸣，心下痞者，半夏泻心汤主之。",
+		"六畜肉，热血不断者，不可食之。",
 		"下利后更烦，按之心下濡者，为虚烦也。",
 		"二、三日病犹在肺，若脉浮者，则宜辛凉。",
 		"太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。",
@@ -508,7 +510,7 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 	}
 	for s, want := range map[string]string{
 		"10．": "10．", "１０．": "１０．", "一、": "一、", "（三）": "（三）", "①": "①", "2) ": "2) ",
-		"3.5 hours": "", "二、三日": "", "七、八日": "", "1998．": "", "2.1.3 ": "",
+		"3.5 hours": "", "二、三日": "", "11．六畜": "11．", "七、八日": "", "1998．": "", "2.1.3 ": "",
 	} {
 		if got := listNumber(s + "呕"); got != want {
 			t.Errorf("listNumber(%q) = %q, want %q", s+"呕", got, want)
