@@ -277,51 +277,83 @@ func phrasalAt(tokens []string, k int) (string, bool) {
 	return charStem(tokens[k]) + " " + tokens[k+1], true
 }
 
-// wordChar returns whether the question's word w glosses the character r
-// (charWords) and how far down its glosses, the word taken as it stands
-// (charStem) or, when no gloss holds it, by a word it derives from
-// (derivedWords, one place lower); loose is set for the latter.
-func (g *Glossary) wordChar(w string, r rune) (ok bool, rank int, loose bool) {
-	w = charStem(w)
-	if k, ok := g.charWords[w][r]; ok {
-		return true, k, false
-	}
-	if g.charWords[w] != nil {
-		return false, 0, false
-	}
-	best := -1
-	for _, d := range derivedWords(w, true) {
-		if k, ok := g.charWords[d][r]; ok && (best < 0 || k < best) {
-			best = k
-		}
-	}
-	if best < 0 {
-		return false, 0, false
-	}
-	return true, best + 1, true
+// wordGloss is what one word of a question glosses (wordGlosses): the
+// characters, each with the place of the gloss holding it, the word taken
+// as it stands (charStem) or, when no gloss holds it, by the words it
+// derives from (derivedWords, one place lower; loose is set); and, for a
+// word no gloss holds, the closed compounds it splits into.
+type wordGloss struct {
+	chars  map[rune]int
+	loose  bool
+	halves []compoundHalves
 }
 
-// compoundChars returns whether the closed compound w splits into two
-// words, each at least minDerivedBase letters, that gloss r1 and r2 in
-// order ("nobleman" noble + man for 贵人), and the sum of their places
-// among the glosses. A word a gloss holds as it stands is no compound.
-func (g *Glossary) compoundChars(w string, r1, r2 rune) (bool, int) {
+// compoundHalves are the two words a closed compound splits into, each
+// at least minDerivedBase letters, and the characters each glosses
+// ("nobleman": noble, man).
+type compoundHalves struct {
+	left, right   string
+	lefts, rights map[rune]int
+}
+
+// glossOf returns the characters the word w glosses (charWords), as it
+// stands or, when no gloss holds it, by the words it derives from, one
+// place lower (loose).
+func (g *Glossary) glossOf(w string) (chars map[rune]int, loose bool) {
 	w = charStem(w)
-	if g.charWords[w] != nil || hasHan(w) {
-		return false, 0
+	if m := g.charWords[w]; m != nil || hasHan(w) {
+		return m, false
 	}
+	for _, d := range derivedWords(w, true) {
+		for r, k := range g.charWords[d] {
+			if old, ok := chars[r]; !ok || k+1 < old {
+				if chars == nil {
+					chars = map[rune]int{}
+				}
+				chars[r] = k + 1
+			}
+		}
+	}
+	return chars, chars != nil
+}
+
+// wordGlosses returns what each of the question's tokens glosses, looked
+// up once a question.
+func (g *Glossary) wordGlosses(tokens []string) []wordGloss {
+	out := make([]wordGloss, len(tokens))
+	for j, tok := range tokens {
+		out[j].chars, out[j].loose = g.glossOf(tok)
+		w := charStem(tok)
+		if g.charWords[w] != nil || hasHan(w) {
+			continue
+		}
+		for p := minDerivedBase; p+minDerivedBase <= len(w); p++ {
+			l, _ := g.glossOf(w[:p])
+			if l == nil {
+				continue
+			}
+			if r, _ := g.glossOf(w[p:]); r != nil {
+				out[j].halves = append(out[j].halves, compoundHalves{w[:p], w[p:], l, r})
+			}
+		}
+	}
+	return out
+}
+
+// compoundChars returns whether a closed compound the word splits into
+// (wordGloss.halves) glosses r1 and r2 in order ("nobleman" noble + man
+// for 贵人), and the sum of the halves' places among the glosses. Halves
+// in English only: a word that is pinyin joined ("shaoyin") names its
+// term by its pinyin, not as a compound.
+func (g *Glossary) compoundChars(wg wordGloss, r1, r2 rune) (bool, int) {
 	best := -1
-	for p := minDerivedBase; p+minDerivedBase <= len(w); p++ {
-		// Halves in English only: a word that is pinyin joined
-		// ("shaoyin") names its term by its pinyin, not as a compound.
-		if g.charPinyin[w[:p]][r1] || g.charPinyin[w[p:]][r2] {
+	for _, h := range wg.halves {
+		if g.charPinyin[h.left][r1] || g.charPinyin[h.right][r2] {
 			continue
 		}
-		ok1, k1, _ := g.wordChar(w[:p], r1)
-		if !ok1 {
-			continue
-		}
-		if ok2, k2, _ := g.wordChar(w[p:], r2); ok2 && (best < 0 || k1+k2 < best) {
+		k1, ok1 := h.lefts[r1]
+		k2, ok2 := h.rights[r2]
+		if ok1 && ok2 && (best < 0 || k1+k2 < best) {
 			best = k1 + k2
 		}
 	}
@@ -403,11 +435,11 @@ const maxComposedRunes = 4
 // less the better ("eating god" is 食神 by 食's first gloss, not 用神 by
 // 用's "eat or drink"). Terms of two to maxComposedRunes characters. A
 // word may also stand for its character by the word it derives from
-// (wordChar), a closed compound for two characters (compoundChars:
+// (wordGlosses, glossOf), a closed compound for two characters (compoundChars:
 // "nobleman" 贵人) and a phrasal verb for the one its gloss is
 // (charPhrase: "giving up"); n is how many tokens the term took, and
 // loose is set when one of those three named it.
-func (g *Glossary) composedAt(tokens []string, s int, term []rune) (ok bool, rank, n int, loose bool) {
+func (g *Glossary) composedAt(tokens []string, wg []wordGloss, s int, term []rune) (ok bool, rank, n int, loose bool) {
 	if len(term) < 2 || len(term) > maxComposedRunes || s >= len(tokens) {
 		return false, 0, 0, false
 	}
@@ -424,14 +456,14 @@ func (g *Glossary) composedAt(tokens []string, s int, term []rune) (ok bool, ran
 				continue
 			}
 		}
-		if ok, k, l := g.wordChar(tokens[j], r); ok {
+		if k, ok := wg[j].chars[r]; ok {
 			rank += k
-			loose = loose || l
+			loose = loose || wg[j].loose
 			i, j = i+1, j+1
 			continue
 		}
 		if i+1 < len(term) {
-			if ok, k := g.compoundChars(tokens[j], r, foldVariant(term[i+1])); ok {
+			if ok, k := g.compoundChars(wg[j], r, foldVariant(term[i+1])); ok {
 				rank += k + 1
 				i, j, loose = i+2, j+1, true
 				continue
@@ -764,6 +796,10 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 		loose                 bool
 	}
 	var ms []match
+	var wg []wordGloss
+	if han && len(g.charWords) > 0 {
+		wg = g.wordGlosses(tokens)
+	}
 	for i, e := range g.entries {
 		if namesOneOf(e, omit) {
 			continue
@@ -785,7 +821,7 @@ func (g *Glossary) terms(text, lang string, spans func(namedSpan), omit ...strin
 				}
 				term := []rune(n)
 				for s := range tokens {
-					if ok, rank, n, loose := g.composedAt(tokens, s, term); ok {
+					if ok, rank, n, loose := g.composedAt(tokens, wg, s, term); ok {
 						ms = append(ms, match{i, s, n, 1 + rank, loose})
 					}
 				}
