@@ -3,8 +3,11 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vibelife/vibe/knowledge/sqlite"
 )
 
 // An English chess skill with the glossary an offline build mines from
@@ -20,6 +23,7 @@ func cedict(w string) []string {
 	return map[string][]string{
 		"开局": {"opening (chess etc)", "early stage of game"},
 		"马":  {"horse", "horse or cavalry piece in Chinese chess", "knight in Western chess"},
+		"杀":  {"to kill", "to murder", "to attack"},
 	}[w]
 }
 
@@ -89,5 +93,102 @@ func TestChineseQuestionOverEnglishSourcesSearchesTheThemesWords(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"unbridged":true`) {
 		t.Errorf("everyday question bridged: %s", out)
+	}
+}
+
+// A chess skill of English sources, with the glossary an offline build
+// mines from its headings, beside a Chinese skill (mingli) and an English
+// one (travel); its store holds the castling rule once among passages on
+// the king, white's opening and the position.
+var reverseRouteSkills = map[string]string{
+	"chess/SKILL.md": "---\nname: chess\ndescription: Chess strategy from two classic books\n---\n# Chess\nHow to play the opening, the middle game and the endings.\n",
+	"chess/knowledge/glossary.yaml": "terms:\n  - term: opening\n    from: mined\n  - term: king\n    from: mined\n  - term: white\n    from: mined\n" +
+		"  - term: queen against rook\n    from: mined\n  - term: obtaining a passed pawn\n    from: mined\n" +
+		"  - term: control of the centre\n    from: mined\n  - term: knights\n    from: mined\n  - term: danger of a safe position\n    from: mined\n" +
+		"  - term: direct attacks en masse\n    from: mined\n",
+	"mingli/SKILL.md":                bridgeRouteSkills["mingli/SKILL.md"],
+	"mingli/knowledge/glossary.yaml": bridgeRouteSkills["mingli/knowledge/glossary.yaml"],
+	"travel/SKILL.md":                bridgeRouteSkills["travel/SKILL.md"],
+}
+
+func reverseRouteStore(t *testing.T) *sqlite.Store {
+	chess := [][2]string{{"Rules of the game", "Castling is not permitted if the King in castling must pass over a square under the control of a hostile piece."}}
+	for i := 0; i < 40; i++ {
+		chess = append(chess, [2]string{fmt.Sprintf("Game %d", i),
+			fmt.Sprintf("White opens with the King's pawn in game %d; the position of the King stays safe, and a direct attack fails.", i)})
+	}
+	travel := [][2]string{}
+	for i := 0; i < 10; i++ {
+		travel = append(travel, [2]string{fmt.Sprintf("Section %d", i), "An employee on travel claims per diem and lodging; annual leave is taken with approval."})
+	}
+	return storeWith(t, map[string][][2]string{"chess": chess, "travel": travel, "mingli": {{"论日主", "日主为一身之主。"}}})
+}
+
+// Offline, a Chinese question over a skill of English sources reaches it
+// when a character of it means the skill's name (棋, "chess; any game
+// similar to chess"), or when its characters gloss three words of the
+// glossary, one a whole term, and one passage of the sources holds two of
+// them that are rare there (the castling question: 王 king, 位 position,
+// 过 pass, 控 control; the castling rule holds pass and control). It does
+// not when the words are everyday ones the books hold everywhere (白天开车:
+// white, open, direct), when a character is only said again (国王和王后:
+// king, queen), when there is no store to ask, nor when the question names
+// a term of a skill of Chinese sources.
+func TestChineseQuestionsReachASkillOfEnglishSources(t *testing.T) {
+	root := writeSkills(t, "", reverseRouteSkills)
+	st := reverseRouteStore(t)
+	a := agentOver(t, root, nil, func(c *Config) { c.Searcher = st })
+	ctx := context.Background()
+	for _, tt := range []struct{ msg, skill, why string }{
+		{"王车易位的时候，王经过的格子被对方控制，还能易位吗？", "chess", "Rules of the game"},
+		{"下棋时怎么保护王？", "chess", "terms in translation chess"},
+		{"国际象棋的开局有哪些原则", "chess", "terms in translation chess"},
+		{"白天开车要注意什么安全问题", "", ""},
+		{"国王和王后住在哪里", "", ""},
+		{"王先生明天去上海开会吗", "", ""},
+		{"明天北京天气怎么样", "", ""},
+		{"怎么控制血糖", "", ""},
+		{"日主弱的人下棋会输吗", "mingli", "日主"},
+	} {
+		got, why := a.RouteReason(ctx, tt.msg)
+		if got != tt.skill || !strings.Contains(why, tt.why) {
+			t.Errorf("%q -> %q (%s), want %q with %q in the reason", tt.msg, got, why, tt.skill, tt.why)
+		}
+	}
+	// Without a store to ask, the glossary's words alone route nothing;
+	// the skill's name still does, and so does a word the user's
+	// dictionary labels with it (马 "horse or cavalry piece in Chinese
+	// chess", beside 杀 attack and 王 king).
+	const mate = "用马和象将杀时，要把对方的王赶到哪个角？"
+	for _, tt := range []struct {
+		msg, want string
+		dict      func(string) []string
+	}{
+		{"王车易位的时候，王经过的格子被对方控制，还能易位吗？", "", nil},
+		{"下棋时怎么保护王？", "chess", nil},
+		{mate, "", nil},
+		{mate, "chess", cedict},
+		{"马吃什么草", "", cedict},
+	} {
+		bare := agentOver(t, root, nil, func(c *Config) { c.Dictionary = tt.dict })
+		if got, why := bare.RouteReason(ctx, tt.msg); got != tt.want {
+			t.Errorf("no store (dictionary %v): %q -> %q (%s), want %q", tt.dict != nil, tt.msg, got, why, tt.want)
+		}
+	}
+}
+
+// A character names a skill outright only when each of its first glosses
+// holds the name: 棋 "chess; any game similar to chess" names chess, 法
+// "law, rule, code, model" names no skill called law.
+func TestNamedOutright(t *testing.T) {
+	for _, tt := range []struct{ q, name, want string }{
+		{"下棋", "chess", "chess"},
+		{"有什么办法", "law", ""},
+		{"开车", "chess", ""},
+		{"出差请假", "travel-leave", ""},
+	} {
+		if got := namedOutright(reverseUnits(tt.q, nil), []string{tt.name}); got != tt.want {
+			t.Errorf("namedOutright(%q, %s) = %q, want %q", tt.q, tt.name, got, tt.want)
+		}
 	}
 }

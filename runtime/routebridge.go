@@ -136,12 +136,20 @@ func (g *Glossary) surelyComposed(words []string, term []rune) bool {
 // routeCandidates returns the router's candidates for msg
 // (skills.Set.Route), each installed skill whose sources are written in
 // another language than msg given the terms the bridge finds msg to name
-// in its glossary (Candidate.Bridged; bridgedNames), a skill the router
+// in its glossary (Candidate.Bridged; bridgedNames, or for a Chinese
+// message over English sources reverseNames), a skill the router
 // left out joining the candidates with no score. skills.Pick chooses
 // among them as skills.Set.Match does among the router's own.
 func (a *Agent) routeCandidates(msg string) []skills.Candidate {
 	cs := a.cfg.Skills.Route(msg)
 	ql := QueryLanguage(msg)
+	// A Chinese question over English sources is carried over by its
+	// characters' glosses (reverseNames), counted only when the router's
+	// own candidates neither fit nor name a term of theirs.
+	var units []reverseUnit
+	if ql == langZH && !anyFits(cs) && len(skills.Named(cs)) == 0 {
+		units = reverseUnits(msg, a.cfg.Dictionary)
+	}
 	for _, h := range a.cfg.Skills.Headers() {
 		sk, err := a.cfg.Skills.Get(h.Name)
 		if err != nil {
@@ -156,6 +164,9 @@ func (a *Agent) routeCandidates(msg string) []skills.Candidate {
 			continue
 		}
 		terms := bridgedNames(idx.glossary, msg, lang, sk.Name, sk.Theme)
+		if len(terms) == 0 && ql == langZH && lang == langEN {
+			terms = idx.glossary.reverseNames(units, sk.Name, sk.Theme)
+		}
 		if len(terms) == 0 {
 			continue
 		}
