@@ -145,11 +145,11 @@ func (a *Agent) routeCandidates(msg string) []skills.Candidate {
 	ql := QueryLanguage(msg)
 	// A Chinese question over English sources is carried over by its
 	// characters' glosses (reverseNames), counted only when the router's
-	// own candidates neither fit nor name a term of theirs.
+	// own candidates neither fit nor name a term of theirs; cut once, when
+	// an English skill is met (the user's dictionary is read on its first
+	// lookup).
+	reverse := ql == langZH && !anyFits(cs) && len(skills.Named(cs)) == 0
 	var units []reverseUnit
-	if ql == langZH && !anyFits(cs) && len(skills.Named(cs)) == 0 {
-		units = reverseUnits(msg, a.cfg.Dictionary)
-	}
 	for _, h := range a.cfg.Skills.Headers() {
 		sk, err := a.cfg.Skills.Get(h.Name)
 		if err != nil {
@@ -164,7 +164,10 @@ func (a *Agent) routeCandidates(msg string) []skills.Candidate {
 			continue
 		}
 		terms := bridgedNames(idx.glossary, msg, lang, sk.Name, sk.Theme)
-		if len(terms) == 0 && ql == langZH && lang == langEN {
+		if len(terms) == 0 && reverse && lang == langEN {
+			if units == nil {
+				units = reverseUnits(msg, a.cfg.Dictionary)
+			}
 			terms = idx.glossary.reverseNames(units, sk.Name, sk.Theme)
 		}
 		if len(terms) == 0 {
