@@ -382,55 +382,40 @@ func letterWords(s string) []string {
 	return out
 }
 
-// reverseHeld reports whether the route to pick (among the candidates cs)
-// holds, and what of the sources held it: a route made on the reverse
-// bridge's words of the glossary (reverseNames), offline, holds only when
-// one passage of the skill's sources holds minEvidenceTerms of those words
-// that are rare there (evidenceIn: held by at most rareShare of its
-// chunks), as a question about the books would find them; or when the
-// skill's name comes first among the words (named outright, or labelling a
-// sense the user's dictionary gives a word of the question). 白天开车要注意什么
-// 安全问题 glosses white, open and direct of the blind chess glossary, and
-// its best passage holds only "direct" of them rare. So does the castling
-// question (王车易位…: king, position, pass, control), whose best passage
-// holds "pass" alone: the sources cannot tell it from everyday words. A
-// store that cannot count terms (knowledge.TermCounter) holds no such
-// route. Any other route holds as it is.
-func (a *Agent) reverseHeld(ctx context.Context, msg string, cs []skills.Candidate, pick string) (bool, string) {
-	i := slices.IndexFunc(cs, func(c skills.Candidate) bool { return c.Name == pick })
-	if i < 0 || QueryLanguage(msg) != langZH {
-		return true, ""
+// reverseHeld reports whether the reverse bridge's evidence for a skill
+// (reverseNames' terms) holds: always when the skill's name comes first
+// (named outright, or labelling a sense the user's dictionary gives a word
+// of the question); else only when one passage of the skill's sources
+// holds minEvidenceTerms of those words that are rare there (evidenceIn:
+// held by at most rareShare of its chunks), as a question about the books
+// would find them. 白天开车要注意什么安全问题 glosses white, open and direct of
+// the blind chess glossary, and its best passage holds only "direct" of
+// them rare. So does the castling question (王车易位…: king, position,
+// pass, control), whose best passage holds "pass" alone: the sources cannot
+// tell it from everyday words. A store that cannot count terms
+// (knowledge.TermCounter) holds none. The router's candidates carry only
+// evidence that holds, offline and as the model's advice alike; the
+// lexical search is one of evidenceK passages, asked only for a Chinese
+// message no candidate fits whose characters gloss words of an English
+// skill's glossary in three places.
+func (a *Agent) reverseHeld(sk *skills.Skill, terms []string) bool {
+	if len(terms) == 0 {
+		return false
 	}
-	c := cs[i]
-	if len(c.Bridged) == 0 || len(c.Matched) > 0 || len(c.Sections) > 0 || c.Fits() {
-		return true, ""
-	}
-	sk, err := a.cfg.Skills.Get(pick)
-	if err != nil {
-		return true, ""
-	}
-	if strings.EqualFold(c.Bridged[0], sk.Name) || strings.EqualFold(c.Bridged[0], sk.Theme) {
-		// Named outright, or labelled by the user's dictionary
-		// (reverseNames).
-		return true, ""
-	}
-	if a.themeLanguage(sk, msg) != langEN {
-		return true, ""
+	if strings.EqualFold(terms[0], sk.Name) || strings.EqualFold(terms[0], sk.Theme) {
+		return true
 	}
 	tc, ok := a.cfg.Searcher.(knowledge.TermCounter)
 	if !ok || a.cfg.Searcher == nil {
-		return false, ""
+		return false
 	}
 	theme := sk.Theme
 	if theme == "" {
 		theme = sk.Name
 	}
-	text := strings.Join(c.Bridged, " ")
-	toks := lexical.QueryTokens(text)
-	e, err := evidenceIn(ctx, a.cfg.Searcher, tc, theme, text, toks)
-	if err != nil || len(e.Terms) < minEvidenceTerms {
-		return false, ""
-	}
-	e.Skill = pick
-	return true, e.String()
+	text := strings.Join(terms, " ")
+	// routeCandidates is asked where no request context reaches (the
+	// prompt, a tool's description); the search is local and bounded.
+	e, err := evidenceIn(context.Background(), a.cfg.Searcher, tc, theme, text, lexical.QueryTokens(text))
+	return err == nil && len(e.Terms) >= minEvidenceTerms
 }

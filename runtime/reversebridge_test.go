@@ -140,7 +140,7 @@ func TestChineseQuestionsReachASkillOfEnglishSources(t *testing.T) {
 	a := agentOver(t, root, nil, func(c *Config) { c.Searcher = st })
 	ctx := context.Background()
 	for _, tt := range []struct{ msg, skill, why string }{
-		{"王车易位的时候，王经过的格子被对方控制，还能易位吗？", "chess", "Rules of the game"},
+		{"王车易位的时候，王经过的格子被对方控制，还能易位吗？", "chess", "terms in translation king, position, pass, control"},
 		{"下棋时怎么保护王？", "chess", "terms in translation chess"},
 		{"国际象棋的开局有哪些原则", "chess", "terms in translation chess"},
 		{"白天开车要注意什么安全问题", "", ""},
@@ -153,6 +153,21 @@ func TestChineseQuestionsReachASkillOfEnglishSources(t *testing.T) {
 		got, why := a.RouteReason(ctx, tt.msg)
 		if got != tt.skill || !strings.Contains(why, tt.why) {
 			t.Errorf("%q -> %q (%s), want %q with %q in the reason", tt.msg, got, why, tt.skill, tt.why)
+		}
+	}
+	// With a model, the router's advice names the evidence that holds, and
+	// only that: not white, open and direct of 白天开车.
+	for msg, want := range map[string]bool{"白天开车要注意什么安全问题": false, "下棋时怎么保护王？": true, "王车易位的时候，王经过的格子被对方控制，还能易位吗？": true} {
+		m := &fakeModel{}
+		am := agentOver(t, root, m, func(c *Config) { c.Searcher = st })
+		if _, err := am.Turn(ctx, TurnRequest{UserID: "u", Message: msg}, func(Event) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.requests) == 0 {
+			t.Fatal("no request")
+		}
+		if sys := m.requests[0].Messages[0].Content; strings.Contains(sys, "names terms of chess") != want {
+			t.Errorf("%q: the prompt names chess's terms: %v, want %v:\n%s", msg, !want, want, sys)
 		}
 	}
 	// Without a store to ask, the glossary's words alone route nothing;

@@ -168,7 +168,9 @@ func (a *Agent) routeCandidates(msg string) []skills.Candidate {
 			if units == nil {
 				units = reverseUnits(msg, a.cfg.Dictionary)
 			}
-			terms = idx.glossary.reverseNames(units, sk.Name, sk.Theme)
+			if terms = idx.glossary.reverseNames(units, sk.Name, sk.Theme); !a.reverseHeld(sk, terms) {
+				terms = nil
+			}
 		}
 		if len(terms) == 0 {
 			continue

@@ -234,23 +234,17 @@ func (a *Agent) route(ctx context.Context, msg string) (string, string) {
 func (a *Agent) routeReason(ctx context.Context, msg string) (string, string) {
 	cs := a.routeCandidates(msg)
 	if m := skills.Pick(cs); m != "" {
-		held, sources := a.reverseHeld(ctx, msg, cs, m)
 		for _, c := range cs {
-			if c.Name == m && held {
+			if c.Name == m {
 				if c.ProseOnly() && len(a.cfg.Skills.Headers()) > 1 {
 					if s, why := outweighedBySources(m, a.sourceEvidence(ctx, msg)); s != "" {
 						return s, why
 					}
 				}
-				if sources != "" {
-					return m, "router: " + candidateReason(c) + "; " + sourcesReason + sources
-				}
 				return m, "router: " + candidateReason(c)
 			}
 		}
-		if held {
-			return m, "router"
-		}
+		return m, "router"
 	}
 	if len(a.cfg.Skills.Headers()) < 2 {
 		// The only skill answers anyway (the offline mode's only-skill
