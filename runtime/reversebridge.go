@@ -183,9 +183,10 @@ func (g *Glossary) knownWords(words []string) []string {
 //     unit glossed, and one of them a whole term, or two do and one of
 //     them is a word of the dictionary of two characters or more naming a
 //     whole term. Such words are everyday English as often as not (白天开车
-//     glosses white, open and direct of a chess glossary), so, offline, the
-//     route holds only when the skill's sources hold two of them, rare
-//     there, in one passage (reverseHeld), or when a unit has a sense the
+//     glosses white, open and direct of a chess glossary), so they count
+//     only when the skill's sources hold two of them, rare there, in one
+//     passage (reverseHeld), offline and in the model's advice alike, or
+//     when a unit has a sense the
 //     dictionary labels with the skill's name (马 "horse or cavalry piece
 //     in Chinese chess", beside 王 king and 杀 attack).
 //
