@@ -105,8 +105,11 @@ var (
 // "１０．", "一、", "（三）", "①", "- "), or "" when t opens with none or
 // with a number that is part of what it says: a decimal or a time
 // ("3.5 hours", "9.30"), or a count of two numerals (二、三日病犹在肺: "on
-// the second or third day", 七、八日; 一、二月).
-func listNumber(t string) string {
+// the second or third day", 七、八日; 一、二月). Chinese numerals written
+// digit by digit (四四、 for 44, as 温病条辨 numbers its clauses) number a
+// list only at the start of a line (lineStart): inside one, 九二、见龙在田
+// names a line of a hexagram.
+func listNumber(t string, lineStart bool) string {
 	m := enumPrefix.FindString(t)
 	if m == "" {
 		return ""
@@ -120,9 +123,15 @@ func listNumber(t string) string {
 		return "" // 3.5 hours, 2.1.3
 	case !unicode.IsDigit(first) && strings.ContainsRune(zhNumerals, next):
 		return "" // 二、三日: a count (11．六畜肉 is an item)
+	case !lineStart && !unicode.IsDigit(first) && strings.ContainsRune(zhNumerals, first) && !zhOrdinal.MatchString(strings.TrimRight(m, "、.． \t　")):
+		return "" // 九二、见龙在田: a line of a hexagram, not item 92
 	}
 	return m
 }
+
+// zhOrdinal is a Chinese number as a list counts: 一 … 九, 十, 十一, 二十,
+// 三十五; not 九二 or 六五, which name a line of a hexagram.
+var zhOrdinal = regexp.MustCompile(`^(?:[一二三四五六七八九]|[二三四五六七八九]?十[一二三四五六七八九]?)$`)
 
 // zhAfter reports that s opens, after white space, with a Han character.
 func zhAfter(s string) bool {
@@ -177,7 +186,7 @@ func splitSentences(text string) []span {
 			}
 		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```"):
 			flush("")
-		case listNumber(t) != "" || blockFrom < 0:
+		case listNumber(t, true) != "" || blockFrom < 0:
 			flush("")
 			blockFrom, blockTo = lineStart, end
 		default:
@@ -240,7 +249,7 @@ func appendBlock(out []span, text string, from, to int) []span {
 	t := strings.TrimLeft(line, " \t　")
 	start := from + len(line) - len(t)
 	enum := false
-	if m := listNumber(t); m != "" {
+	if m := listNumber(t, true); m != "" {
 		start += len(m)
 		enum = true
 	}
@@ -255,7 +264,7 @@ func appendBlock(out []span, text string, from, to int) []span {
 func appendSentences(out []span, text string, start, to int, enum bool) []span {
 	add := func(a, b int) {
 		s, off := cleanSpan(text, a, b)
-		if m := listNumber(s); m != "" && runeLen(s) > runeLen(m) && zhAfter(s[len(m):]) {
+		if m := listNumber(s, false); m != "" && runeLen(s) > runeLen(m) && zhAfter(s[len(m):]) {
 			// "…主之。11．下利…" on one line: the numbering opens the next
 			// item; it is not part of its sentence. (Not in English: "1.
 			// P-K4 P-K4 2. PxP" numbers a game's moves.)
