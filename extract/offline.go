@@ -102,14 +102,13 @@ var (
 )
 
 // listNumber returns the list numbering that opens t ("1. ", "10．",
-// "１０．", "一、", "（三）", "①", "- "), or "" when t opens with none or
-// with a number that is part of what it says: a decimal or a time
-// ("3.5 hours", "9.30"), or a count of two numerals (二、三日病犹在肺: "on
-// the second or third day", 七、八日; 一、二月). Chinese numerals written
-// digit by digit (四四、 for 44, as 温病条辨 numbers its clauses) number a
-// list only at the start of a line (lineStart): inside one, 九二、见龙在田
-// names a line of a hexagram.
-func listNumber(t string, lineStart bool) string {
+// "１０．", "一、", "四四、" (44, as 温病条辨 numbers its clauses), "（三）",
+// "①", "- "), or "" when t opens with none or with a number that is part
+// of what it says: a decimal or a time ("3.5 hours", "9.30"), a count of
+// two numerals (二、三日病犹在肺: "on the second or third day", 七、八日;
+// 一、二月), or, in a text naming a hexagram's lines (hexagram:
+// namesHexagram), a line of the hexagram (九二、见龙在田).
+func listNumber(t string, hexagram bool) string {
 	m := enumPrefix.FindString(t)
 	if m == "" {
 		return ""
@@ -123,15 +122,21 @@ func listNumber(t string, lineStart bool) string {
 		return "" // 3.5 hours, 2.1.3
 	case !unicode.IsDigit(first) && strings.ContainsRune(zhNumerals, next):
 		return "" // 二、三日: a count (11．六畜肉 is an item)
-	case !lineStart && !unicode.IsDigit(first) && strings.ContainsRune(zhNumerals, first) && !zhOrdinal.MatchString(strings.TrimRight(m, "、.． \t　")):
+	case hexagram && hexagramLine.MatchString(m):
 		return "" // 九二、见龙在田: a line of a hexagram, not item 92
 	}
 	return m
 }
 
-// zhOrdinal is a Chinese number as a list counts: 一 … 九, 十, 十一, 二十,
-// 三十五; not 九二 or 六五, which name a line of a hexagram.
-var zhOrdinal = regexp.MustCompile(`^(?:[一二三四五六七八九]|[二三四五六七八九]?十[一二三四五六七八九]?)$`)
+// hexagramLine is the name of a line of a hexagram (九二 … 九五, 六二 …
+// 六五), which a list numbered digit by digit also writes.
+var hexagramLine = regexp.MustCompile(`^[六九][二三四五][、.．]`)
+
+// namesHexagram reports whether text names the first line of a hexagram
+// (初九, 初六): its 九二、 and 六五、 are the hexagram's lines.
+func namesHexagram(text string) bool {
+	return strings.Contains(text, "初九") || strings.Contains(text, "初六")
+}
 
 // zhAfter reports that s opens, after white space, with a Han character.
 func zhAfter(s string) bool {
@@ -153,6 +158,7 @@ const zhNumerals = "一二三四五六七八九十百千两〇零"
 // (which opens in lower case, or after a comma) is marked Cut: a sentence
 // broken at a paragraph break, such as a DOCX paragraph split mid-sentence.
 func splitSentences(text string) []span {
+	hex := namesHexagram(text)
 	var out []span
 	blockFrom, blockTo := -1, -1
 	flush := func(next string) {
@@ -160,7 +166,7 @@ func splitSentences(text string) []span {
 			return
 		}
 		before := len(out)
-		out = appendBlock(out, text, blockFrom, blockTo)
+		out = appendBlock(out, text, blockFrom, blockTo, hex)
 		if len(out) > before && continuesAfter(out[len(out)-1].Text, next) {
 			out[len(out)-1].Cut = true
 		}
@@ -186,7 +192,7 @@ func splitSentences(text string) []span {
 			}
 		case strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```"):
 			flush("")
-		case listNumber(t, true) != "" || blockFrom < 0:
+		case listNumber(t, hex) != "" || blockFrom < 0:
 			flush("")
 			blockFrom, blockTo = lineStart, end
 		default:
@@ -244,16 +250,16 @@ func continuesAfter(last, next string) bool {
 
 // appendBlock splits the paragraph text[from:to] (one or more lines) into
 // sentences; a line break inside it is white space.
-func appendBlock(out []span, text string, from, to int) []span {
+func appendBlock(out []span, text string, from, to int, hex bool) []span {
 	line := text[from:to]
 	t := strings.TrimLeft(line, " \t　")
 	start := from + len(line) - len(t)
 	enum := false
-	if m := listNumber(t, true); m != "" {
+	if m := listNumber(t, hex); m != "" {
 		start += len(m)
 		enum = true
 	}
-	return appendSentences(out, text, start, to, enum)
+	return appendSentences(out, text, start, to, enum, hex)
 }
 
 // appendSentences splits text[start:to] into sentences, the first marked
@@ -261,10 +267,10 @@ func appendBlock(out []span, text string, from, to int) []span {
 // (“Use or Lose.” Comp time expires…); an English aside in brackets that
 // holds sentences of its own ("(The rule is that … fifty moves. However,
 // … afresh.)") is read as those sentences.
-func appendSentences(out []span, text string, start, to int, enum bool) []span {
+func appendSentences(out []span, text string, start, to int, enum, hex bool) []span {
 	add := func(a, b int) {
 		s, off := cleanSpan(text, a, b)
-		if m := listNumber(s, false); m != "" && runeLen(s) > runeLen(m) && zhAfter(s[len(m):]) {
+		if m := listNumber(s, hex); m != "" && runeLen(s) > runeLen(m) && zhAfter(s[len(m):]) {
 			// "…主之。11．下利…" on one line: the numbering opens the next
 			// item; it is not part of its sentence. (Not in English: "1.
 			// P-K4 P-K4 2. PxP" numbers a game's moves.)
@@ -276,7 +282,7 @@ func appendSentences(out []span, text string, start, to int, enum bool) []span {
 			return
 		}
 		if inner, ok := bracketedSentences(s); ok {
-			out = appendSentences(out, text, off+1, off+1+len(inner), enum)
+			out = appendSentences(out, text, off+1, off+1+len(inner), enum, hex)
 			enum = false
 			return
 		}

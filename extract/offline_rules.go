@@ -282,7 +282,7 @@ func zhRule(s string) (ruleParse, bool) {
 		if p := hasPrefixAny(rest, zhLead); p != "" && !strings.HasPrefix(rest, "而后") {
 			rest, changed = trimLeadPunct(rest[len(p):]), true
 		}
-		if m := listNumber(rest, false); m != "" {
+		if m := listNumber(rest, true); m != "" {
 			// 十、若下之，则死: an item's number is not part of it.
 			rest, changed = trimLeadPunct(rest[len(m):]), true
 		}
@@ -300,7 +300,7 @@ func zhRule(s string) (ruleParse, bool) {
 	}
 	// 属性：1．太阳病，…: the item's number after its label is list
 	// numbering, not part of the condition.
-	if m := listNumber(rest, false); m != "" && m != rest {
+	if m := listNumber(rest, true); m != "" && m != rest {
 		rest = trimLeadPunct(rest[len(m):])
 	}
 	open := hasPrefixAny(rest, zhOpen)

@@ -473,7 +473,8 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 		"二、三日病犹在肺，若脉浮者，则宜辛凉。\n" +
 		"三、太阴风温，但热不恶寒而渴者，辛凉平剂银翘散主之。\n" +
 		"（四）若汗出多者，则不可再服。十二、若下之太早，则必死。\n\n" +
-		"初九、潜龙勿用。九二、见龙在田，利见大人。九三、君子终日乾乾。\n\n" +
+		"初九、潜龙勿用。九二、见龙在田，利见大人。\n九三、君子终日乾乾。\n\n" +
+		"盖土为杂气，最难分析！四四、足太阴寒湿，痞结胸满，不饥不食，半苓汤主之。\n\n" +
 		"3.5 hours of leave must be approved in advance.\n\n" +
 		"Black replies P-K4. 2. PxP wins a pawn.\n"
 	var got []string
@@ -492,6 +493,7 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 		"若汗出多者，则不可再服。",
 		"若下之太早，则必死。",
 		"初九、潜龙勿用。", "九二、见龙在田，利见大人。", "九三、君子终日乾乾。",
+		"盖土为杂气，最难分析！", "足太阴寒湿，痞结胸满，不饥不食，半苓汤主之。",
 		"3.5 hours of leave must be approved in advance.",
 		"Black replies P-K4.", "2. PxP wins a pawn.",
 	}
@@ -510,16 +512,18 @@ func TestListNumberingLeavesTheRule(t *testing.T) {
 			t.Errorf("parseRule(%q) = %q (%v), want condition %q", s, p.Cond, ok, cond)
 		}
 	}
-	// At a line's start a clause numbered digit by digit is an item
-	// (温病条辨's 七八、 for 78).
-	if got := listNumber("七八、疟伤胃阴", true); got != "七八、" {
-		t.Errorf("listNumber(七八、疟伤胃阴, line start) = %q, want 七八、", got)
+	// A clause numbered digit by digit is an item (温病条辨's 七八、 for
+	// 78, 六四、 for 64), unless the text names a hexagram's lines.
+	for _, s := range []string{"七八、疟伤胃阴", "六四、阳明湿温"} {
+		if got := listNumber(s, false); got == "" {
+			t.Errorf("listNumber(%q) = %q, want its number", s, got)
+		}
 	}
 	for s, want := range map[string]string{
 		"10．": "10．", "１０．": "１０．", "一、": "一、", "（三）": "（三）", "①": "①", "2) ": "2) ",
 		"3.5 hours": "", "二、三日": "", "11．六畜": "11．", "九二、": "", "六五、": "", "十二、": "十二、", "二十一、": "二十一、", "七、八日": "", "1998．": "", "2.1.3 ": "",
 	} {
-		if got := listNumber(s+"呕", false); got != want {
+		if got := listNumber(s+"呕", true); got != want {
 			t.Errorf("listNumber(%q) = %q, want %q", s+"呕", got, want)
 		}
 	}
