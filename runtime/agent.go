@@ -902,9 +902,13 @@ func (a *Agent) modelTurn(ctx context.Context, t *turn, msg string, all []knowle
 		}
 		if err != nil {
 			statsFrom(ctx).setErr(errKindModel)
-			if held := answer.String()[sent:] + stepText.String(); held != "" && judged {
-				// The turn failed: what the model said is not judged.
-				_ = t.send(Event{Type: EventContent, Content: held})
+			// A judged turn held its text back (sent <= answer.Len()); an
+			// unjudged step's text has streamed already and sent counts it.
+			if judged {
+				if held := answer.String()[sent:] + stepText.String(); held != "" {
+					// The turn failed: what the model said is not judged.
+					_ = t.send(Event{Type: EventContent, Content: held})
+				}
 			}
 			_ = a.persist(ctx, t, recs)
 			_ = t.send(Event{Type: EventError, Error: err.Error()})
