@@ -511,7 +511,9 @@ func TestHalfPrecisionHNSW(t *testing.T) {
 		t.Fatalf("vector search does not use the index:\n%s", p)
 	}
 	qs := queries(c, 100)
-	if r := hnswRecall(ctx, t, s, c, qs, 0); r < 0.97 {
+	r := hnswRecall(ctx, t, s, c, qs, 0)
+	t.Logf("recall@10 at ef_search %d: %.3f (index %s)", hnswEfSearch, r, hnswParams)
+	if r < 0.97 {
 		t.Errorf("recall@10 at ef_search %d = %.3f, want >= 0.97", hnswEfSearch, r)
 	}
 	hits, err := s.Search(ctx, knowledge.Query{Theme: "t", Vector: q.Vector, K: 5, Mode: knowledge.SearchVector})
