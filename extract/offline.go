@@ -245,7 +245,42 @@ func continuesAfter(last, next string) bool {
 		return false
 	}
 	n, _ := utf8.DecodeRuneInString(next)
-	return unicode.IsLower(n)
+	return unicode.IsLower(n) || zhRunsOn(last, next)
+}
+
+// zhRunsOn reports that a Chinese paragraph whose last sentence is last may
+// go on in the paragraph opening with next: Chinese has no case, so a
+// sentence of clauses (it holds a comma) that ends on a character with no
+// closing mark, before a paragraph opening with a character that is not an
+// item's number, is read as broken off: 金匮要略's hard-wrapped "…熏其面，
+// 加大" ⏎ "黄以利之。", which the converter keeps as two paragraphs. Where a
+// book leaves the mark off at a sentence's end (紫微斗数全书's "…主人极聪明" ⏎
+// "威勇论。"), the sentence is dropped too: a whole rule lost, no cut one kept.
+func zhRunsOn(last, next string) bool {
+	r, _ := utf8.DecodeLastRuneInString(last)
+	n, _ := utf8.DecodeRuneInString(next)
+	return unicode.Is(unicode.Han, r) && unicode.Is(unicode.Han, n) && strings.ContainsAny(last, "，,") && listNumber(next, true) == ""
+}
+
+// zhOpenEnd are characters that cannot end a Chinese clause: they join it
+// to what follows (而, 于, 乃, 所 ...).
+const zhOpenEnd = "而于且若被把将乃即所其自"
+
+// enClauseOpen are English words that cannot end a clause.
+var enClauseOpen = map[string]bool{"the": true, "a": true, "an": true, "and": true, "or": true, "by": true, "must": true, "shall": true, "whose": true}
+
+// openEnded reports that a rule's part s ends on a word that cannot end a
+// clause (必为神所, "whether recent or", "maintained by"): it is cut.
+func openEnded(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); unicode.Is(unicode.Han, r) {
+		return strings.ContainsRune(zhOpenEnd, r)
+	}
+	f := strings.Fields(s)
+	return len(f) > 1 && enClauseOpen[strings.ToLower(strings.Trim(f[len(f)-1], ",;:"))]
 }
 
 // appendBlock splits the paragraph text[from:to] (one or more lines) into
@@ -635,7 +670,9 @@ func Offline(ctx context.Context, theme string, chunks []chunk.Chunk, glossary [
 				}
 			}
 		}
-		if !ok {
+		if !ok || openEnded(p.Cond) || openEnded(p.Concl) {
+			// 必为神所, "whether recent or", "maintained by": a part
+			// ending on a word that joins it to what follows is cut.
 			continue
 		}
 		if n := narr[s.Doc]; n != nil && !narrativeRuleOK(n, p, s) {

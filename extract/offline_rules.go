@@ -258,6 +258,22 @@ var (
 	zhParticle = "也矣焉耳哉"
 )
 
+// zhOnly reports that the opening word p of s is 但 'only', part of the
+// clause it opens, not 'but': a short first clause saying "only X, not Y"
+// (但热不寒, 但满而不痛者, 但结胸无大热者) or naming a case with 者. 但 before a
+// time, a person or a long clause (但刮后须十二时不饮水, 但古人治法良多) is 'but'.
+func zhOnly(s, p string) bool {
+	if p != "但" {
+		return false
+	}
+	first := s[len(p):]
+	if i := strings.IndexAny(first, "，,：；。"); i >= 0 {
+		first = first[:i]
+	}
+	n := runeLen(first)
+	return n >= 2 && n <= 6 && (strings.ContainsAny(first, "不无") || strings.HasSuffix(first, "者"))
+}
+
 func hasPrefixAny(s string, list []string) string {
 	for _, p := range list {
 		if strings.HasPrefix(s, p) {
@@ -289,7 +305,7 @@ func zhRule(s string) (ruleParse, bool) {
 		if m := zhQuoteIn.FindString(rest); m != "" {
 			rest, changed = trimLeadPunct(rest[len(m):]), true
 		}
-		if p := hasPrefixAny(rest, zhExcept); p != "" && exc == "" && !strings.HasPrefix(rest, "然后") && !strings.HasPrefix(rest, "然则") {
+		if p := hasPrefixAny(rest, zhExcept); p != "" && exc == "" && !strings.HasPrefix(rest, "然后") && !strings.HasPrefix(rest, "然则") && !zhOnly(rest, p) {
 			rest, exc, changed = trimLeadPunct(rest[len(p):]), p, true
 		}
 	}
@@ -614,6 +630,21 @@ var (
 	enBefore = regexp.MustCompile(`(?i)^(with|at|in|on|for|into|onto|over|under|before|after|until|from|to|by|without|within|so|because|while|when|if|unless|than|and|or|but|as)$`)
 )
 
+// enMeansNoun reports that "means" after before is the noun ("maintained by
+// means of", "as a means of"), not the verb linking an observation to what
+// it tells.
+func enMeansNoun(before, verb string) bool {
+	if !strings.EqualFold(verb, "means") {
+		return false
+	}
+	f := strings.Fields(before)
+	switch strings.ToLower(f[len(f)-1]) {
+	case "by", "a", "an", "the", "of", "no", "any", "some", "its", "his", "her", "their", "our", "your", "my", "this", "that", "these", "those", "every", "all", "such", "other", "same", "best", "only", "sole", "main", "whose", "what", "which", "whatever":
+		return true
+	}
+	return false
+}
+
 // enRule reads an English sentence as a rule:
 //   - "If/When X, (then) Y" and "Y if X": condition X, conclusion Y;
 //   - "X means/indicates Y": an observation and what it tells;
@@ -697,7 +728,7 @@ func enForms(body string) (ruleParse, bool) {
 		}
 		return p, true
 	}
-	if m := enMeans.FindStringSubmatch(main); m != nil && !strings.ContainsAny(m[1], ",:;") && !enOpen.MatchString(m[1]) {
+	if m := enMeans.FindStringSubmatch(main); m != nil && !strings.ContainsAny(m[1], ",:;") && !enOpen.MatchString(m[1]) && !enMeansNoun(m[1], m[2]) {
 		cond := trimClause(m[1])
 		concl := trimClause(m[3])
 		if strings.HasPrefix(strings.ToLower(m[2]), "is a sign") || strings.HasPrefix(strings.ToLower(m[2]), "are a sign") {

@@ -567,3 +567,27 @@ func TestTopicNotRepeated(t *testing.T) {
 		t.Errorf("topicTerm(方) = %q", got)
 	}
 }
+
+// TestOnlyIsKept: 但 'only' before a symptom is part of the condition (但热不寒
+// is "fever only, no chills"), 但 'but' opening a sentence is not, and it
+// marks an exception.
+func TestOnlyIsKept(t *testing.T) {
+	for s, want := range map[string]struct {
+		cond string
+		exc  bool
+	}{
+		"五一、但热不寒，或微寒多热，舌干口渴，此乃阴气先伤，阳气独发，名曰瘅疟，五汁饮主之。": {"但热不寒，或微寒多热，舌干口渴", false},
+		"但满而不痛者，此为痞，柴胡不中与之，宜半夏泻心汤。":                  {"但满而不痛", false},
+		"但刮后须十二时不饮水，方不再发。":                           {"刮后须十二时不饮水", true},
+		"但古人治法良多，而议病究未透彻来路，皆由不明六气为病，与温病之源。":          {"古人治法良多，而议病究未透彻来路", true},
+	} {
+		p, ok := zhRule(s)
+		if !ok {
+			t.Errorf("%s: no rule", s)
+			continue
+		}
+		if p.Cond != want.cond || (p.Tier == 3) != want.exc {
+			t.Errorf("%s: condition %q tier %d, want %q (exception %v)", s, p.Cond, p.Tier, want.cond, want.exc)
+		}
+	}
+}
