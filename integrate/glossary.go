@@ -46,6 +46,9 @@ const (
 type GlossaryInputs struct {
 	Headings []string
 	Titles   []string
+	// Passages are the chunks' texts, which tell the terms a heading runs
+	// together (topicParts).
+	Passages []string
 }
 
 // candidate is a term found offline, with where it was found (the first
@@ -85,6 +88,39 @@ const numeralHan = "一二三四五六七八九十百千零〇两第"
 // 魁罡, "1.12 衰旺论" is 衰旺), or "" when the title is no term (a volume,
 // a sentence, not Han).
 func termOfHeading(h string) string {
+	h, chapter := topicOfHeading(h)
+	if !isTermText(h) {
+		return ""
+	}
+	if chapter {
+		// A chapter's name, not a phrase of prose: 将威, 论将 hold
+		// 将 (general) and are terms.
+		return h
+	}
+	// A title that reads as a phrase of prose or a question (杂气如何取用)
+	// is no term: its words would route unrelated questions (如何).
+	for _, r := range h {
+		if gramStop[r] {
+			return ""
+		}
+	}
+	return h
+}
+
+// discourseHead and discourseTail are the words around a heading's topic
+// that say it is discussed (论魁罡, 衰旺论, 总论岁运, 附论墓运, 偏正财合论,
+// 官煞去留杂论), no part of it: longest first.
+var (
+	discourseHead = []string{"总论", "杂论", "附论", "通论", "论"}
+	discourseTail = []string{"合论", "杂论", "总论", "论", "篇"}
+)
+
+// topicOfHeading returns what a heading title discusses, its numbering,
+// volume, parentheses and the words of discussion taken off (论将星华盖 is
+// 将星华盖, 十七、论墓库刑冲之说 is 墓库刑冲), whatever its characters; "" for a
+// volume of a book. chapter says the title is a chapter's name before its
+// ordinal (文师第一, 论将第十九), which is the term whole.
+func topicOfHeading(h string) (topic string, chapter bool) {
 	h = strings.TrimSpace(h)
 	for {
 		t := strings.TrimSpace(headingNumber.ReplaceAllString(h, ""))
@@ -105,38 +141,32 @@ func termOfHeading(h string) string {
 			if r := []rune(h); len(r) > minTermRunes && r[len(r)-1] == '篇' {
 				h = string(r[:len(r)-1])
 			}
-			// A chapter's name, not a phrase of prose: 将威, 论将 hold
-			// 将 (general) and are terms.
-			if isTermText(h) {
-				return h
-			}
-			return ""
+			return h, true
 		}
 	}
 	if strings.ContainsRune(h, '卷') {
-		return "" // a volume of a book, not a topic
+		return "", false // a volume of a book, not a topic
 	}
-	if r := []rune(h); len(r) > minTermRunes && r[0] == '论' {
-		h = string(r[1:])
-		// "论墓库刑冲之说": a discussion "of" its terms; the 之说 says so.
-		if t := discourseEnd.ReplaceAllString(h, ""); utf8.RuneCountInString(t) >= minTermRunes {
+	trim := func(t string) bool {
+		if utf8.RuneCountInString(t) >= minTermRunes && t != h {
 			h = t
+			return true
+		}
+		return false
+	}
+	for _, w := range discourseHead {
+		if strings.HasPrefix(h, w) && trim(strings.TrimPrefix(h, w)) {
+			break
 		}
 	}
-	if r := []rune(h); len(r) > minTermRunes && r[len(r)-1] == '论' {
-		h = string(r[:len(r)-1])
-	}
-	if !isTermText(h) {
-		return ""
-	}
-	// A title that reads as a phrase of prose or a question (杂气如何取用)
-	// is no term: its words would route unrelated questions (如何).
-	for _, r := range h {
-		if gramStop[r] {
-			return ""
+	// "论墓库刑冲之说": a discussion "of" its terms; the 之说 says so.
+	trim(discourseEnd.ReplaceAllString(h, ""))
+	for _, w := range discourseTail {
+		if strings.HasSuffix(h, w) && trim(strings.TrimSuffix(h, w)) {
+			break
 		}
 	}
-	return h
+	return h, false
 }
 
 // isTermText reports whether s can be a term: minTermRunes to maxTermRunes
@@ -249,6 +279,49 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 		}
 		cands[g.term] = &candidate{term: g.term, context: g.context, docs: g.docs}
 	}
+	// A discussion of terms run together (论将星华盖, 论刑冲会合,
+	// 论财官印绶, 论X与Y) names each of them, when each is used in the
+	// sources on its own or is a term found elsewhere.
+	topics := map[string]string{} // topic -> its heading
+	want := map[string]bool{}
+	for _, h := range in.Headings {
+		t, chapter := topicOfHeading(h)
+		bare := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(topicSeparators, r) {
+				return -1
+			}
+			return r
+		}, t)
+		if n := utf8.RuneCountInString(bare); chapter || !discourse(h) || !isHanOnly(t) || n < 2*minPartRunes || n > maxTermRunes {
+			continue
+		}
+		if _, ok := topics[t]; ok {
+			continue
+		}
+		topics[t] = h
+		want[t] = true
+		for _, cut := range topicCuts([]rune(t)) {
+			for _, p := range cut {
+				want[p] = true
+			}
+		}
+	}
+	uses := countIn(in.Passages, want)
+	known := func(s string) bool { return cands[s] != nil }
+	topicList := make([]string, 0, len(topics))
+	for t := range topics {
+		topicList = append(topicList, t)
+	}
+	sort.Strings(topicList)
+	var parts []candidate
+	for _, t := range topicList {
+		for _, p := range topicParts(t, uses, known) {
+			parts = append(parts, candidate{term: p, context: topics[t]})
+		}
+	}
+	for _, p := range parts {
+		add(p.term, p.context, true)
+	}
 	// A discussion of two terms side by side (论墓库刑冲之说, 论建禄月劫)
 	// names each of them, when one is a term found elsewhere.
 	for _, ht := range headingTerms {
@@ -272,6 +345,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	var g skills.Glossary
 	var kept []candidate
 	mined := 0
+	namedReading := map[string]bool{} // the toneless readings of the named terms
 	for _, c := range out {
 		if !c.named {
 			if mined == maxMinedTerms {
@@ -284,10 +358,40 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 		if isTermText(c.term) {
 			py = PinyinOf(c.term)
 		}
+		if c.named {
+			for _, p := range py[min(1, len(py)):] {
+				namedReading[strings.ReplaceAll(p, " ", "")] = true
+			}
+		} else {
+			py = givenWay(py, namedReading)
+		}
 		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: py, From: skills.FromMined})
 	}
 	sort.SliceStable(g.Terms, func(i, j int) bool { return g.Terms[i].Term < g.Terms[j].Term })
 	return kept, g
+}
+
+// givenWay returns the pinyin forms of a phrase mined from the wording
+// (PinyinOf's) without the readings a named term (a heading's, a pattern's,
+// a title's) also reads as: the reading names the named term. "ri gui" is
+// 日贵 (the heading 论日贵), not 日癸, the day's stem run into the hour's
+// pillar (甲日癸酉时), whose passages took a question's top five. The
+// toned form goes with its first toneless reading.
+func givenWay(py []string, named map[string]bool) []string {
+	if len(py) < 2 {
+		return py
+	}
+	var out []string
+	for i, p := range py {
+		key := strings.ReplaceAll(p, " ", "")
+		if i == 0 {
+			key = strings.ReplaceAll(py[1], " ", "")
+		}
+		if !named[key] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // pairOf splits a heading's four-character term into its two terms when one
@@ -305,11 +409,19 @@ func pairOf(term string, cands map[string]*candidate) []string {
 	return []string{a, b}
 }
 
-// discourse reports whether a heading title is a discussion "论X" or
-// "X之说".
+// discourse reports whether a heading title is a discussion: "论X",
+// "总论X", "X论", "X合论" or "X之说".
 func discourse(h string) bool {
 	h = stripNumbering(h)
-	return strings.HasPrefix(h, "论") || discourseEnd.MatchString(h)
+	if i := strings.IndexAny(h, "（(【["); i > 0 {
+		h = strings.TrimSpace(h[:i])
+	}
+	for _, w := range discourseHead {
+		if strings.HasPrefix(h, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(h, "论") || discourseEnd.MatchString(h)
 }
 
 // foundIn reports whether any of docs holds s.
@@ -720,4 +832,122 @@ func isProcedureStep(name string) bool {
 	}
 	first, _, _ := strings.Cut(strings.ToLower(name), " ")
 	return procedureVerbsEN[strings.Trim(first, ".,:;()")]
+}
+
+// Terms run together in a discussion's topic (论将星华盖, 论刑冲会合,
+// 论财官印绶): the topic is cut into parts of minPartRunes to maxPartRunes
+// characters, each of them a term when every part is one the sources use
+// on their own, outside the topic (minPartUses times), or a candidate of
+// its own (another heading's term, a recurring phrase).
+const (
+	minPartRunes = 2
+	maxPartRunes = 3
+	minPartUses  = 2
+)
+
+// topicCuts returns the ways to cut a topic into parts of minPartRunes to
+// maxPartRunes characters, fewest parts first.
+func topicCuts(r []rune) [][]string {
+	var out [][]string
+	var walk func(i int, parts []string)
+	walk = func(i int, parts []string) {
+		if i == len(r) {
+			out = append(out, append([]string(nil), parts...))
+			return
+		}
+		if i > 0 && strings.ContainsRune(topicSeparators, r[i]) {
+			walk(i+1, parts) // 论X与Y: 与 is no part of either
+			return
+		}
+		for n := minPartRunes; n <= maxPartRunes && i+n <= len(r); n++ {
+			if strings.ContainsAny(string(r[i:i+n]), topicSeparators) {
+				break
+			}
+			walk(i+n, append(parts, string(r[i:i+n])))
+		}
+	}
+	walk(0, nil)
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) < len(out[j]) })
+	return out
+}
+
+// countIn counts the occurrences of each of want in passages.
+func countIn(passages []string, want map[string]bool) map[string]int {
+	longest := 0
+	for w := range want {
+		longest = max(longest, utf8.RuneCountInString(w))
+	}
+	n := map[string]int{}
+	for _, p := range passages {
+		for _, run := range hanRuns(p) {
+			for i := range run {
+				for k := minTermRunes; k <= longest && i+k <= len(run); k++ {
+					if s := string(run[i : i+k]); want[s] {
+						n[s]++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// topicSeparators join the terms of a topic (论X与Y): no part of a term.
+const topicSeparators = "与及并"
+
+// partStop are the characters that start or end no part of a topic: the
+// function words of classical and modern prose (合而, 如何, 神能, 的煞 of
+// 十干合而不合, 杂气如何取用, 四吉神能破格, 暗金的煞). Unlike gramStop they
+// leave out the characters that are also nouns in a field's names (将 of
+// 将星, 盖 of 华盖, 夫 of 伤夫, 要 of 紧要).
+var partStop = map[rune]bool{}
+
+// partNegation start no part: a topic's clause (无关, 有别, 不合), not a term.
+const partNegation = "不无有非未莫勿"
+
+func init() {
+	for _, r := range "之乎者也而其以于则乃所此彼若如何即亦又且皆必是在为哉矣焉曰云故凡的了吗呢么这那个就都还很着过把被让既因虽但然仍只已尚更再犹可能" {
+		partStop[r] = true
+	}
+}
+
+// topicParts returns the terms a discussion's topic runs together: the cut
+// of the topic (topicCuts) whose every part the sources use outside the
+// topic (uses, minPartUses times at least) or is a candidate of its own
+// (known), no part starting or ending with a function word (partStop),
+// starting with a negation or being a number; of the cuts that qualify,
+// the one of fewest parts, then the one whose least used part is used the
+// most. None when no cut qualifies (杂气如何取用, 进交退伏).
+func topicParts(topic string, uses map[string]int, known func(string) bool) []string {
+	var best []string
+	bestMin := -1
+	for _, cut := range topicCuts([]rune(topic)) {
+		if best != nil && len(cut) > len(best) {
+			break
+		}
+		least := int(^uint(0) >> 1)
+		for _, p := range cut {
+			r := []rune(p)
+			if partStop[r[0]] || partStop[r[len(r)-1]] || strings.ContainsRune(partNegation, r[0]) || strings.Trim(p, numeralHan) == "" {
+				least = -1
+				break
+			}
+			n := uses[p] - uses[topic]*strings.Count(topic, p)
+			if known(p) {
+				n = max(n, minPartUses)
+			}
+			if n < minPartUses {
+				least = -1
+				break
+			}
+			least = min(least, n)
+		}
+		if least > bestMin {
+			best, bestMin = cut, least
+		}
+	}
+	if bestMin < 0 {
+		return nil
+	}
+	return best
 }

@@ -170,6 +170,14 @@ func termOfHeadingEN(h string) string {
 	if h == "" || strings.ContainsAny(h, "?!") || strings.Count(h, ",") > 1 {
 		return ""
 	}
+	for _, r := range h {
+		if unicode.Is(unicode.Han, r) {
+			// A Chinese title termOfHeading found no term in (论将星华盖,
+			// 论日为主) is none: kept whole, it named nothing a question
+			// asks (hua gai).
+			return ""
+		}
+	}
 	if i := strings.Index(h, "--"); i >= 0 {
 		return "" // "The ending Rook and King against King." after a dash: a description
 	}

@@ -232,11 +232,14 @@ func contentsOf(chunks []chunk.Chunk) skills.Contents {
 }
 
 // glossaryInputsOf gathers the distinct heading and document titles of
-// chunks.
+// chunks, and the text of those that are no navigation.
 func glossaryInputsOf(chunks []chunk.Chunk) integrate.GlossaryInputs {
 	var in integrate.GlossaryInputs
 	seen := map[string]bool{}
 	for _, c := range chunks {
+		if !c.Navigation {
+			in.Passages = append(in.Passages, c.Text)
+		}
 		for _, h := range append([]string{c.Title}, c.HeadingPath...) {
 			if h != "" && !seen[h] {
 				seen[h] = true
