@@ -97,14 +97,27 @@ func termOfHeading(h string) string {
 		// 将 (general) and are terms.
 		return h
 	}
-	// A title that reads as a phrase of prose or a question (杂气如何取用)
-	// is no term: its words would route unrelated questions (如何).
+	// A title that reads as a phrase of prose or a question (杂气如何取用,
+	// 日为主 of 论日为主) is no term: its words would route unrelated
+	// questions (如何). Only particles, copulas and question words tell
+	// so (titleProse): a name holds other characters of gramStop (水火既济,
+	// 玄武当权, 伤夫克子, 桂枝汤方).
 	for _, r := range h {
-		if gramStop[r] {
+		if titleProse[r] {
 			return ""
 		}
 	}
 	return h
+}
+
+// titleProse are the characters that make a title a phrase of prose or a
+// question: particles, copulas, question words and modal verbs.
+var titleProse = map[rune]bool{}
+
+func init() {
+	for _, r := range "之乎者也而其以于则乃所此彼若如何是为在哉矣焉曰云的了吗呢么这那个着过把被让可能" {
+		titleProse[r] = true
+	}
 }
 
 // discourseHead and discourseTail are the words around a heading's topic
@@ -306,7 +319,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 			}
 		}
 	}
-	uses := countIn(in.Passages, want)
+	uses, listed := countIn(in.Passages, want)
 	known := func(s string) bool { return cands[s] != nil }
 	topicList := make([]string, 0, len(topics))
 	for t := range topics {
@@ -315,7 +328,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	sort.Strings(topicList)
 	var parts []candidate
 	for _, t := range topicList {
-		for _, p := range topicParts(t, uses, known) {
+		for _, p := range topicParts(t, uses, listed, known) {
 			parts = append(parts, candidate{term: p, context: topics[t]})
 		}
 	}
@@ -871,25 +884,41 @@ func topicCuts(r []rune) [][]string {
 	return out
 }
 
-// countIn counts the occurrences of each of want in passages.
-func countIn(passages []string, want map[string]bool) map[string]int {
+// listMarks open and close an item of a list or a name set apart in the
+// sources: 劫煞、亡神、六厄 or 〈空亡〉, as the books enumerate the terms of
+// their field and never their words of prose (紧要, 高低, 成败).
+const (
+	listOpen  = "、〈《（(「【"
+	listClose = "、〉》）)」】"
+)
+
+// countIn counts the occurrences of each of want in passages, and those of
+// them set apart as an item of a list or a name (listMarks).
+func countIn(passages []string, want map[string]bool) (uses, listed map[string]int) {
 	longest := 0
 	for w := range want {
 		longest = max(longest, utf8.RuneCountInString(w))
 	}
-	n := map[string]int{}
+	uses, listed = map[string]int{}, map[string]int{}
 	for _, p := range passages {
-		for _, run := range hanRuns(p) {
-			for i := range run {
-				for k := minTermRunes; k <= longest && i+k <= len(run); k++ {
-					if s := string(run[i : i+k]); want[s] {
-						n[s]++
-					}
+		rs := []rune(p)
+		for i, r := range rs {
+			if !unicode.Is(unicode.Han, r) {
+				continue
+			}
+			for j := i + minTermRunes; j <= i+longest && j <= len(rs) && unicode.Is(unicode.Han, rs[j-1]); j++ {
+				s := string(rs[i:j])
+				if !want[s] {
+					continue
+				}
+				uses[s]++
+				if i > 0 && strings.ContainsRune(listOpen, rs[i-1]) || j < len(rs) && strings.ContainsRune(listClose, rs[j]) {
+					listed[s]++
 				}
 			}
 		}
 	}
-	return n
+	return uses, listed
 }
 
 // topicSeparators join the terms of a topic (论X与Y): no part of a term.
@@ -912,13 +941,15 @@ func init() {
 }
 
 // topicParts returns the terms a discussion's topic runs together: the cut
-// of the topic (topicCuts) whose every part the sources use outside the
-// topic (uses, minPartUses times at least) or is a candidate of its own
-// (known), no part starting or ending with a function word (partStop),
-// starting with a negation or being a number; of the cuts that qualify,
-// the one of fewest parts, then the one whose least used part is used the
-// most. None when no cut qualifies (杂气如何取用, 进交退伏).
-func topicParts(topic string, uses map[string]int, known func(string) bool) []string {
+// of the topic (topicCuts) whose every part is a candidate of its own
+// (known) or one the sources use outside the topic (uses, minPartUses
+// times at least) and set apart as a term at least once (listed: an item
+// of a list, a bracketed name), no part starting or ending with a function
+// word (partStop), starting with a negation or being a number; of the cuts
+// that qualify, the one of fewest parts, then the one whose least used
+// part is used the most. None when no cut qualifies (杂气如何取用, 进交退伏,
+// 相神紧要: 紧要 "important" is used, never listed).
+func topicParts(topic string, uses, listed map[string]int, known func(string) bool) []string {
 	var best []string
 	bestMin := -1
 	for _, cut := range topicCuts([]rune(topic)) {
@@ -933,6 +964,9 @@ func topicParts(topic string, uses map[string]int, known func(string) bool) []st
 				break
 			}
 			n := uses[p] - uses[topic]*strings.Count(topic, p)
+			if listed[p] == 0 {
+				n = 0
+			}
 			if known(p) {
 				n = max(n, minPartUses)
 			}

@@ -417,17 +417,20 @@ func TestMinedTermsAreNoCuts(t *testing.T) {
 
 // A discussion's topic that runs terms together names each of them when
 // the sources use each on its own (论将星华盖: 将星 and 华盖, though 将 and
-// 盖 are prose characters), never the title whole by the English titles'
-// path; a topic that reads as prose (十干合而不合, 杂气如何取用) or whose part
-// the sources never use alone (进交退伏) names no part; 总论 and 合论 are
+// 盖 are prose characters), never the title whole with its 论 by the English
+// titles' path; a name holding such characters is a term (桂枝汤方, 水火既济),
+// as it was by that path; a topic that reads as prose (十干合而不合, 杂气如何取用) or whose part
+// the sources never use alone (进交退伏) or never set apart as a term (紧要
+// of 相神紧要, "important", in no list) names no part; 总论 and 合论 are
 // words of discussion as 论 is. A reading a heading's term has names it,
 // not a phrase of the wording that reads the same (日贵 and 日癸, "ri gui").
 func TestHeadingTopicsNameTheirParts(t *testing.T) {
-	headings := []string{"22 论将星华盖", "23 论日贵", "五、论十干合而不合", "论杂气如何取用", "18 论进交退伏", "16 总论岁运", "55 偏正财合论", "论刑冲与会合", "16 论暗金的煞"}
+	headings := []string{"22 论将星华盖", "23 论日贵", "桂枝汤方", "11 水火既济", "五、论十干合而不合", "论杂气如何取用", "18 论进交退伏", "十五、论相神紧要", "16 总论岁运", "55 偏正财合论", "论刑冲与会合", "16 论暗金的煞"}
 	passages := []string{
 		"## 22 论将星华盖\n将星者，如三合寅午戌，午为将星。华盖者，喻如宝盖。",
-		"凡将星华盖，主贵。华盖逢空，为僧道。将星带刃，主掌兵权。",
-		"十干合而不合，合而化。杂气如何取用，如何。进交者，交也。刑冲会合，会合则吉，刑冲则凶。的煞者，的煞。暗金，暗金。",
+		"凡将星、华盖，主贵。华盖逢空，为僧道。将星带刃，主掌兵权。",
+		"十干合而不合，合而化。杂气如何取用，如何。进交者，交也。刑冲、会合，会合则吉，刑冲则凶。的煞者，的煞。暗金，暗金。",
+		"相神紧要。相神者，为紧要也，最为紧要。",
 	}
 	ks := &knowledgeSet{}
 	for _, c := range []string{"甲日癸酉时，主贵", "乙日癸未时，富", "丙日癸巳时，寿"} {
@@ -438,12 +441,12 @@ func TestHeadingTopicsNameTheirParts(t *testing.T) {
 	for _, c := range cands {
 		got[c.term] = true
 	}
-	for _, want := range []string{"将星", "华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸"} {
+	for _, want := range []string{"将星", "华盖", "将星华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸", "桂枝汤方", "水火既济"} {
 		if !got[want] {
 			t.Errorf("%s is not mined", want)
 		}
 	}
-	for _, no := range []string{"论将星华盖", "将星华盖", "十干合而不合", "合而", "不合", "杂气如何取用", "如何", "进交", "退伏", "总论岁运", "偏正财合", "暗金的煞", "的煞", "论暗金的煞"} {
+	for _, no := range []string{"论将星华盖", "十干合而不合", "合而", "不合", "杂气如何取用", "如何", "进交", "退伏", "紧要", "总论岁运", "偏正财合", "暗金的煞", "的煞", "论暗金的煞"} {
 		if got[no] {
 			t.Errorf("%s is mined as a term", no)
 		}
