@@ -358,7 +358,7 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 	var g skills.Glossary
 	var kept []candidate
 	mined := 0
-	namedReading := map[string]bool{} // the toneless readings of the named terms
+	namedReading := map[string]string{} // a named term's first toneless reading, joined -> the term
 	for _, c := range out {
 		if !c.named {
 			if mined == maxMinedTerms {
@@ -372,11 +372,13 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 			py = PinyinOf(c.term)
 		}
 		if c.named {
-			for _, p := range py[min(1, len(py)):] {
-				namedReading[strings.ReplaceAll(p, " ", "")] = true
+			if len(py) > 1 {
+				if _, ok := namedReading[strings.ReplaceAll(py[1], " ", "")]; !ok {
+					namedReading[strings.ReplaceAll(py[1], " ", "")] = c.term
+				}
 			}
 		} else {
-			py = givenWay(py, namedReading)
+			py = givenWay(c.term, py, namedReading)
 		}
 		g.Terms = append(g.Terms, skills.GlossaryTerm{Term: c.term, Pinyin: py, From: skills.FromMined})
 	}
@@ -385,12 +387,15 @@ func mineCandidates(ks *knowledgeSet, in GlossaryInputs) ([]candidate, skills.Gl
 }
 
 // givenWay returns the pinyin forms of a phrase mined from the wording
-// (PinyinOf's) without the readings a named term (a heading's, a pattern's,
-// a title's) also reads as: the reading names the named term. "ri gui" is
-// 日贵 (the heading 论日贵), not 日癸, the day's stem run into the hour's
-// pillar (甲日癸酉时), whose passages took a question's top five. The
-// toned form goes with its first toneless reading.
-func givenWay(py []string, named map[string]bool) []string {
+// (PinyinOf's) without those reading as a named term (a heading's, a
+// pattern's, a title's) reads first: the reading names the named term.
+// "ri gui" is 日贵 (the heading 论日贵), not 日癸, the day's stem run into
+// the hour's pillar (甲日癸酉时), whose passages took a question's top five;
+// "ri ren" is 日刃, not 日壬. The toned form goes with its first toneless
+// reading. Only the named term's first reading counts (亡神 is wang shen:
+// its reading wu shen is still 戊申's), and a variant spelling of the named
+// term (七煞 of 七杀) keeps its readings: it is the same term.
+func givenWay(term string, py []string, named map[string]string) []string {
 	if len(py) < 2 {
 		return py
 	}
@@ -400,11 +405,18 @@ func givenWay(py []string, named map[string]bool) []string {
 		if i == 0 {
 			key = strings.ReplaceAll(py[1], " ", "")
 		}
-		if !named[key] {
+		if n, ok := named[key]; !ok || variantOf(n, term) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// variantOf reports whether a and b are one term in two spellings: 煞 for
+// 杀, 㑹 for 会.
+func variantOf(a, b string) bool {
+	fold := strings.NewReplacer("煞", "杀", "㑹", "会").Replace
+	return fold(a) == fold(b)
 }
 
 // pairOf splits a heading's four-character term into its two terms when one

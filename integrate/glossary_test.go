@@ -433,7 +433,8 @@ func TestHeadingTopicsNameTheirParts(t *testing.T) {
 		"相神紧要。相神者，为紧要也，最为紧要。",
 	}
 	ks := &knowledgeSet{}
-	for _, c := range []string{"甲日癸酉时，主贵", "乙日癸未时，富", "丙日癸巳时，寿"} {
+	headings = append(headings, "13 论七杀", "12 论亡神")
+	for _, c := range []string{"甲日癸酉时，主贵", "乙日癸未时，富", "丙日癸巳时，寿", "七煞戊申", "七煞有制戊申", "戊申见七煞"} {
 		ks.rules.Rules.Tier2 = append(ks.rules.Rules.Tier2, knowledge.Rule{Condition: c})
 	}
 	cands, g := mineCandidates(ks, GlossaryInputs{Headings: headings, Passages: passages})
@@ -441,7 +442,7 @@ func TestHeadingTopicsNameTheirParts(t *testing.T) {
 	for _, c := range cands {
 		got[c.term] = true
 	}
-	for _, want := range []string{"将星", "华盖", "将星华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸", "桂枝汤方", "水火既济"} {
+	for _, want := range []string{"七煞", "戊申", "将星", "华盖", "将星华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸", "桂枝汤方", "水火既济"} {
 		if !got[want] {
 			t.Errorf("%s is not mined", want)
 		}
@@ -464,6 +465,12 @@ func TestHeadingTopicsNameTheirParts(t *testing.T) {
 		case "日癸":
 			if len(e.Pinyin) > 0 {
 				t.Errorf("日癸, a phrase of the wording, reads as the heading's 日贵: pinyin %q", e.Pinyin)
+			}
+		case "七煞", "戊申":
+			// 七煞 is 七杀 spelt otherwise; wu shen is only a reading of
+			// 亡神 after its first, wang shen.
+			if want := map[string]string{"七煞": "qi sha", "戊申": "wu shen"}[e.Term]; !slices.Contains(e.Pinyin, want) {
+				t.Errorf("%s: pinyin %q, want %s", e.Term, e.Pinyin, want)
 			}
 		}
 	}
