@@ -122,10 +122,10 @@ func init() {
 
 // discourseHead and discourseTail are the words around a heading's topic
 // that say it is discussed (论魁罡, 衰旺论, 总论岁运, 附论墓运, 偏正财合论,
-// 官煞去留杂论), no part of it: longest first.
+// 官煞去留杂论, 六亲总篇), no part of it: longest first.
 var (
 	discourseHead = []string{"总论", "杂论", "附论", "通论", "论"}
-	discourseTail = []string{"合论", "杂论", "总论", "论", "篇"}
+	discourseTail = []string{"合论", "杂论", "总论", "总篇", "论", "篇"}
 )
 
 // topicOfHeading returns what a heading title discusses, its numbering,

@@ -425,7 +425,7 @@ func TestMinedTermsAreNoCuts(t *testing.T) {
 // words of discussion as 论 is. A reading a heading's term has names it,
 // not a phrase of the wording that reads the same (日贵 and 日癸, "ri gui").
 func TestHeadingTopicsNameTheirParts(t *testing.T) {
-	headings := []string{"22 论将星华盖", "23 论日贵", "桂枝汤方", "11 水火既济", "五、论十干合而不合", "论杂气如何取用", "18 论进交退伏", "十五、论相神紧要", "16 总论岁运", "55 偏正财合论", "论刑冲与会合", "16 论暗金的煞"}
+	headings := []string{"22 论将星华盖", "23 论日贵", "桂枝汤方", "11 水火既济", "五、论十干合而不合", "论杂气如何取用", "18 论进交退伏", "十五、论相神紧要", "16 总论岁运", "55 偏正财合论", "六亲总篇", "论刑冲与会合", "16 论暗金的煞"}
 	passages := []string{
 		"## 22 论将星华盖\n将星者，如三合寅午戌，午为将星。华盖者，喻如宝盖。",
 		"凡将星、华盖，主贵。华盖逢空，为僧道。将星带刃，主掌兵权。",
@@ -442,12 +442,12 @@ func TestHeadingTopicsNameTheirParts(t *testing.T) {
 	for _, c := range cands {
 		got[c.term] = true
 	}
-	for _, want := range []string{"七煞", "戊申", "将星", "华盖", "将星华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸", "桂枝汤方", "水火既济"} {
+	for _, want := range []string{"七煞", "戊申", "六亲", "将星", "华盖", "将星华盖", "日贵", "岁运", "偏正财", "刑冲", "会合", "日癸", "桂枝汤方", "水火既济"} {
 		if !got[want] {
 			t.Errorf("%s is not mined", want)
 		}
 	}
-	for _, no := range []string{"论将星华盖", "十干合而不合", "合而", "不合", "杂气如何取用", "如何", "进交", "退伏", "紧要", "总论岁运", "偏正财合", "暗金的煞", "的煞", "论暗金的煞"} {
+	for _, no := range []string{"论将星华盖", "十干合而不合", "合而", "不合", "杂气如何取用", "如何", "进交", "退伏", "紧要", "总论岁运", "偏正财合", "六亲总", "暗金的煞", "的煞", "论暗金的煞"} {
 		if got[no] {
 			t.Errorf("%s is mined as a term", no)
 		}
