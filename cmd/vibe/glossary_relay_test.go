@@ -94,8 +94,8 @@ func loadRelayGlossary(t *testing.T) relayGlossary {
 // glossary (the recorded answers, looked up by term so a batch put together
 // differently is still answered; a candidate the recording never saw is
 // kept as it is), then the 20 English questions searched offline. Measured:
-// 17 of 20 reach an answering passage in the top 5 with the model's
-// glossary, 17 with the user's dictionary besides (2 with neither; 20 with
+// 16 of 20 (17 before the miner dropped 论日为主, below) reach an answering passage in the top 5 with the model's
+// glossary, 16 (17) with the user's dictionary besides (2 with neither; 20 with
 // the hand glossary); 14 and 17 with the earlier recording (glossary/2
 // asked, 400 candidates sent, 128 of 367 terms rendered) and the earlier
 // bridge. Still missed: "the nature of Jia wood" names 性情 (nature) beside
@@ -130,6 +130,11 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	// of the recording's 505 rendered terms, 论X duplicates of a term
 	// (论建禄, 论伤官, 论正官) and cuts (论小, 论正, 官论, 神论), and mines
 	// 墓库 and 月劫, which the recording never saw and has no answer for.
+	// The heading topics' fix (docs/glossary.md) no longer mines 16 more:
+	// titles with their words of discussion (论将星华盖, 论日为主, 论暗金的煞,
+	// 论官星太过, 论八字撮要法, 总论岁运, 总论禄马, 总论纳音, 总论诸神煞,
+	// 杂论口诀, 附论墓运, 喜忌篇) and cuts (官煞去留杂, 偏正财合, 五行总,
+	// 六亲总篇); it mines their terms (将星, 华盖, 岁运, 禄马, 纳音, 口诀…).
 	rec := loadRelayGlossary(t)
 	model, recorded := 0, 0
 	for _, e := range g.Terms {
@@ -147,13 +152,18 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 		}
 	}
 	t.Logf("%d model entries with English renderings, %d of them the recording's", model, recorded)
-	if recorded < 489 {
-		t.Errorf("%d of the recording's rendered terms are in the glossary, want the 489 still mined", recorded)
+	if recorded < 473 {
+		t.Errorf("%d of the recording's rendered terms are in the glossary, want the 473 still mined", recorded)
 	}
 	hits := englishHits(t, ws)
 	t.Logf("offline search, the model's glossary: %d of %d English questions reach an answering passage in the top 5", hits, len(englishBaziQuestions))
-	if hits < 17 {
-		t.Errorf("%d of %d, want at least the 17 measured", hits, len(englishBaziQuestions))
+	// 16 since the miner no longer offers 论日为主 whole (its topic 日为主,
+	// "the day is the master", reads as prose): the recording rendered it
+	// Day Master, and the name 论日为主 it added to "My day master is weak
+	// but there is a lot of wealth…" put a passage holding 财多身弱 at rank
+	// 5. The model's own 日主 (Day Master) is still named.
+	if hits < 16 {
+		t.Errorf("%d of %d, want at least the 16 measured", hits, len(englishBaziQuestions))
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "..", "data", "cedict", "cedict_ts.u8")); err != nil && os.Getenv("VIBE_TEST_CEDICT") == "" {
 		t.Logf("no CC-CEDICT file: the model's glossary with a dictionary is not measured")
@@ -170,7 +180,7 @@ func TestReplayRelayBaziGlossary(t *testing.T) {
 	}
 	both := englishHits(t, ws)
 	t.Logf("the model's glossary and CC-CEDICT: %d of %d", both, len(englishBaziQuestions))
-	if both < 17 {
-		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 17 measured", both, len(englishBaziQuestions))
+	if both < 16 {
+		t.Errorf("%d of %d with the model's glossary and the dictionary, want at least the 16 measured", both, len(englishBaziQuestions))
 	}
 }
