@@ -169,11 +169,16 @@ type term struct {
 	runs  []string // CJK runs, lower-cased
 	words []string // other words, stemmed
 	feats []string // its routing features
+	// phrase: the words name the term only side by side, in order (a
+	// glossary's spaced pinyin: "jin yao" 紧要 is not named by "Jin Gui
+	// Yao Lue"). An English term's words may come in any order ("luck in
+	// marriage" names "marriage luck").
+	phrase bool
 }
 
 // matches reports whether the message, given lower-cased with its set of
-// words, holds the term (MatchTrigger's rule).
-func (t term) matches(low string, words map[string]bool) bool {
+// words and its words in order, holds the term (MatchTrigger's rule).
+func (t term) matches(low string, words map[string]bool, seq []string) bool {
 	for _, r := range t.runs {
 		if !strings.Contains(low, r) {
 			return false
@@ -184,17 +189,31 @@ func (t term) matches(low string, words map[string]bool) bool {
 			return false
 		}
 	}
+	if t.phrase && len(t.words) > 1 && !hasRun(seq, t.words) {
+		return false
+	}
 	return len(t.runs)+len(t.words) > 0
+}
+
+// hasRun reports whether seq holds run as consecutive elements.
+func hasRun(seq, run []string) bool {
+	for i := 0; i+len(run) <= len(seq); i++ {
+		if slices.Equal(seq[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
 
 // addTerm adds a whole term. A term of several English words ("marriage
 // luck") lends its words only the weight of prose: they tell of the skill
 // when they come together, which the whole-term bonus rewards.
-func (v *vocabulary) addTerm(t string) { v.addTermBut(t, nil) }
+func (v *vocabulary) addTerm(t string) { v.addTermBut(t, nil, false) }
 
 // addTermBut adds a whole term, its features in skip left out of the
-// skill's words (they are still the term's own, matched with the rest).
-func (v *vocabulary) addTermBut(t string, skip map[string]bool) {
+// skill's words (they are still the term's own, matched with the rest);
+// a phrase's words name it only side by side (term.phrase).
+func (v *vocabulary) addTermBut(t string, skip map[string]bool, phrase bool) {
 	t = strings.TrimSpace(FoldMarks(t))
 	if t == "" {
 		return
@@ -214,7 +233,7 @@ func (v *vocabulary) addTermBut(t string, skip map[string]bool) {
 		return // a single word or character is matched as a feature only
 	}
 	v.seen[lt] = true
-	pt := term{text: t, runs: runs, words: words}
+	pt := term{text: t, runs: runs, words: words, phrase: phrase}
 	for f := range features(t) {
 		pt.feats = append(pt.feats, f)
 	}
@@ -300,7 +319,7 @@ func skillVocabulary(sk *Skill) (*vocabulary, error) {
 				for f := range skip {
 					loose = append(loose, f)
 				}
-				v.addTermBut(n, skip)
+				v.addTermBut(n, skip, slices.Contains(t.Pinyin, n))
 				v.gloss[strings.ToLower(strings.TrimSpace(FoldMarks(n)))] = true
 			}
 		}
@@ -555,7 +574,7 @@ func (r *router) route(text string) []Candidate {
 		for _, t := range v.terms {
 			// A term the message holds has its features among the
 			// message's: one lookup rules most terms out.
-			if len(t.feats) > 0 && !q[t.feats[0]] || !t.matches(low, words) {
+			if len(t.feats) > 0 && !q[t.feats[0]] || !t.matches(low, words, ws) {
 				continue
 			}
 			c.Matched = append(c.Matched, t.text)

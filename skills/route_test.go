@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -267,6 +268,47 @@ func TestPinyinThatIsAnEnglishWordNamesNoTermAlone(t *testing.T) {
 	for _, w := range []string{"shaoyin", "kuigang", "jueyin"} {
 		if EnglishWord(w) {
 			t.Errorf("EnglishWord(%q) = true", w)
+		}
+	}
+}
+
+// A glossary's spaced pinyin names its term only when its syllables stand
+// side by side, in order: "Jin Gui Yao Lue" (金匮要略) holds jin and yao,
+// but does not name 紧要 "jin yao" (a mined term sent such a question to
+// the wrong skill). English renderings keep matching in any order.
+func TestSpacedPinyinNamesATermOnlyWhole(t *testing.T) {
+	root := t.TempDir()
+	writeSkillFiles(t, root, "bazi", map[string]string{
+		"SKILL.md": "---\nname: bazi\ndescription: 八字命理\n---\n# bazi\n",
+		GlossaryPath: "terms:\n" +
+			"  - term: 紧要\n    pinyin: [jǐn yào, jin yao, jinyao]\n    from: mined\n" +
+			"  - term: 七杀\n    english: [Seven Killings]\n    pinyin: [qī shā, qi sha, qisha]\n    from: mined\n",
+	})
+	s, err := Open(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(q, term string) bool {
+		for _, c := range s.Route(q) {
+			if c.Name == "bazi" && slices.Contains(c.Matched, term) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tt := range []struct {
+		q, term string
+		want    bool
+	}{
+		{"According to the Jin Gui Yao Lue, what treats cough?", "jin yao", false},
+		{"Yao and Jin are two names in the story", "jin yao", false},
+		{"Why is jin yao stressed in the books?", "jin yao", true},
+		{"Is Jin-Yao the key point?", "jin yao", true},
+		{"What do the killings of the seven mean?", "Seven Killings", true},
+		{"Is qi sha strong here?", "qi sha", true},
+	} {
+		if got := named(tt.q, tt.term); got != tt.want {
+			t.Errorf("%q names %q: %v, want %v (candidates %+v)", tt.q, tt.term, got, tt.want, s.Route(tt.q))
 		}
 	}
 }
