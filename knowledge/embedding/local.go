@@ -2,10 +2,12 @@ package embedding
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/knowledge/lexical"
 )
@@ -79,100 +81,198 @@ func (l *Local) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 }
 
 // Vector embeds one text.
+//
+// The features are hashed as they are found, without building their
+// strings (FNV-1a of the feature's kind letter and UTF-8 text, as
+// hash/fnv over "u"+string(r) and the like), counted in a table by hash
+// in the order they are first found, and added into the dimensions in
+// that order; the scratch (the table, a dims-long float64 sum that only
+// the features' dimensions touch, the runes and words) is pooled, so a
+// query's vector allocates only itself.
 func (l *Local) Vector(text string) []float32 {
-	type feat struct {
-		w float64
-		n int
-	}
-	tf := map[string]*feat{}
-	add := func(f string, w float64) {
-		if x, ok := tf[f]; ok {
-			x.n++
-			return
-		}
-		tf[f] = &feat{w: w, n: 1}
-	}
-	var cjk []rune
-	var words []string
-	var word []rune
-	flushWord := func() {
-		if len(word) > 0 {
-			words = append(words, string(word))
-			word = word[:0]
-		}
-	}
-	flushCJK := func() {
-		for i, r := range cjk {
-			add("u"+string(r), cjkWeight(r))
-			if i > 0 {
-				add("b"+string(cjk[i-1:i+1]), 1.5*math.Min(cjkWeight(cjk[i-1]), cjkWeight(r)))
-			}
-		}
-		cjk = cjk[:0]
-	}
-	flushWords := func() {
-		flushWord()
-		for i, w := range words {
-			wt := 1.0
-			if lexical.IsStopWord(w) {
-				wt = 0.2
-			}
-			add("w"+w, wt)
-			if i > 0 && !lexical.IsStopWord(w) && !lexical.IsStopWord(words[i-1]) {
-				add("p"+words[i-1]+" "+w, 1.5)
-			}
-			p := []rune(" " + w + " ")
-			for j := 0; j+3 <= len(p); j++ {
-				add("t"+string(p[j:j+3]), 0.3*wt)
-			}
-		}
-		words = words[:0]
-	}
+	sc := localScratchPool.Get().(*localScratch)
+	defer localScratchPool.Put(sc)
+	sc.reset(l.dims)
 	for _, r := range lexical.StripQuestionWords(text) {
 		switch {
 		case isCJK(r):
-			flushWords()
-			cjk = append(cjk, r)
+			sc.flushWords()
+			sc.cjk = append(sc.cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			flushCJK()
-			word = append(word, unicode.ToLower(r))
+			sc.flushCJK()
+			sc.word = append(sc.word, unicode.ToLower(r))
 		case unicode.IsSpace(r):
-			flushWord()
+			sc.flushWord()
 		default:
 			// Punctuation ends CJK runs and word sequences.
-			flushCJK()
-			flushWords()
+			sc.flushCJK()
+			sc.flushWords()
 		}
 	}
-	flushCJK()
-	flushWords()
+	sc.flushCJK()
+	sc.flushWords()
 
-	vec := make([]float64, l.dims)
-	for f, x := range tf {
-		h := fnv.New64a()
-		h.Write([]byte(f))
-		sum := h.Sum64()
-		idx := int(sum % uint64(l.dims))
+	vec := sc.vec[:l.dims]
+	touched := sc.touched[:0]
+	for _, x := range sc.feats {
+		idx := int(x.h % uint64(l.dims))
 		sign := 1.0
-		if sum>>63 == 1 {
+		if x.h>>63 == 1 {
 			sign = -1
 		}
 		// Sublinear term frequency times the feature's fixed weight.
 		vec[idx] += sign * x.w * (1 + math.Log(float64(x.n)))
+		touched = append(touched, idx)
 	}
+	slices.Sort(touched)
+	touched = slices.Compact(touched)
+	sc.touched = touched
+	// The norm over the touched dimensions in index order: the others
+	// add +0, which leaves the sum as it is.
 	var norm float64
-	for _, v := range vec {
-		norm += v * v
+	for _, i := range touched {
+		norm += vec[i] * vec[i]
 	}
 	out := make([]float32, l.dims)
-	if norm == 0 {
-		return out
+	if norm != 0 {
+		norm = math.Sqrt(norm)
+		for _, i := range touched {
+			out[i] = float32(vec[i] / norm)
+		}
 	}
-	norm = math.Sqrt(norm)
-	for i, v := range vec {
-		out[i] = float32(v / norm)
+	for _, i := range touched {
+		vec[i] = 0
 	}
 	return out
+}
+
+// localFeat is a feature of a text: its hash, the weight it was first
+// found with, and how often it was found.
+type localFeat struct {
+	h uint64
+	w float64
+	n int
+}
+
+// localScratch is the working memory of one [Local.Vector].
+type localScratch struct {
+	feats   []localFeat
+	at      map[uint64]int32 // index in feats by hash
+	vec     []float64        // dims sums, zero between uses
+	touched []int
+	cjk     []rune
+	word    []rune // the current word
+	// The words of the current sequence: their runes in wrunes, the
+	// bounds of word i at wends[i-1] (0 for the first) and wends[i], and
+	// their UTF-8 text in wbytes, bounded likewise by bends.
+	wrunes []rune
+	wends  []int
+	wbytes []byte
+	bends  []int
+	stop   []bool
+}
+
+var localScratchPool = sync.Pool{New: func() any { return &localScratch{at: map[uint64]int32{}} }}
+
+func (sc *localScratch) reset(dims int) {
+	sc.feats = sc.feats[:0]
+	clear(sc.at)
+	if len(sc.vec) < dims {
+		sc.vec = make([]float64, dims)
+	}
+	sc.cjk, sc.word = sc.cjk[:0], sc.word[:0]
+	sc.wrunes, sc.wends, sc.wbytes, sc.bends, sc.stop = sc.wrunes[:0], sc.wends[:0], sc.wbytes[:0], sc.bends[:0], sc.stop[:0]
+}
+
+// add counts the feature of hash h, found with weight w (the weight of
+// its first finding is kept).
+func (sc *localScratch) add(h uint64, w float64) {
+	if i, ok := sc.at[h]; ok {
+		sc.feats[i].n++
+		return
+	}
+	sc.at[h] = int32(len(sc.feats))
+	sc.feats = append(sc.feats, localFeat{h: h, w: w, n: 1})
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvBytes(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
+}
+
+// fnvRune hashes r's UTF-8 encoding, as string(r) encodes it.
+func fnvRune(h uint64, r rune) uint64 {
+	var b [utf8.UTFMax]byte
+	return fnvBytes(h, b[:utf8.EncodeRune(b[:], r)])
+}
+
+func (sc *localScratch) flushWord() {
+	if len(sc.word) == 0 {
+		return
+	}
+	sc.wrunes = append(sc.wrunes, sc.word...)
+	sc.wends = append(sc.wends, len(sc.wrunes))
+	start := len(sc.wbytes)
+	for _, r := range sc.word {
+		sc.wbytes = utf8.AppendRune(sc.wbytes, r)
+	}
+	sc.bends = append(sc.bends, len(sc.wbytes))
+	sc.stop = append(sc.stop, lexical.IsStopWordBytes(sc.wbytes[start:]))
+	sc.word = sc.word[:0]
+}
+
+func (sc *localScratch) flushCJK() {
+	for i, r := range sc.cjk {
+		sc.add(fnvRune(fnvByte(fnvOffset, 'u'), r), cjkWeight(r))
+		if i > 0 {
+			h := fnvRune(fnvRune(fnvByte(fnvOffset, 'b'), sc.cjk[i-1]), r)
+			sc.add(h, 1.5*math.Min(cjkWeight(sc.cjk[i-1]), cjkWeight(r)))
+		}
+	}
+	sc.cjk = sc.cjk[:0]
+}
+
+func (sc *localScratch) flushWords() {
+	sc.flushWord()
+	rstart, bstart := 0, 0
+	for i, rend := range sc.wends {
+		w := sc.wbytes[bstart:sc.bends[i]]
+		wt := 1.0
+		if sc.stop[i] {
+			wt = 0.2
+		}
+		sc.add(fnvBytes(fnvByte(fnvOffset, 'w'), w), wt)
+		if i > 0 && !sc.stop[i] && !sc.stop[i-1] {
+			pstart := 0
+			if i > 1 {
+				pstart = sc.bends[i-2]
+			}
+			h := fnvBytes(fnvByte(fnvOffset, 'p'), sc.wbytes[pstart:bstart])
+			sc.add(fnvBytes(fnvByte(h, ' '), w), 1.5)
+		}
+		// The character trigrams of " " + w + " ".
+		rs := sc.wrunes[rstart:rend]
+		at := func(j int) rune {
+			if j == 0 || j == len(rs)+1 {
+				return ' '
+			}
+			return rs[j-1]
+		}
+		for j := 0; j+3 <= len(rs)+2; j++ {
+			sc.add(fnvRune(fnvRune(fnvRune(fnvByte(fnvOffset, 't'), at(j)), at(j+1)), at(j+2)), 0.3*wt)
+		}
+		rstart, bstart = rend, sc.bends[i]
+	}
+	sc.wrunes, sc.wends, sc.wbytes, sc.bends, sc.stop = sc.wrunes[:0], sc.wends[:0], sc.wbytes[:0], sc.bends[:0], sc.stop[:0]
 }
 
 func isCJK(r rune) bool {

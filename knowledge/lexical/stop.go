@@ -43,6 +43,10 @@ func toSet(s string) map[string]bool {
 // function word.
 func IsStopWord(tok string) bool { return enStopWords[tok] }
 
+// IsStopWordBytes is [IsStopWord] of a token's UTF-8 bytes (the lookup
+// allocates nothing).
+func IsStopWordBytes(tok []byte) bool { return enStopWords[string(tok)] }
+
 // StripQuestionWords replaces the Chinese question words and fillers
 // (什么, 如何, 为什么, 应当...) in text with spaces, so that the CJK runs
 // around them are cut there and no n-gram spans them.
