@@ -589,12 +589,25 @@ func (b *Bridger) Bridge(ctx context.Context, query, sourceLang string, g *Gloss
 		res.SearchedAs, res.BridgedBy = rw, "llm"
 	} else if terms := g.Terms(query, sourceLang, theme...); len(terms) > 0 {
 		res.SearchedAs, res.BridgedBy = strings.Join(terms, " "), "glossary"
-	} else if words := g.knownWords(reverseWords(query, b.Dictionary)); res.QueryLang == langZH && sourceLang == langEN && len(words) > 0 {
+	} else if words := b.glossedWords(query, res.QueryLang, sourceLang, g); len(words) > 0 {
 		res.SearchedAs, res.BridgedBy = strings.Join(words, " "), bridgedByWords
 	} else {
 		res.Unbridged = true
 	}
 	return res
+}
+
+// glossedWords returns the glossary's words a Chinese question searched in
+// English sources glosses (reverseWords, knownWords), and none for any
+// other question or without a glossary, which is told before the
+// question's characters are glossed: glossing them reads the user's
+// dictionary and, once a process, the built-in table of glosses (about 20
+// ms), which a question that cannot be carried over so need not pay.
+func (b *Bridger) glossedWords(query, queryLang, sourceLang string, g *Glossary) []string {
+	if queryLang != langZH || sourceLang != langEN || g.Len() == 0 {
+		return nil
+	}
+	return g.knownWords(reverseWords(query, b.Dictionary))
 }
 
 // rewriteCache keeps the model's rewrites of questions into a theme's

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vibelife/vibe/knowledge/sqlite"
+	"github.com/vibelife/vibe/skills"
 )
 
 // An English chess skill with the glossary an offline build mines from
@@ -205,5 +206,35 @@ func TestNamedOutright(t *testing.T) {
 		if got := namedOutright(reverseUnits(tt.q, nil), []string{tt.name}); got != tt.want {
 			t.Errorf("namedOutright(%q, %s) = %q, want %q", tt.q, tt.name, got, tt.want)
 		}
+	}
+}
+
+// A question that the reverse bridge cannot carry over (not Chinese over
+// English sources, or no glossary to keep words of) has its characters
+// glossed by neither the user's dictionary nor the built-in table: the
+// bridge tells so before glossing them. It is unbridged all the same.
+func TestBridgeGlossesOnlyWhatItCanCarryOver(t *testing.T) {
+	g := NewGlossary(skills.Glossary{Terms: []skills.GlossaryTerm{{Term: "opening"}, {Term: "knight"}}})
+	for _, tt := range []struct {
+		q, sourceLang string
+		g             *Glossary
+	}{
+		{"开局应该先出马还是先出象？", langEN, nil},               // no glossary
+		{"the knight opening strategy 马", langZH, g}, // an English question over Chinese sources
+		{"nyusqnzmlf 孊 vsiocxlhln", langZH, nil},     // one of the searchbench's queries
+		{"开局应该先出马还是先出象？", "fr", g},                   // neither English sources
+	} {
+		looked := 0
+		b := &Bridger{Dictionary: func(w string) []string { looked++; return cedict(w) }}
+		res := b.Bridge(context.Background(), tt.q, tt.sourceLang, tt.g)
+		if looked > 0 || !res.Unbridged {
+			t.Errorf("%q over %s sources: the dictionary asked %d times, bridged %+v; want none, unbridged", tt.q, tt.sourceLang, looked, res)
+		}
+	}
+	// Carried over, the dictionary is read as before.
+	looked := 0
+	b := &Bridger{Dictionary: func(w string) []string { looked++; return cedict(w) }}
+	if res := b.Bridge(context.Background(), "开局应该先出马还是先出象？", langEN, g); looked == 0 || res.BridgedBy != bridgedByWords {
+		t.Errorf("a Chinese question over English sources: the dictionary asked %d times, bridged %+v", looked, res)
 	}
 }
