@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -122,15 +123,27 @@ type proximity struct {
 }
 
 func newProximity(qtoks []string, idf map[string]float64) *proximity {
-	p := &proximity{qtoks: qtoks, idf: idf, w: make([]float64, len(qtoks))}
+	p := &proximity{}
+	p.reset(qtoks, idf, nil)
+	return p
+}
+
+// reset makes p the proximity of another query, in p's memory, its token
+// matcher made in m's (nil: a new one).
+func (p *proximity) reset(qtoks []string, idf map[string]float64, m *tokenMatcher) {
+	p.qtoks, p.idf, p.total, p.m = qtoks, idf, 0, nil
+	p.w = slices.Grow(p.w[:0], len(qtoks))[:len(qtoks)]
 	for k, t := range qtoks {
 		p.w[k] = idf[t]
 		p.total += idf[t]
 	}
 	if p.total > 0 && len(qtoks) <= 64 {
-		p.m = newTokenMatcher(qtoks)
+		if m == nil {
+			m = &tokenMatcher{}
+		}
+		m.reset(qtoks)
+		p.m = m
 	}
-	return p
 }
 
 // maxProximity bounds the proximity of a chunk holding the query tokens
@@ -198,7 +211,20 @@ type tokenMatcher struct {
 }
 
 func newTokenMatcher(qtoks []string) *tokenMatcher {
-	m := &tokenMatcher{uni: map[rune]uint64{}, bi: map[[2]rune]uint64{}, words: map[string]uint64{}}
+	m := &tokenMatcher{}
+	m.reset(qtoks)
+	return m
+}
+
+// reset makes m the matcher of qtoks, in m's maps.
+func (m *tokenMatcher) reset(qtoks []string) {
+	if m.uni == nil {
+		m.uni, m.bi, m.words = map[rune]uint64{}, map[[2]rune]uint64{}, map[string]uint64{}
+	}
+	clear(m.uni)
+	clear(m.bi)
+	clear(m.words)
+	m.cjk = [1024 / 64]uint64{}
 	for k, t := range qtoks {
 		bit := uint64(1) << k
 		rs := []rune(t)
@@ -214,7 +240,6 @@ func newTokenMatcher(qtoks []string) *tokenMatcher {
 			m.words[t] |= bit
 		}
 	}
-	return m
 }
 
 // holds returns the bits of the query tokens text holds (as one
@@ -242,21 +267,26 @@ func (m *tokenMatcher) scanInto(sets []uint64, text string, split bool) []uint64
 	// word is the current word, its runes lower-cased (lower-casing is
 	// idempotent on letters and digits, so this is its strings.ToLower),
 	// UTF-8 encoded: the map lookup by string(word) allocates nothing.
+	// A word ends where the code below looks it up ("a word ends"), the
+	// lookup written out at each place: a closure doing it would keep the
+	// loop's variables in memory instead of registers.
 	var buf [4 * (lexical.MaxWordRunes + 1)]byte
 	word, runes := buf[:0], 0
+	hasWords := len(m.words) > 0
 	// prev is the previous rune of the current CJK run, when there is
 	// one that may be a rune of a query token (mayHold).
 	var prev rune
 	prevIn := false
-	flushWord := func() {
-		if runes > 0 {
-			if len(m.words) > 0 {
-				cur |= m.words[string(word)]
+	// The runes as ranging over text gives them, a CJK one decoded inline
+	// (decode3).
+	for i, size := 0, 0; i < len(text); i += size {
+		r := rune(text[i])
+		size = 1
+		if r >= utf8.RuneSelf {
+			if r, size = decode3(text[i:]); size == 0 {
+				r, size = utf8.DecodeRuneInString(text[i:])
 			}
-			word, runes = word[:0], 0
 		}
-	}
-	for i, r := range text {
 		switch {
 		case r < utf8.RuneSelf: // ASCII, decided here as below
 			switch {
@@ -264,7 +294,12 @@ func (m *tokenMatcher) scanInto(sets []uint64, text string, split bool) []uint64
 			case 'A' <= r && r <= 'Z':
 				r += 'a' - 'A'
 			default:
-				flushWord()
+				if runes > 0 { // a word ends
+					if hasWords {
+						cur |= m.words[string(word)]
+					}
+					word, runes = word[:0], 0
+				}
 				prevIn = false
 				switch r {
 				case ' ', '\t', '\n', '\v', '\f', '\r':
@@ -282,17 +317,30 @@ func (m *tokenMatcher) scanInto(sets []uint64, text string, split bool) []uint64
 			prevIn = false
 			word = append(word, byte(r))
 			runes++
-			if runes > lexical.MaxWordRunes {
-				flushWord()
+			if runes > lexical.MaxWordRunes { // a word ends
+				if hasWords {
+					cur |= m.words[string(word)]
+				}
+				word, runes = word[:0], 0
 			}
 			nonEmpty = true
 			continue // a letter or digit ends no sentence
 		case r == '，' || r == '。' || r == '、': // the commonest CJK punctuation, decided here as by default below
-			flushWord()
+			if runes > 0 { // a word ends
+				if hasWords {
+					cur |= m.words[string(word)]
+				}
+				word, runes = word[:0], 0
+			}
 			prevIn = false
 			nonEmpty = true
-		case lexical.IsCJK(r):
-			flushWord()
+		case 0x4E00 <= r && r <= 0x9FFF || lexical.IsCJK(r): // the first, IsCJK's own first test, saves its call
+			if runes > 0 { // a word ends
+				if hasWords {
+					cur |= m.words[string(word)]
+				}
+				word, runes = word[:0], 0
+			}
 			f := lexical.FoldRune(r)
 			in := m.mayHold(f)
 			if in {
@@ -303,34 +351,64 @@ func (m *tokenMatcher) scanInto(sets []uint64, text string, split bool) []uint64
 			}
 			prev, prevIn = f, in
 			nonEmpty = true
+			continue // no CJK character ends a sentence
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			prevIn = false
 			word = utf8.AppendRune(word, unicode.ToLower(r))
 			runes++
-			if runes > lexical.MaxWordRunes {
-				flushWord()
+			if runes > lexical.MaxWordRunes { // a word ends
+				if hasWords {
+					cur |= m.words[string(word)]
+				}
+				word, runes = word[:0], 0
 			}
 			nonEmpty = true
+			continue // a letter or digit ends no sentence
 		default:
-			flushWord()
+			if runes > 0 { // a word ends
+				if hasWords {
+					cur |= m.words[string(word)]
+				}
+				word, runes = word[:0], 0
+			}
 			prevIn = false
 			if !unicode.IsSpace(r) {
 				nonEmpty = true
 			}
 		}
 		if split && (r == '。' || r == '！' || r == '？' || r == '；') { // the ASCII ends are cut above
-			flushWord()
 			if nonEmpty {
 				sets = append(sets, cur)
 			}
 			cur, nonEmpty = 0, false
 		}
 	}
-	flushWord()
+	if runes > 0 && hasWords { // a word ends
+		cur |= m.words[string(word)]
+	}
 	if nonEmpty || len(sets) == start {
 		sets = append(sets, cur)
 	}
 	return sets
+}
+
+// decode3 decodes a three-byte rune (all of the BMP's CJK) at the start
+// of s, inline where the runtime's decoding of a range over a string is a
+// call a rune; width 0 when s does not start with a valid one (an overlong
+// form or a surrogate is not), which utf8.DecodeRuneInString then decodes
+// as ranging over s would (an invalid byte is utf8.RuneError, one wide).
+func decode3(s string) (rune, int) {
+	if len(s) < 3 {
+		return 0, 0
+	}
+	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16
+	r := (x&0x0F)<<12 | (x&0x3F00)>>2 | (x&0x3F0000)>>16
+	// The marker bits, and r neither below 0x800 nor a surrogate (r^0xD800
+	// is below 0x800 just for 0xD800-0xDFFF).
+	if x&0xC0C0F0 != 0x8080E0 || min(r, r^0xD800) < 0x800 {
+		return 0, 0
+	}
+	return rune(r), 3
 }
 
 // proximityBySets is Proximity for queries of more than 64 tokens.
@@ -422,20 +500,15 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 	if LexicalConfidence(lex) < ConfidentLexical {
 		wv = FlatVectorWeight
 	}
-	// A candidate: its hit, the query tokens the lexical side says it
-	// holds, its highest possible score, and whether its chunk was asked
-	// for and found.
-	type cand struct {
-		Hit
-		held            uint64
-		bound           float64
-		loaded, present bool
-	}
-	byID := make(map[string]*cand, len(vector)+len(lex))
-	order := make([]*cand, 0, len(vector)+len(lex))
-	// The candidates in one allocation: the slab never grows past its
-	// capacity, so a pointer into it stays valid.
-	slab := make([]cand, 0, len(vector)+len(lex))
+	// The candidates, their table and lists, and the proximity are made in
+	// a pooled scratch, emptied when done: nothing of it outlives the call
+	// (out is copied from it).
+	sc := rerankScratches.Get().(*rerankScratch)
+	defer sc.release()
+	byID, order := sc.byID, sc.order[:0]
+	// The candidates in one slab: it never grows past the capacity made
+	// here, so a pointer into it stays valid.
+	slab := slices.Grow(sc.slab[:0], len(vector)+len(lex))
 	get := func(id string) *cand {
 		if p, ok := byID[id]; ok {
 			return p
@@ -457,7 +530,8 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		best = max(best, h.LexicalScore)
 		p.held = h.LexicalTerms
 	}
-	prox := newProximity(qtoks, idf)
+	prox := &sc.prox
+	prox.reset(qtoks, idf, &sc.m)
 	// Score in the order of each hit's highest possible score, and stop
 	// once that cannot reach the k-th best score found: the loading and
 	// the tokenising are most of the cost. The highest possible proximity
@@ -476,15 +550,16 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		p.bound = p.Score + l*pw*prox.maxProximity(p.held)
 	}
 	slices.SortStableFunc(order, func(a, b *cand) int { return cmp.Compare(b.bound, a.bound) })
-	var kept []*cand
-	var scored []float64 // the best k scores so far, best first
+	kept := sc.kept[:0]
+	scored := sc.scored[:0] // the best k scores so far, best first
+	defer func() { sc.slab, sc.order, sc.kept, sc.scored = slab, order, kept, scored }()
 	for at, p := range order {
 		if len(scored) == k && p.bound < scored[k-1] {
 			continue
 		}
 		if !p.loaded {
 			// The next k candidates in this order that are not loaded.
-			ids := make([]string, 0, min(k, len(order)-at))
+			ids := sc.ids[:0]
 			for _, o := range order[at:] {
 				if len(ids) == k {
 					break
@@ -494,6 +569,7 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 					o.loaded = true
 				}
 			}
+			sc.ids = ids
 			got, err := load(ids)
 			if err != nil {
 				return nil, err
@@ -529,4 +605,42 @@ func RerankLoading(vector, lex []Hit, load func(ids []string) (map[string]chunk.
 		out = out[:k]
 	}
 	return out, nil
+}
+
+// cand is a candidate of [RerankLoading]: its hit, the query tokens the
+// lexical side says it holds, its highest possible score, and whether its
+// chunk was asked for and found.
+type cand struct {
+	Hit
+	held            uint64
+	bound           float64
+	loaded, present bool
+}
+
+// rerankScratch is the working memory of one [RerankLoading], pooled: a
+// hybrid search's hundred candidates took some 30 KB of pointerful memory
+// and four maps a query before.
+type rerankScratch struct {
+	byID   map[string]*cand
+	order  []*cand
+	slab   []cand
+	kept   []*cand
+	scored []float64
+	ids    []string
+	prox   proximity
+	m      tokenMatcher
+}
+
+var rerankScratches = sync.Pool{New: func() any { return &rerankScratch{byID: map[string]*cand{}} }}
+
+// release empties sc (so that the pool holds no chunk of a search) and
+// puts it back.
+func (sc *rerankScratch) release() {
+	clear(sc.byID)
+	clear(sc.order[:cap(sc.order)])
+	clear(sc.slab[:cap(sc.slab)])
+	clear(sc.kept[:cap(sc.kept)])
+	clear(sc.ids[:cap(sc.ids)])
+	sc.prox.qtoks, sc.prox.idf, sc.prox.m = nil, nil, nil
+	rerankScratches.Put(sc)
 }

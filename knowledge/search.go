@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vibelife/vibe/chunk"
 	"github.com/vibelife/vibe/knowledge/lexical"
@@ -388,14 +389,19 @@ func appendShingleHashes(buf []uint64, text string) []uint64 {
 		prime  = 1099511628211
 	)
 	units := buf[:0]
+	// h is the hash of the current word, if inWord. A word ends where
+	// the code below appends it ("a word ends"), written out at each place:
+	// a closure doing it would keep the loop's variables in memory.
 	h, inWord := uint64(offset), false
-	flush := func() {
-		if inWord {
-			units = append(units, h)
-			h, inWord = offset, false
+	for i, size := 0, 0; i < len(text); i += size {
+		r := rune(text[i])
+		size = 1
+		if r >= utf8.RuneSelf {
+			// As ranging over text decodes it, a CJK rune inline.
+			if r, size = decode3(text[i:]); size == 0 {
+				r, size = utf8.DecodeRuneInString(text[i:])
+			}
 		}
-	}
-	for _, r := range text {
 		switch {
 		case r < 0x80: // ASCII, most of the English text, decided here
 			switch {
@@ -403,23 +409,40 @@ func appendShingleHashes(buf []uint64, text string) []uint64 {
 			case 'A' <= r && r <= 'Z':
 				r += 'a' - 'A'
 			default:
-				flush()
+				if inWord { // a word ends
+					units = append(units, h)
+					h, inWord = offset, false
+				}
 				continue
 			}
 			h = (h ^ uint64(r)) * prime
 			inWord = true
+		case r == '，' || r == '。' || r == '、': // the commonest CJK punctuation, decided here as by default below
+			if inWord { // a word ends
+				units = append(units, h)
+				h, inWord = offset, false
+			}
 		case 0x4E00 <= r && r <= 0x9FFF, // CJK Unified Ideographs, decided here
 			r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
-			flush()
+			if inWord { // a word ends
+				units = append(units, h)
+				h, inWord = offset, false
+			}
 			units = append(units, (offset^uint64(r))*prime)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			h = (h ^ uint64(unicode.ToLower(r))) * prime
 			inWord = true
 		default:
-			flush()
+			if inWord { // a word ends
+				units = append(units, h)
+				h, inWord = offset, false
+			}
 		}
 	}
-	flush()
+	if inWord { // a word ends
+		units = append(units, h)
+		h, inWord = offset, false
+	}
 	join := func(us []uint64) uint64 {
 		x := uint64(offset)
 		for _, u := range us {

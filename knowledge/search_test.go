@@ -198,7 +198,8 @@ func stringShingles(text string) map[string]bool {
 // digits, texts of fewer than three units).
 func TestHashedShinglesMatchStrings(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	words := []string{"The", "the", "THE", "meeting", "créditors", "Éte", "甲", "木", "参天", "한국어", "かな", "42", "x7", "ß", "İstanbul", "  ", "，", "."}
+	words := []string{"The", "the", "THE", "meeting", "créditors", "Éte", "甲", "木", "参天", "한국어", "かな", "42", "x7", "ß", "İstanbul", "  ", "，", ".",
+		"。", "、", "\xff", "\xe4\xbd", "\xed\xa0\x80", "𠀀"} // invalid UTF-8, 4-byte Han
 	var texts []string
 	for i := 0; i < 300; i++ {
 		var b strings.Builder
