@@ -813,8 +813,8 @@ func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []f
 			return nil, fmt.Errorf("vector: %w", err)
 		}
 		if ix != nil && ix.dims == len(qv) {
-			q := append([]float32(nil), qv...)
-			normalize(q)
+			q, qb := unitQuery(qv)
+			defer queryPool.Put(qb)
 			hits, err := s.ivfSearch(ctx, v, theme, ix, q, n)
 			if err != nil {
 				return nil, fmt.Errorf("vector: %w", err)
@@ -832,8 +832,8 @@ func (s *Store) vectorSearchIn(ctx context.Context, v view, theme string, qv []f
 	if len(qv) != tv.dims {
 		return nil, fmt.Errorf("query vector has %d dims, the store %d: %w", len(qv), tv.dims, knowledge.ErrDimensionMismatch)
 	}
-	q := append([]float32(nil), qv...)
-	normalize(q)
+	q, qb := unitQuery(qv)
+	defer queryPool.Put(qb)
 	buf := approxPool.Get().(*[]float32)
 	defer approxPool.Put(buf)
 	approx := tv.approx(q, buf)
@@ -942,6 +942,19 @@ func compact(codes []int8, dims, n, have int) []int8 {
 // approxPool holds the buffers of approx, one a search, so that a search
 // does not allocate one the size of the theme.
 var approxPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// queryPool holds the buffers of unitQuery, one a search (4 KB for the
+// local embedder's vectors).
+var queryPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// unitQuery returns a copy of qv normalised, in a buffer of queryPool (qb,
+// to put back once the search is done with q: nothing keeps q).
+func unitQuery(qv []float32) (q []float32, qb *[]float32) {
+	qb = queryPool.Get().(*[]float32)
+	*qb = append((*qb)[:0], qv...)
+	normalize(*qb)
+	return *qb, qb
+}
 
 // approx returns each vector's approximate cosine with the unit vector q,
 // in *buf (grown as needed).
