@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/vibelife/vibe/internal/racetest"
 	"github.com/vibelife/vibe/knowledge/lexical"
 )
 
@@ -156,6 +157,9 @@ func TestVectorIsTheStringFeatures(t *testing.T) {
 // it returns and nothing else (the 8 KB float64 sum, the feature table and
 // strings were allocated every call before).
 func TestVectorAllocatesItsVectorOnly(t *testing.T) {
+	if racetest.Enabled {
+		t.Skip("under -race sync.Pool drops a share of what is put back")
+	}
 	e := NewLocal(0)
 	for _, q := range []string{"伤官见官 用神", "the quick brown fox"} {
 		e.Vector(q)
