@@ -420,3 +420,34 @@ func TestSplitTableOfContentsUnderALabel(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjects: the later chunks of a document without headings take its
+// lead sentence as their subject; a document with a heading tree gets none.
+func TestSubjects(t *testing.T) {
+	flat := []Chunk{
+		{Title: "c00001", Text: "钝头鹦嘴鱼为鹦哥鱼科的其中一种。体长形。"},
+		{Title: "c00001", Text: "本鱼栖息于珊瑚礁海域。"},
+		{Title: "c00001", Text: "以藻类为食。"},
+	}
+	got := Subjects(flat)
+	want := []string{"", "钝头鹦嘴鱼为鹦哥鱼科的其中一种。", "钝头鹦嘴鱼为鹦哥鱼科的其中一种。"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Subjects(flat) = %q, want %q", got, want)
+	}
+	headed := []Chunk{
+		{Title: "子平真诠", Text: "论用神。八字用神，专求月令。"},
+		{Title: "子平真诠", HeadingPath: []string{"论伤官"}, Text: "伤官虽非吉神，实为秀气。"},
+	}
+	for i, s := range Subjects(headed) {
+		if s != "" {
+			t.Errorf("Subjects(headed)[%d] = %q, want none: a book with headings is indexed as before", i, s)
+		}
+	}
+	long := []Chunk{{Text: strings.Repeat("无句读之文", 40)}, {Text: "后文。"}}
+	if s := Subjects(long)[1]; len([]rune(s)) != MaxSubjectRunes {
+		t.Errorf("a lead without a sentence end gives a subject of %d runes, want %d", len([]rune(s)), MaxSubjectRunes)
+	}
+	if s := Subjects([]Chunk{{Text: "# Notes\n\nFirst line. Second."}, {Text: "It goes on."}})[1]; s != "Notes" {
+		t.Errorf("a lead heading line gives subject %q, want Notes", s)
+	}
+}

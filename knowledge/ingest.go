@@ -422,12 +422,13 @@ func ingestOne(ctx context.Context, store Store, opts IngestOptions, path, id st
 	}
 	chunks = dropNavigation(chunks)
 	info := InfoOf(opts.Embedder)
+	subjects := chunk.Subjects(chunks)
 	var vectors [][]float32
 	for a := 0; a < len(chunks); a += opts.BatchSize {
 		b := min(a+opts.BatchSize, len(chunks))
 		texts := make([]string, b-a)
 		for i := range texts {
-			texts[i] = chunks[a+i].EmbedText()
+			texts[i] = chunks[a+i].EmbedTextWith(subjects[a+i])
 		}
 		vs, err := opts.Embedder.Embed(ctx, texts)
 		rep.EmbedCalls++

@@ -437,3 +437,50 @@ func TestIngestReportsIndexBuild(t *testing.T) {
 		t.Errorf("announced %d chunks, finish after %d documents", bs.announced, bs.docs)
 	}
 }
+
+// TestIngestLaterChunkFoundByDocumentSubject: a document without headings
+// names its subject in its lead sentence and its later chunks say 本鱼; a
+// question naming the subject finds the later chunk that answers it, over
+// the document's first chunk and another document that shares the
+// question's other words, and the subject is not shown as the chunk's text.
+func TestIngestLaterChunkFoundByDocumentSubject(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(root, ".vibe", "vibe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sp, err := chunk.New(chunk.Options{MaxTokens: 48})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.WriteConverted(t, root, "fish", "c00001", "钝头鹦嘴鱼为辐鳍鱼纲鲈形目鹦哥鱼科的其中一种。体长形，头部圆钝，体色多变。\n\n本鱼栖息于珊瑚礁海域，以藻类为食，夜间分泌黏液包裹身体。\n", false)
+	storetest.WriteConverted(t, root, "fish", "c00002", "海鸟多栖息于礁石外缘的岛屿上。\n", false)
+	for i, text := range []string{"锣鼓经是传统器乐里常用的打击乐记谱方法。", "九龙巴士32M线是香港的一条巴士路线。", "范廷颂是越南罗马天主教枢机。", "伦敦是英国的首都。"} {
+		storetest.WriteConverted(t, root, "fish", fmt.Sprintf("c%05d", i+3), text+"\n", false)
+	}
+	opts := knowledge.IngestOptions{Theme: "fish", Root: root, ConvertedDir: filepath.Join(root, "knowledge", "fish", "converted"), Splitter: sp, Embedder: &countingEmbedder{}}
+	if _, err := knowledge.Ingest(ctx, store, opts); err != nil {
+		t.Fatal(err)
+	}
+	all, err := store.Chunks(ctx, "fish")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 3 {
+		t.Fatalf("stored %d chunks, want c00001 cut in two: %+v", len(all), all)
+	}
+	for _, mode := range []knowledge.SearchMode{knowledge.SearchLexical, knowledge.SearchHybrid} {
+		hits, err := store.Search(ctx, knowledge.Query{Theme: "fish", Text: "钝头鹦嘴鱼栖息在什么地方", K: 3, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || !strings.Contains(hits[0].Chunk.Text, "珊瑚礁") {
+			t.Fatalf("%s: first hit %+v, want the chunk of c00001 that says where 本鱼 lives", mode, hits)
+		}
+		if strings.Contains(hits[0].Chunk.Text, "钝头") {
+			t.Errorf("%s: the subject is shown in the chunk's text: %q", mode, hits[0].Chunk.Text)
+		}
+	}
+}

@@ -77,8 +77,28 @@ func IndexChunk(c chunk.Chunk) string { return strings.Join(ChunkTokens(c), " ")
 // section is found by the words of the section's title, which a reader's
 // question often shares while the passage does not repeat them (measured
 // in docs/retrieval.md).
-func ChunkTokens(c chunk.Chunk) []string {
-	return append(Tokens(strings.Join(append([]string{c.Title}, c.HeadingPath...), " ")), Tokens(c.Text)...)
+func ChunkTokens(c chunk.Chunk) []string { return chunkTokens(c, "") }
+
+// DocTokens are the index tokens of each of chunks, the chunks of one
+// document in order: [ChunkTokens] with the chunk's subject
+// ([chunk.Subjects]) after its heading path. A later chunk of a document
+// without headings is found by the name its lead sentence gives, which a
+// question uses while the chunk says 本鱼 or "it" (docs/retrieval.md).
+func DocTokens(chunks []chunk.Chunk) [][]string {
+	subj := chunk.Subjects(chunks)
+	out := make([][]string, len(chunks))
+	for i, c := range chunks {
+		out[i] = chunkTokens(c, subj[i])
+	}
+	return out
+}
+
+func chunkTokens(c chunk.Chunk, subject string) []string {
+	head := append([]string{c.Title}, c.HeadingPath...)
+	if subject != "" {
+		head = append(head, subject)
+	}
+	return append(Tokens(strings.Join(head, " ")), Tokens(c.Text)...)
 }
 
 // QueryTokens returns the distinct tokens of a query, in first-seen order,

@@ -50,11 +50,10 @@ type lexDoc struct {
 
 // chunkTokens returns the index tokens of chunks and their total.
 func chunkTokens(chunks []chunk.Chunk) ([][]string, int64) {
-	toks := make([][]string, len(chunks))
+	toks := lexical.DocTokens(chunks)
 	var total int64
-	for i, c := range chunks {
-		toks[i] = lexical.ChunkTokens(c)
-		total += int64(len(toks[i]))
+	for _, t := range toks {
+		total += int64(len(t))
 	}
 	return toks, total
 }

@@ -87,11 +87,10 @@ const (
 // returns how many rows it wrote. It merges nothing (ReplaceDocument calls
 // mergeWork).
 func indexDoc(ctx context.Context, tx *sql.Tx, seg int64, theme, id string, first int64, chunks []chunk.Chunk) (int, error) {
-	toks := make([][]string, len(chunks))
+	toks := lexical.DocTokens(chunks)
 	var total int64
-	for i, c := range chunks {
-		toks[i] = lexical.ChunkTokens(c)
-		total += int64(len(toks[i]))
+	for _, t := range toks {
+		total += int64(len(t))
 	}
 	terms, lists := lexindex.Postings(first, toks)
 	written := 0

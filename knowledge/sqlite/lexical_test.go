@@ -615,13 +615,15 @@ func TestTermCountsPerTheme(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	// Each text is a document of its own (the later chunks of one document
+	// without headings would hold its lead sentence, chunk.Subjects).
 	put := func(theme string, texts ...string) {
-		var cs []chunk.Chunk
 		for i, x := range texts {
-			cs = append(cs, chunk.Chunk{ID: fmt.Sprintf("%s%d", theme, i), Doc: theme, Source: "s", Ordinal: i, Text: x, Tokens: 3})
-		}
-		if err := st.ReplaceDocument(ctx, knowledge.Document{ID: theme, Theme: theme, ContentHash: theme}, cs, nil, knowledge.EmbeddingInfo{}); err != nil {
-			t.Fatal(err)
+			id := fmt.Sprintf("%s%d", theme, i)
+			cs := []chunk.Chunk{{ID: id, Doc: id, Source: "s", Text: x, Tokens: 3}}
+			if err := st.ReplaceDocument(ctx, knowledge.Document{ID: id, Theme: theme, ContentHash: id}, cs, nil, knowledge.EmbeddingInfo{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	put("whale", "blubber and oil", "the try-works boil blubber", "a quiet sea")
