@@ -9,6 +9,15 @@
 // last one built is left in place as kb_embedding_hnsw.
 //
 //	go run ./bench/hnswbuild -postgres URL -schema S -ef-construction 64,128,64,128
+//
+// With -sweep it then runs the queries one at a time as the store runs them
+// (vectorQuery's shape, the query vector a parameter), once per hnsw.ef_search
+// of -ef-search and candidate count of -fetch (0: LIMIT 10 straight from the
+// index; F: the index's first F re-ordered by exact float32 cosine, the top
+// 10 kept), and prints recall@10, the backend's CPU and the wall time a
+// query. An empty -ef-construction builds nothing (the index in place).
+//
+//	go run ./bench/hnswbuild -postgres URL -schema S -ef-construction '' -sweep -ef-search 200,400,800 -fetch 0,100
 package main
 
 import (
@@ -21,6 +30,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
 )
 
 func main() {
@@ -29,15 +39,43 @@ func main() {
 	efcs := flag.String("ef-construction", "64,128", "ef_construction of each build, in order")
 	m := flag.Int("m", 16, "m of every build")
 	nq := flag.Int("queries", 200, "stored vectors used as queries")
-	efSearch := flag.Int("ef-search", 200, "hnsw.ef_search of the recall queries")
+	efSearch := flag.String("ef-search", "200", "hnsw.ef_search of the recall queries (the first for the builds' recall; with -sweep, each)")
+	sweep := flag.Bool("sweep", false, "after the builds, measure recall and query cost at each -ef-search and -fetch")
+	fetch := flag.String("fetch", "0", "with -sweep: candidates taken from the index and re-ranked exactly, each (0: none, LIMIT 10)")
 	flag.Parse()
-	if err := run(*url, *schema, *efcs, *m, *nq, *efSearch); err != nil {
+	efs, err := ints(*efSearch)
+	if err == nil {
+		var fetches []int
+		if fetches, err = ints(*fetch); err == nil {
+			err = run(*url, *schema, *efcs, *m, *nq, efs, *sweep, fetches)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "hnswbuild:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, schema, efcs string, m, nq, efSearch int) error {
+func ints(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("not a number: %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(url, schema, efcs string, m, nq int, efSearches []int, sweep bool, fetches []int) error {
+	efSearch := 200
+	if len(efSearches) > 0 {
+		efSearch = efSearches[0]
+	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -56,17 +94,17 @@ func run(url, schema, efcs string, m, nq, efSearch int) error {
 	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE q AS SELECT chunk_id AS qid, embedding AS v FROM kb_embedding ORDER BY md5(chunk_id) LIMIT `+strconv.Itoa(nq)); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE exact AS SELECT q.qid, e.chunk_id FROM q CROSS JOIN LATERAL (SELECT chunk_id FROM kb_embedding ORDER BY embedding <=> q.v LIMIT 10) e`); err != nil {
+	if _, err := conn.Exec(ctx, `CREATE TEMP TABLE exact AS SELECT q.qid, e.chunk_id, e.d FROM q CROSS JOIN LATERAL (SELECT chunk_id, embedding <=> q.v AS d FROM kb_embedding ORDER BY embedding <=> q.v LIMIT 10) e`); err != nil {
 		return err
 	}
 	fmt.Printf("%d vectors of %d dims, %d queries; m %d, ef_search %d, one backend, maintenance_work_mem 1GB\n", rows, dims, nq, m, efSearch)
 	fmt.Println("| ef_construction | build CPU s | build wall s | ms CPU a vector | recall@10 | load (start - end) |")
 	fmt.Println("|---:|---:|---:|---:|---:|---|")
-	for _, f := range strings.Split(efcs, ",") {
-		efc, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return fmt.Errorf("-ef-construction: %q", f)
-		}
+	builds, err := ints(efcs)
+	if err != nil {
+		return fmt.Errorf("-ef-construction: %w", err)
+	}
+	for _, efc := range builds {
 		for _, st := range []string{
 			`DROP INDEX IF EXISTS kb_embedding_hnsw`,
 			`SET max_parallel_maintenance_workers = 0`,
@@ -97,6 +135,102 @@ func run(url, schema, efcs string, m, nq, efSearch int) error {
 		}
 		cpu := cpu1 - cpu0
 		fmt.Printf("| %d | %.2f | %.1f | %.3f | %.4f | %s - %s |\n", efc, cpu, wall, 1000*cpu/float64(rows), recall, load, loadEnd)
+	}
+	if sweep {
+		return sweepSearch(ctx, conn, pid, dims, efSearches, fetches)
+	}
+	return nil
+}
+
+// sweepSearch runs each query alone, as the store does, at each ef_search
+// and candidate count, and prints recall@10 (by chunk id, and counting any
+// hit no farther than the exact tenth: ties), the backend's CPU and the
+// wall time a query.
+func sweepSearch(ctx context.Context, conn *pgx.Conn, pid, dims int, efSearches, fetches []int) error {
+	type query struct {
+		v     []float32
+		theme string
+		exact map[string]bool
+		tenth float64
+	}
+	rows, err := conn.Query(ctx, `SELECT q.qid, q.v::real[], e.theme, x.ids, x.tenth FROM q JOIN kb_embedding e ON e.chunk_id = q.qid
+		CROSS JOIN LATERAL (SELECT array_agg(chunk_id) AS ids, max(d) AS tenth FROM exact WHERE exact.qid = q.qid) x ORDER BY md5(q.qid)`)
+	if err != nil {
+		return err
+	}
+	var qs []query
+	for rows.Next() {
+		var id string
+		var ids []string
+		var qu query
+		if err := rows.Scan(&id, &qu.v, &qu.theme, &ids, &qu.tenth); err != nil {
+			return err
+		}
+		qu.exact = map[string]bool{}
+		for _, c := range ids {
+			qu.exact[c] = true
+		}
+		qs = append(qs, qu)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	fmt.Printf("\n%d queries one at a time, the store's statement (iterative_scan strict_order)\n", len(qs))
+	fmt.Println("| ef_search | candidates re-ranked | recall@10 | with ties | ms CPU a query (backend) | ms wall a query | load (start - end) |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---|")
+	plain := fmt.Sprintf(`SELECT chunk_id, embedding <=> $1 FROM kb_embedding WHERE theme = $2 ORDER BY embedding::halfvec(%d) <=> $1::halfvec(%[1]d) LIMIT $3`, dims)
+	over := `SELECT chunk_id, d FROM (SELECT chunk_id, embedding <=> $1 AS d FROM kb_embedding WHERE theme = $2 ORDER BY embedding::halfvec(` + strconv.Itoa(dims) + `) <=> $1::halfvec(` + strconv.Itoa(dims) + `) LIMIT $4) c ORDER BY d, chunk_id LIMIT $3`
+	if _, err := conn.Exec(ctx, `SET hnsw.iterative_scan = strict_order`); err != nil {
+		return err
+	}
+	for _, ef := range efSearches {
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`SET hnsw.ef_search = %d`, ef)); err != nil {
+			return err
+		}
+		for _, f := range fetches {
+			load := loadavg()
+			cpu0, err := procCPU(pid)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			var found, tied, total int
+			for _, qu := range qs {
+				var rows pgx.Rows
+				if f > 0 {
+					rows, err = conn.Query(ctx, over, pgv.NewVector(qu.v), qu.theme, 10, f)
+				} else {
+					rows, err = conn.Query(ctx, plain, pgv.NewVector(qu.v), qu.theme, 10)
+				}
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					var id string
+					var d float64
+					if err := rows.Scan(&id, &d); err != nil {
+						return err
+					}
+					if qu.exact[id] {
+						found++
+					}
+					if d <= qu.tenth+1e-9 {
+						tied++
+					}
+				}
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				total += len(qu.exact)
+			}
+			wall := time.Since(start).Seconds()
+			cpu1, err := procCPU(pid)
+			if err != nil {
+				return err
+			}
+			n := float64(len(qs))
+			fmt.Printf("| %d | %d | %.4f | %.4f | %.2f | %.2f | %s - %s |\n", ef, f, float64(found)/float64(total), float64(tied)/float64(total), 1000*(cpu1-cpu0)/n, 1000*wall/n, load, loadavg())
+		}
 	}
 	return nil
 }
