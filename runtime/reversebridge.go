@@ -135,13 +135,8 @@ func reverseUnits(q string, dict func(string) []string) []reverseUnit {
 	return out
 }
 
-// knownWords returns those of words that are words of the glossary's
-// names (in matchForm: "knight" is a word of "knights"), in their order:
-// the theme's own words among the many a question's characters gloss.
-func (g *Glossary) knownWords(words []string) []string {
-	if g.Len() == 0 {
-		return nil
-	}
+// nameWords is the set of the words of the glossary's names, in matchForm.
+func (g *Glossary) nameWords() map[string]bool {
 	known := map[string]bool{}
 	for _, e := range g.entries {
 		for _, f := range e.forms {
@@ -150,6 +145,17 @@ func (g *Glossary) knownWords(words []string) []string {
 			}
 		}
 	}
+	return known
+}
+
+// knownWords returns those of words that are words of the glossary's
+// names (in matchForm: "knight" is a word of "knights"), in their order:
+// the theme's own words among the many a question's characters gloss.
+func (g *Glossary) knownWords(words []string) []string {
+	if g.Len() == 0 {
+		return nil
+	}
+	known := g.nameWords()
 	var out []string
 	for _, w := range words {
 		if known[matchForm(w)] {
@@ -207,15 +213,7 @@ func (g *Glossary) reverseNames(units []reverseUnit, names ...string) []string {
 	if g.Len() == 0 {
 		return nil
 	}
-	// The glossary's words, each with the entries' forms holding it.
-	known := map[string]bool{}
-	for _, e := range g.entries {
-		for _, f := range e.forms {
-			for _, w := range f {
-				known[w] = true
-			}
-		}
-	}
+	known := g.nameWords()      // the glossary's words
 	said := map[string]string{} // a glossary word the question says -> the question's word
 	var units1, strong int      // units saying a glossary word; of them, dictionary words naming a whole term
 	var termUnits int           // units naming a whole term
