@@ -66,7 +66,13 @@ var _ knowledge.Store = (*Store)(nil)
 // At 83,832 chunks of that corpus the same index's recall@10 is 0.90, below
 // issue 30's 0.97, and ef_construction 64 gives 0.86 there (0.977 at
 // 22,322) for a build 42 % cheaper: kept at 128 (bench/hnswbuild,
-// docs/retrieval.md).
+// docs/retrieval.md). The misses there are results the graph never
+// reaches, not an order the half-precision copy spoils: re-ranking 50 to
+// 3,000 candidates by the float32 vectors gains nothing; ef_search 1,000
+// (pgvector's maximum) reaches 0.9695 at four times a query's CPU, and m
+// 32 reaches 0.9735 at ef_search 200 for a build twice as long (bench/hnswbuild
+// -sweep, docs/retrieval.md). Not changed: each trades one of issue 30's
+// targets (ingest, query cost) for the other.
 const (
 	hnswParams   = `WITH (m = 16, ef_construction = 128)`
 	hnswEfSearch = 200
