@@ -67,7 +67,7 @@ FUZZTIME := 300x
 # (racetest.SequentialOnly); both run here at full size without it.
 # internal/racetest's TestNoRaceListIsComplete keeps these lists and the code
 # in step. See docs/ci.md.
-NORACE := TestLexicalTopKMatchesExhaustiveBM25|TestBM25MatchesSQLite|TestRetrievalQuality|TestFidelityAgainstReferenceTools|TestEncodingsAndChapterHeadings|TestPDFNumberedSectionHeadings|TestPDFFidelity|TestSplitCorpus|TestOfflineCorpus|TestPDFEngineSelection|TestDOJHandbookTextOnce|TestSplitBadInput|TestCounterOnTheCorpusBooks|TestVectorCodesKeepTheExactRanking|TestIVFRecall|TestOfflineBooks|TestCorpusTitles|TestWikisourceCorpusPages|TestTruncatedPDFRecoversPages
+NORACE := TestLexicalTopKMatchesExhaustiveBM25|TestBM25MatchesSQLite|TestRetrievalQuality|TestFidelityAgainstReferenceTools|TestEncodingsAndChapterHeadings|TestPDFNumberedSectionHeadings|TestPDFFidelity|TestSplitCorpus|TestOfflineCorpus|TestPDFEngineSelection|TestDOJHandbookTextOnce|TestSplitBadInput|TestCounterOnTheCorpusBooks|TestVectorCodesKeepTheExactRanking|TestIVFRecall|TestOfflineBooks|TestCorpusTitles|TestWikisourceCorpusPages|TestTruncatedPDFRecoversPages|TestNoCutRulesBazi|TestCutRulesSurvey
 NORACE_PKGS := ./knowledge/sqlite ./knowledge/pgvector ./eval ./convert ./chunk ./extract
 
 # The inner loop: -short shrinks the slow tests (same assertions, smaller
